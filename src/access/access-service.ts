@@ -1,0 +1,134 @@
+// Access service: turns credentials (API keys, sessions, passwords) into an Identity, and owns first-run set-up.
+import type { ConfigStore } from '../config/config-store.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Clock } from '../core/clock.ts';
+import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
+import { UserStore, type UserRecord } from './user-store.ts';
+import { SessionStore } from './sessions.ts';
+import { generateApiKey, safeEqual } from './keys.ts';
+import { randomBytes } from 'node:crypto';
+
+/** Resolves a key that is neither the global nor a user key (app keys, app session keys). */
+export type KeyResolver = (key: string) => { user: string; mechanism: LoginMechanism } | 'global' | undefined;
+
+export const GLOBAL_KEY_USER = '_api';
+
+export class AccessService {
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  private keyResolvers: KeyResolver[] = [];
+
+  constructor(
+    private readonly config: ConfigStore,
+    paths: { users: string; groups: string },
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.users = new UserStore(paths.users, paths.groups);
+    this.sessions = new SessionStore(clock, () => this.config.current.accessControl.sessionValidityHours * 3600_000);
+    this.users.onUserChanged((name) => {
+      const u = this.users.getUser(name);
+      if (!u || !u.active) this.sessions.deleteForUser(name);
+    });
+  }
+
+  get enabled(): boolean {
+    return this.config.current.accessControl.enabled;
+  }
+
+  async start(): Promise<void> {
+    await this.users.load();
+    await this.firstRun();
+  }
+
+  async stop(): Promise<void> {}
+
+  /**
+   * With access control on and no users: create `admin` with a random password and make sure a global API key exists.
+   * Both are printed once; only the password hash is stored.
+   */
+  private async firstRun(): Promise<void> {
+    if (!this.enabled || this.users.hasUsers()) return;
+    const password = randomBytes(12).toString('base64url');
+    await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'] });
+    let key = this.config.current.api.key;
+    if (!key) key = await this.regenerateGlobalKey();
+    await this.config.patch({ server: { firstRun: false } });
+    const banner = [
+      '',
+      '==================================================================',
+      ' First start: created the administrator account.',
+      `   user:     admin`,
+      `   password: ${password}`,
+      `   global API key: ${key}`,
+      ' They are shown only now. Change the password after logging in.',
+      '==================================================================',
+      '',
+    ].join('\n');
+    process.stdout.write(banner);
+    this.logger.info({ user: 'admin' }, 'first run: created admin user');
+  }
+
+  async regenerateGlobalKey(): Promise<string> {
+    const key = generateApiKey();
+    await this.config.patch({ api: { key } });
+    return key;
+  }
+
+  registerKeyResolver(fn: KeyResolver): void {
+    this.keyResolvers.push(fn);
+  }
+
+  identityForUser(u: UserRecord, mechanism: LoginMechanism, sessionId?: string): Identity {
+    return makeIdentity({ name: u.name, groups: u.groups, permissions: this.users.userPermissions(u), loginMechanism: mechanism, sessionId });
+  }
+
+  globalKeyIdentity(sessionId?: string): Identity {
+    return makeIdentity({ name: GLOBAL_KEY_USER, groups: ['admins', 'users'], permissions: ['ADMIN'], loginMechanism: 'apikey', sessionId });
+  }
+
+  anonymous(): Identity {
+    if (!this.enabled) return fullAdminIdentity();
+    return makeIdentity({ name: undefined, groups: ['guests'], permissions: this.users.groupPermissions('guests'), loginMechanism: 'none' });
+  }
+
+  /** Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). */
+  identityForApiKey(key: string): Identity | undefined {
+    const global = this.config.current.api.key;
+    if (global && safeEqual(global, key)) return this.globalKeyIdentity();
+    const u = this.users.findByApiKey(key);
+    if (u) return u.active ? this.identityForUser(u, 'apikey') : undefined;
+    for (const r of this.keyResolvers) {
+      const hit = r(key);
+      if (hit === 'global') return this.globalKeyIdentity();
+      if (hit) {
+        const owner = this.users.getUser(hit.user);
+        if (owner?.active) return this.identityForUser(owner, hit.mechanism);
+      }
+    }
+    return undefined;
+  }
+
+  /** Identity for a session id (cookie or push `auth`), if the session is alive and its user still active. */
+  identityForSession(sessionId: string): Identity | undefined {
+    const s = this.sessions.get(sessionId);
+    if (!s) return undefined;
+    if (s.user === GLOBAL_KEY_USER) return this.globalKeyIdentity(s.id);
+    const u = this.users.getUser(s.user);
+    if (!u || !u.active) {
+      this.sessions.delete(sessionId);
+      return undefined;
+    }
+    return this.identityForUser(u, s.mechanism, s.id);
+  }
+
+  /** Checks credentials; the session is created by the caller once it decides to log in. */
+  async checkCredentials(name: string, password: string): Promise<UserRecord | undefined> {
+    const u = await this.users.checkPassword(name, password);
+    return u && u.active ? u : undefined;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+}

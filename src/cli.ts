@@ -1,0 +1,119 @@
+// Command line: `gantry serve` runs the host; `gantry user …` and `gantry apikey` set it up headless.
+import { parseArgs } from 'node:util';
+import { startGantry, VERSION } from './main.ts';
+import { defaultBaseDir, resolvePaths, createFolders } from './config/paths.ts';
+import { ConfigStore, ConfigError } from './config/config-store.ts';
+import { AccessService } from './access/access-service.ts';
+import { systemClock } from './core/clock.ts';
+import { silentLogger } from './core/logger.ts';
+import { DomainError } from './core/errors.ts';
+
+const USAGE = `gantry ${VERSION} — 3D printer host with an OctoPrint-compatible API
+
+Usage:
+  gantry serve [--host H] [--port P] [--basedir DIR]
+  gantry user list [--basedir DIR]
+  gantry user add NAME --password PW [--admin] [--basedir DIR]
+  gantry user remove NAME [--basedir DIR]
+  gantry user password NAME --password PW [--basedir DIR]
+  gantry apikey [--regenerate] [--basedir DIR]
+`;
+
+async function offlineAccess(baseDir: string): Promise<{ config: ConfigStore; access: AccessService }> {
+  const paths = resolvePaths(baseDir);
+  await createFolders(paths);
+  const config = await ConfigStore.load(paths.config);
+  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml` }, systemClock, silentLogger);
+  await access.users.load();
+  return { config, access };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      basedir: { type: 'string' },
+      password: { type: 'string' },
+      admin: { type: 'boolean' },
+      regenerate: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const baseDir = values.basedir ?? process.env.GANTRY_BASEDIR ?? defaultBaseDir();
+  const [cmd, sub, name] = positionals;
+  if (values.help || !cmd) {
+    process.stdout.write(USAGE);
+    return cmd ? 0 : 1;
+  }
+
+  if (cmd === 'serve') {
+    const port = values.port !== undefined ? Number(values.port) : undefined;
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`invalid --port ${values.port}`);
+    const gantry = await startGantry({ baseDir, host: values.host, port, logToConsole: true });
+    process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
+    let signalled = false;
+    const shutdown = (sig: string) => {
+      if (signalled) return;
+      signalled = true;
+      process.stdout.write(`\n${sig}: shutting down...\n`);
+      gantry.stop().then(() => process.exit(0), (err: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      });
+    };
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    return -1; // keep running
+  }
+
+  if (cmd === 'user') {
+    const { access } = await offlineAccess(baseDir);
+    switch (sub) {
+      case 'list':
+        for (const u of access.users.listUsers()) {
+          process.stdout.write(`${u.name}\t${u.active ? 'active' : 'inactive'}\t${u.groups.join(',')}\n`);
+        }
+        return 0;
+      case 'add':
+        if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user add NAME --password PW [--admin]');
+        await access.users.addUser({ name, password: values.password, groups: values.admin ? ['admins', 'users'] : undefined });
+        process.stdout.write(`added user ${name}\n`);
+        return 0;
+      case 'remove':
+        if (!name) throw new DomainError('INVALID_REQUEST', 'usage: gantry user remove NAME');
+        await access.users.removeUser(name);
+        process.stdout.write(`removed user ${name}\n`);
+        return 0;
+      case 'password':
+        if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user password NAME --password PW');
+        await access.users.setPassword(name, values.password);
+        process.stdout.write(`changed password of ${name}\n`);
+        return 0;
+      default:
+        process.stdout.write(USAGE);
+        return 1;
+    }
+  }
+
+  if (cmd === 'apikey') {
+    const { config, access } = await offlineAccess(baseDir);
+    const key = values.regenerate || !config.current.api.key ? await access.regenerateGlobalKey() : config.current.api.key;
+    process.stdout.write(`${key}\n`);
+    return 0;
+  }
+
+  process.stdout.write(USAGE);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { if (code >= 0) process.exit(code); },
+  (err: unknown) => {
+    if (err instanceof ConfigError || err instanceof DomainError) process.stderr.write(`gantry: ${err.message}\n`);
+    else process.stderr.write(`gantry: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(2);
+  },
+);

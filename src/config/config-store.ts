@@ -1,0 +1,162 @@
+// Config store: loads config.yaml, validates it against the schema, answers typed settings and saves changes atomically.
+// Only what the user set is kept in the file (the raw document); defaults are merged in memory.
+import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { parseDocument, LineCounter, stringify, isNode } from 'yaml';
+import { Value } from 'typebox/value';
+import { Schema, type Config } from './schema.ts';
+import { writeFileAtomic } from '../core/atomic-file.ts';
+import { invalid } from '../core/errors.ts';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Deep merge where objects merge key by key and anything else (arrays included) replaces. */
+export function deepMerge(base: unknown, patch: unknown): unknown {
+  if (!isPlain(base) || !isPlain(patch)) return structuredClone(patch);
+  const out: Plain = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    out[k] = k in out ? deepMerge(out[k], v) : structuredClone(v);
+  }
+  return out;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v as object)) deepFreeze(child);
+  }
+  return v;
+}
+
+export function effectiveConfig(raw: unknown): Config {
+  const withDefaults = Value.Default(Schema, structuredClone(raw ?? {})) as Config;
+  return withDefaults;
+}
+
+/** First schema problem of a candidate document, as "path: message", or undefined when valid. */
+export function firstProblem(candidate: unknown): { path: string[]; message: string } | undefined {
+  for (const e of Value.Errors(Schema, candidate)) {
+    const path = e.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    return { path, message: e.message };
+  }
+  return undefined;
+}
+
+export type ConfigListener = (config: Config, previous: Config) => void;
+
+export class ConfigStore {
+  private raw: Plain;
+  private effective: Config;
+  private listeners: ConfigListener[] = [];
+
+  private constructor(readonly path: string, raw: Plain) {
+    this.raw = raw;
+    this.effective = deepFreeze(effectiveConfig(raw));
+  }
+
+  /** Loads and validates the file; a missing file means "all defaults". Throws ConfigError naming file, line and problem. */
+  static async load(path: string): Promise<ConfigStore> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new ConfigStore(path, {});
+      throw new ConfigError(`Cannot read ${path}: ${(err as Error).message}`);
+    }
+    return new ConfigStore(path, ConfigStore.parse(path, text));
+  }
+
+  /** For tests and the CLI: a store over an in-memory document that still saves to `path`. */
+  static fromObject(path: string, raw: Plain): ConfigStore {
+    const problem = firstProblem(effectiveConfig(raw));
+    if (problem) throw new ConfigError(`${path}: ${problem.path.join('.') || '(root)'}: ${problem.message}`);
+    return new ConfigStore(path, structuredClone(raw));
+  }
+
+  private static parse(path: string, text: string): Plain {
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0];
+      const pos = lineCounter.linePos(e.pos[0]);
+      throw new ConfigError(`${path}:${pos.line}:${pos.col}: invalid YAML: ${e.message.split('\n')[0]}`);
+    }
+    const raw = doc.toJS() ?? {};
+    if (!isPlain(raw)) throw new ConfigError(`${path}:1: the top level must be a mapping of sections`);
+    const problem = firstProblem(effectiveConfig(raw));
+    if (problem) {
+      let where = path;
+      for (let i = problem.path.length; i >= 0; i--) {
+        const node = doc.getIn(problem.path.slice(0, i), true);
+        if (isNode(node) && node.range) {
+          where = `${path}:${lineCounter.linePos(node.range[0]).line}`;
+          break;
+        }
+      }
+      throw new ConfigError(`${where}: ${problem.path.join('.') || '(root)'}: ${problem.message}`);
+    }
+    return raw;
+  }
+
+  /** The settings in effect: defaults merged with the file. Frozen; a new object after every change. */
+  get current(): Config {
+    return this.effective;
+  }
+
+  /** What the file holds (overrides only), as a copy. */
+  get overrides(): Plain {
+    return structuredClone(this.raw);
+  }
+
+  onChange(fn: ConfigListener): () => void {
+    this.listeners.push(fn);
+    return () => { this.listeners = this.listeners.filter((l) => l !== fn); };
+  }
+
+  /**
+   * Merges a partial tree into the stored document (objects merge, arrays and scalars replace; `null` stores null),
+   * validates the result and saves it atomically. An invalid patch throws INVALID_REQUEST naming the field and changes nothing.
+   */
+  async patch(partial: Plain): Promise<Config> {
+    const nextRaw = deepMerge(this.raw, partial) as Plain;
+    return this.replace(nextRaw);
+  }
+
+  /** Removes a key path from the stored document so its default applies again. */
+  async unset(path: string[]): Promise<Config> {
+    const nextRaw = structuredClone(this.raw);
+    let node: unknown = nextRaw;
+    for (let i = 0; i < path.length - 1; i++) {
+      if (!isPlain(node)) return this.effective;
+      node = node[path[i]];
+    }
+    if (isPlain(node)) delete node[path[path.length - 1]];
+    return this.replace(nextRaw);
+  }
+
+  private async replace(nextRaw: Plain): Promise<Config> {
+    const next = effectiveConfig(nextRaw);
+    const problem = firstProblem(next);
+    if (problem) throw invalid(`Invalid value for ${problem.path.join('.')}: ${problem.message}`);
+    await writeFileAtomic(this.path, stringify(nextRaw), 0o600);
+    const previous = this.effective;
+    this.raw = nextRaw;
+    this.effective = deepFreeze(next);
+    for (const l of this.listeners) l(this.effective, previous);
+    return this.effective;
+  }
+
+  /** Hash of the effective settings (SettingsUpdated payload, push `connected`). */
+  hash(): string {
+    return createHash('sha1').update(JSON.stringify(this.effective)).digest('hex');
+  }
+}

@@ -1,0 +1,329 @@
+// Settings schema: every key of config.yaml with its type, default and meaning. Keys follow OctoPrint's config.yaml
+// layout (the settings API in src/http maps the renamed ones). Unknown keys (plugin settings) are kept on save.
+import { Type, type Static, type TSchema } from 'typebox';
+
+const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const num = (def: number, description: string, extra: object = {}) => Type.Number({ default: def, description, ...extra });
+const int = (def: number, description: string, extra: object = {}) => Type.Integer({ default: def, description, ...extra });
+const str = (def: string, description: string) => Type.String({ default: def, description });
+const nstr = (description: string) => Type.Union([Type.String(), Type.Null()], { default: null, description });
+const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
+const obj = <T extends Record<string, TSchema>>(props: T, description = '') =>
+  Type.Object(props, { default: {}, description, additionalProperties: true });
+
+export const ServerSection = obj({
+  host: Type.String({ default: '127.0.0.1', description: 'Interface to listen on' }),
+  port: int(5000, 'TCP port to listen on', { minimum: 0, maximum: 65535 }),
+  firstRun: bool(true, 'True until the first admin user has been created'),
+  uuid: nstr('Stable id of this installation (UPnP uuid), generated on first start'),
+  maxSize: int(102400, 'Maximum request body size in bytes for non-upload requests'),
+  uploads: obj({ maxSize: int(1024 * 1024 * 1024, 'Maximum upload size in bytes') }),
+  commands: obj({
+    systemShutdownCommand: nstr('Shell command that shuts the host down'),
+    systemRestartCommand: nstr('Shell command that reboots the host'),
+    serverRestartCommand: nstr('Shell command that restarts the server'),
+  }),
+  diskspace: obj({
+    warning: int(524288000, 'Free space in bytes below which a warning is shown'),
+    critical: int(209715200, 'Free space in bytes below which uploads are refused'),
+  }),
+  onlineCheck: obj({
+    enabled: Type.Union([Type.Boolean(), Type.Null()], { default: null }),
+    interval: int(900, 'Seconds between checks'),
+    host: str('1.1.1.1', 'Host to check'),
+    port: int(53, 'Port to check'),
+    name: str('octoprint.org', 'Name to resolve'),
+  }),
+  pluginBlacklist: obj({
+    enabled: Type.Union([Type.Boolean(), Type.Null()], { default: null }),
+    url: str('https://plugins.octoprint.org/blacklist.json', 'Blacklist URL'),
+    ttl: int(900, 'Seconds to cache the blacklist'),
+  }),
+  allowFraming: bool(false, 'Allow the UI to be embedded in frames'),
+  cookies: obj({
+    samesite: Type.Union([Type.Literal('Lax'), Type.Literal('Strict'), Type.Literal('None'), Type.Null()], { default: 'Lax' }),
+    secure: bool(false, 'Mark cookies Secure'),
+  }),
+});
+
+export const AccessControlSection = obj({
+  enabled: bool(true, 'When false every request is treated as a full admin'),
+  sessionValidityHours: num(24 * 7, 'How long an idle login session stays valid'),
+  trustBasicAuthentication: bool(false, 'Accept HTTP Basic credentials'),
+  checkBasicAuthenticationPassword: bool(true, 'Check the Basic password'),
+  trustRemoteUser: bool(false, 'Trust a reverse proxy user header'),
+  remoteUserHeader: str('REMOTE_USER', 'Header holding the proxied user'),
+  autologinLocal: bool(false, 'Log in local clients automatically'),
+  autologinAs: nstr('User for automatic local login'),
+  localNetworks: strList(['127.0.0.0/8', '::1/128'], 'Networks considered local (CIDR)'),
+});
+
+export const ApiSection = obj({
+  enabled: bool(true, 'API enabled'),
+  key: nstr('Global API key; regenerated through the API, never set through it'),
+  allowCrossOrigin: bool(false, 'Send CORS headers to cross-origin callers'),
+  apps: Type.Record(Type.String(), Type.Object({
+    pubkey: Type.String({ description: 'RSA public key (base64 body, no BEGIN/END lines)' }),
+    enabled: Type.Boolean({ default: true }),
+  }, { additionalProperties: true }), { default: {}, description: 'App session key apps keyed "appid:version"' }),
+});
+
+export const AppearanceSection = obj({
+  name: str('', 'Printer name shown in the UI'),
+  color: Type.Union(['red', 'orange', 'yellow', 'green', 'blue', 'violet', 'default'].map((c) => Type.Literal(c)), { default: 'default' }),
+  colorTransparent: bool(false, 'Transparent navbar colour'),
+  colorIcon: bool(true, 'Colour the icon too'),
+  defaultLanguage: str('_default', 'UI language'),
+  showFahrenheitAlso: bool(false, 'Show temperatures in Fahrenheit as well'),
+  fuzzyTimes: bool(true, 'Show fuzzy times'),
+  closeModalsWithClick: bool(true, 'Close dialogs on outside click'),
+  showInternalFilename: bool(true, 'Show internal file names'),
+});
+
+export const FeatureSection = obj({
+  temperatureGraph: bool(true, 'Show the temperature graph'),
+  sdSupport: bool(true, 'Enable SD card support'),
+  keyboardControl: bool(true, 'Keyboard jog control'),
+  pollWatched: bool(false, 'Poll the watched folder'),
+  modelSizeDetection: bool(true, 'Check model size against the print volume'),
+  rememberFileFolder: bool(false, 'Remember the last file folder'),
+  printStartConfirmation: bool(false, 'Ask before starting a print'),
+  printCancelConfirmation: bool(true, 'Ask before cancelling a print'),
+  uploadOverwriteConfirmation: bool(true, 'Ask before overwriting a file'),
+  g90InfluencesExtruder: bool(false, 'G90/G91 also switch the extruder mode'),
+  autoUppercaseBlacklist: strList(['M117', 'M118'], 'Commands whose parameters are not upper-cased'),
+  enforceReallyUniversalFilenames: bool(false, 'Sanitise file names to ASCII'),
+});
+
+export const FolderSection = obj({
+  uploads: nstr('Uploads folder (default: <basedir>/uploads)'),
+  timelapse: nstr('Timelapse folder'),
+  timelapse_tmp: nstr('Timelapse temp folder'),
+  logs: nstr('Logs folder (default: <basedir>/logs)'),
+  watched: nstr('Watched folder'),
+  slicingProfiles: nstr('Slicing profiles folder'),
+  printerProfiles: nstr('Printer profiles folder'),
+  scripts: nstr('GCODE scripts folder'),
+  translations: nstr('Language packs folder'),
+  data: nstr('Data folder (history, app keys)'),
+});
+
+const timeouts = obj({
+  detectionFirst: num(10, 'Seconds to wait for the first reply while detecting'),
+  detectionConsecutive: num(2, 'Seconds to wait for later replies while detecting'),
+  connection: num(10, 'Seconds to wait for the firmware after opening the port'),
+  communication: num(30, 'Seconds without a reply before the link is considered stalled'),
+  communicationBusy: num(3, 'Seconds without a reply while the firmware reported busy'),
+  temperature: num(5, 'Seconds between temperature polls when idle'),
+  temperatureTargetSet: num(2, 'Seconds between temperature polls while a target is set'),
+  temperatureAutoreport: num(2, 'Autoreport interval for temperatures (M155)'),
+  sdStatus: num(1, 'Seconds between SD status polls'),
+  sdStatusAutoreport: num(1, 'Autoreport interval for SD status (M27 S)'),
+  posAutoreport: num(5, 'Autoreport interval for position'),
+  baudrateDetectionPause: num(1, 'Pause between baudrate detection tries'),
+  positionLogWait: num(10, 'Seconds to wait for a position report on pause/cancel'),
+  resendOk: num(0.5, 'Seconds to wait for an ok after a resend'),
+});
+
+export const SerialSection = obj({
+  port: nstr('Preferred port (null: auto-detect)'),
+  baudrate: Type.Union([Type.Integer(), Type.Null()], { default: null, description: 'Preferred baudrate (null: auto-detect)' }),
+  exclusive: bool(true, 'Open the port exclusively'),
+  lowLatency: bool(false, 'Request low latency mode'),
+  autoconnect: bool(false, 'Connect on server start'),
+  log: bool(false, 'Write the serial dialogue to logs/serial.log'),
+  timeout: timeouts,
+  maxCommunicationTimeouts: obj({
+    idle: int(2, 'Consecutive timeouts allowed when idle (0: unlimited)'),
+    printing: int(5, 'Consecutive timeouts allowed while printing'),
+    long: int(5, 'Consecutive timeouts allowed during long running commands'),
+  }),
+  maxWritePasses: int(5, 'Write retries before giving up'),
+  additionalPorts: strList([], 'Extra port globs to offer'),
+  additionalBaudrates: Type.Array(Type.Integer(), { default: [] }),
+  blacklistedPorts: strList([], 'Port globs never offered'),
+  blacklistedBaudrates: Type.Array(Type.Integer(), { default: [] }),
+  longRunningCommands: strList(['G4', 'G28', 'G29', 'G30', 'G32', 'M400', 'M226', 'M600'], 'Commands that suspend the communication timeout'),
+  checksumRequiringCommands: strList(['M110'], 'Commands always sent with a checksum'),
+  blockedCommands: strList(['M0', 'M1'], 'Commands never sent'),
+  ignoredCommands: strList([], 'Commands silently dropped'),
+  pausingCommands: strList(['M0', 'M1', 'M25'], 'Commands that pause the job'),
+  emergencyCommands: strList(['M112', 'M108', 'M410'], 'Commands sent at once, ahead of the queue'),
+  helloCommand: str('M110 N0', 'Command sent to start a connection'),
+  disconnectOnErrors: bool(true, 'Disconnect on firmware errors'),
+  ignoreErrorsFromFirmware: bool(false, 'Ignore firmware errors altogether'),
+  terminalLogSize: int(20, 'Lines of terminal kept for the UI'),
+  lastLineBufferSize: int(50, 'Sent lines kept for resends'),
+  logResends: bool(true, 'Log resend requests'),
+  supportResendsWithoutOk: Type.Union([Type.Literal('detect'), Type.Boolean()], { default: 'detect' }),
+  logPositionOnPause: bool(true, 'Record the position when pausing'),
+  logPositionOnCancel: bool(false, 'Record the position when cancelling'),
+  abortHeatupOnCancel: bool(true, 'Abort M109/M190 on cancel'),
+  waitForStartOnConnect: bool(false, 'Wait for "start" from the firmware'),
+  alwaysSendChecksum: bool(false, 'Send line numbers and checksums on every line'),
+  neverSendChecksum: bool(false, 'Never send line numbers and checksums'),
+  sendChecksumWithUnknownCommands: bool(false, 'Checksum unknown commands too'),
+  unknownCommandsNeedAck: bool(false, 'Unknown commands are acknowledged'),
+  sdRelativePath: bool(false, 'SD paths are relative'),
+  sdAlwaysAvailable: bool(false, 'Treat the SD card as always present'),
+  sdLowerCase: bool(false, 'SD names in lower case'),
+  sdCancelCommand: str('M25', 'Command that stops an SD print'),
+  swallowOkAfterResend: bool(true, 'Swallow the ok that follows a resend request'),
+  repetierTargetTemp: bool(false, 'Parse Repetier target temperature lines'),
+  externalHeatupDetection: bool(true, 'Detect heat-ups started by the firmware'),
+  ignoreIdenticalResends: bool(false, 'Ignore repeated resend requests for the same line'),
+  identicalResendsCountdown: int(7, 'How many identical resends to ignore'),
+  firmwareDetection: bool(true, 'Ask the firmware for its name (M115)'),
+  blockWhileDwelling: bool(false, 'Block sending while G4 runs'),
+  useParityWorkaround: Type.Union([Type.Literal('detect'), Type.Literal('always'), Type.Literal('never')], { default: 'detect' }),
+  triggerOkForM29: bool(true, 'Fake an ok after M29'),
+  sanityCheckTools: bool(true, 'Check tool numbers against the profile'),
+  sendM112OnError: bool(true, 'Send M112 on fatal errors'),
+  disableSdPrintingDetection: bool(false, 'Do not detect SD prints started elsewhere'),
+  ackMax: int(1, 'Oks accepted per sent line'),
+  resendRatioThreshold: int(10, 'Percent of resends that triggers a warning'),
+  resendRatioStart: int(100, 'Lines before the resend ratio is checked'),
+  ignoreEmptyPorts: bool(false, 'Hide ports without a device'),
+  encoding: str('ascii', 'Line encoding'),
+  enableShutdownActionCommand: bool(false, 'Honour //action:shutdown'),
+  notifySuppressedCommands: Type.Union([Type.Literal('warn'), Type.Literal('info'), Type.Literal('never')], { default: 'warn' }),
+  capabilities: obj({
+    autoreport_temp: bool(true, 'Use AUTOREPORT_TEMP when the firmware reports it'),
+    autoreport_sdstatus: bool(true, 'Use AUTOREPORT_SD_STATUS when reported'),
+    autoreport_pos: bool(true, 'Use AUTOREPORT_POS when reported'),
+    busy_protocol: bool(true, 'Use the busy protocol (M113) when reported'),
+    emergency_parser: bool(true, 'Send emergency commands out of band when EMERGENCY_PARSER is reported'),
+    extended_m20: bool(true, 'Use M20 L for long names'),
+    lfn_write: bool(true, 'Write long file names to SD'),
+  }),
+  /** Gantry: send-ahead. 0 = ping-pong unless the firmware reports ADVANCED_OK. */
+  rxBufferSize: int(0, 'Firmware receive buffer in bytes for send-ahead (0: ping-pong unless ADVANCED_OK is seen)', { minimum: 0, maximum: 65536 }),
+  /** Gantry: allow send-ahead when ADVANCED_OK is detected. */
+  advancedOk: bool(true, 'Keep the firmware buffers full when it reports ADVANCED_OK'),
+});
+
+export const TemperatureSection = obj({
+  profiles: Type.Array(Type.Object({
+    name: Type.String(),
+    extruder: Type.Number(),
+    bed: Type.Number(),
+    chamber: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+  }, { additionalProperties: true }), {
+    default: [{ name: 'ABS', extruder: 210, bed: 100 }, { name: 'PLA', extruder: 180, bed: 60 }],
+  }),
+  cutoff: int(30, 'Minutes of temperature history kept'),
+  sendAutomatically: bool(false, 'Send profile temperatures automatically'),
+  sendAutomaticallyAfter: int(1, 'Seconds after which to send', { minimum: 0, maximum: 30 }),
+});
+
+export const DEFAULT_TERMINAL_FILTERS = [
+  { name: 'Suppress temperature messages', regex: '(Send: (N\\d+\\s+)?M105)|(Recv:\\s+(ok\\s+([PBN]\\d+\\s+)*)?([BCLPR]|T\\d*):-?\\d+)' },
+  { name: 'Suppress SD status messages', regex: '(Send: (N\\d+\\s+)?M27)|(Recv: SD printing byte)|(Recv: Not SD printing)' },
+  { name: 'Suppress position messages', regex: '(Send:\\s+(N\\d+\\s+)?M114)|(Recv:\\s+(ok\\s+)?X:[+-]?([0-9]*[.])?[0-9]+\\s+Y:[+-]?([0-9]*[.])?[0-9]+\\s+Z:[+-]?([0-9]*[.])?[0-9]+\\s+E\\d*:[+-]?([0-9]*[.])?[0-9]+).*' },
+  { name: 'Suppress wait responses', regex: 'Recv: wait' },
+  { name: 'Suppress processing responses', regex: 'Recv: (echo:\\s*)?busy:\\s*processing' },
+];
+
+export const WebcamSection = obj({
+  webcamEnabled: bool(true, 'Webcam enabled'),
+  timelapseEnabled: bool(true, 'Timelapse enabled'),
+  stream: str('', 'Stream URL'),
+  snapshot: str('', 'Snapshot URL'),
+  streamRatio: Type.Union([Type.Literal('16:9'), Type.Literal('4:3')], { default: '16:9' }),
+  streamTimeout: int(5, 'Stream timeout in seconds'),
+  snapshotTimeout: int(5, 'Snapshot timeout in seconds'),
+  snapshotSslValidation: bool(true, 'Validate the snapshot certificate'),
+  ffmpeg: nstr('Path to ffmpeg'),
+  ffmpegThreads: int(1, 'ffmpeg threads'),
+  ffmpegVideoCodec: str('libx264', 'ffmpeg codec'),
+  bitrate: str('10000k', 'Timelapse bitrate'),
+  watermark: bool(true, 'Watermark timelapses'),
+  flipH: bool(false, 'Flip horizontally'),
+  flipV: bool(false, 'Flip vertically'),
+  rotate90: bool(false, 'Rotate 90 degrees'),
+  cacheBuster: bool(false, 'Append a cache buster to snapshot URLs'),
+});
+
+export const DevelSection = obj({
+  enableRateLimiter: bool(true, 'Rate-limit failed logins'),
+  enableCsrfProtection: bool(true, 'Check the CSRF double-submit cookie'),
+  virtualPrinter: obj({
+    enabled: bool(true, 'Offer the built-in virtual printer as port VIRTUAL'),
+    numExtruders: int(1, 'Extruders of the virtual printer', { minimum: 1, maximum: 8 }),
+    hasBed: bool(true, 'Virtual printer has a heated bed'),
+    hasChamber: bool(false, 'Virtual printer has a heated chamber'),
+    sdFiles: bool(true, 'Virtual printer has an SD card'),
+    advancedOk: bool(false, 'Virtual printer answers with ADVANCED_OK (ok N P B)'),
+    rxBuffer: int(128, 'Virtual printer receive buffer in bytes'),
+    commandBuffer: int(4, 'Virtual printer planner slots'),
+    throttle: num(0.01, 'Seconds per move in the virtual printer (simulated motion)'),
+    okAfterResend: bool(true, 'Send ok after a resend request'),
+    forceChecksum: bool(false, 'Require checksums'),
+    resendEveryN: int(0, 'Fault injection: corrupt every Nth received line (0: off)'),
+    dropOkEveryN: int(0, 'Fault injection: drop every Nth ok (0: off)'),
+    busyInterval: num(2, 'Seconds between busy: processing messages'),
+  }),
+});
+
+export const Schema = Type.Object({
+  accessControl: AccessControlSection,
+  api: ApiSection,
+  appearance: AppearanceSection,
+  controls: Type.Array(Type.Unknown(), { default: [], description: 'Custom controls' }),
+  devel: DevelSection,
+  estimation: obj({
+    printTime: obj({
+      statsWeighingUntil: num(0.5, ''), validityRange: num(0.15, ''), forceDumbFromPercent: num(0.3, ''),
+      forceDumbAfterMin: num(30, ''), stableThreshold: num(60, ''),
+    }),
+  }),
+  events: obj({
+    enabled: bool(true, 'Run event subscriptions'),
+    subscriptions: Type.Array(Type.Object({
+      event: Type.Union([Type.String(), Type.Array(Type.String())]),
+      command: Type.Union([Type.String(), Type.Array(Type.String())]),
+      type: Type.Union([Type.Literal('system'), Type.Literal('gcode')]),
+      enabled: Type.Optional(Type.Boolean()),
+      debug: Type.Optional(Type.Boolean()),
+      name: Type.Optional(Type.String()),
+      shell: Type.Optional(Type.Boolean()),
+    }, { additionalProperties: true }), { default: [] }),
+  }),
+  feature: FeatureSection,
+  folder: FolderSection,
+  gcodeAnalysis: obj({
+    runAt: Type.Union([Type.Literal('never'), Type.Literal('idle'), Type.Literal('always')], { default: 'idle' }),
+    bedZ: num(0, 'Z of the bed for size detection'),
+  }),
+  gcodeViewer: obj({
+    enabled: bool(true, 'GCODE viewer enabled'),
+    sizeThreshold: int(20971520, 'Files above this size are not previewed'),
+    mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
+  }),
+  plugins: Type.Object({}, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
+  printerProfiles: obj({ default: nstr('Default printer profile id') }),
+  scripts: obj({
+    gcode: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { default: {} }),
+  }),
+  serial: SerialSection,
+  server: ServerSection,
+  slicing: obj({ enabled: bool(true, 'Slicing enabled'), defaultSlicer: nstr('Default slicer key') }),
+  system: obj({
+    actions: Type.Array(Type.Object({
+      action: Type.String(),
+      name: Type.Optional(Type.String()),
+      command: Type.Optional(Type.String()),
+      confirm: Type.Optional(Type.Union([Type.String(), Type.Boolean()])),
+      async: Type.Optional(Type.Boolean()),
+      ignore: Type.Optional(Type.Boolean()),
+    }, { additionalProperties: true }), { default: [] }),
+  }),
+  temperature: TemperatureSection,
+  terminalFilters: Type.Array(Type.Object({ name: Type.String(), regex: Type.String() }, { additionalProperties: true }), {
+    default: DEFAULT_TERMINAL_FILTERS,
+  }),
+  webcam: WebcamSection,
+}, { additionalProperties: true });
+
+export type Config = Static<typeof Schema>;

@@ -1,0 +1,46 @@
+// Atomic file replacement (temp file + fsync + rename + dir fsync): a crash mid-write leaves the old or the new file, never half of one.
+import { open, rename, unlink, mkdir } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const queues = new Map<string, Promise<void>>();
+
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+  // Serialise writers of the same path so the last call always wins on disk.
+  const prev = queues.get(path) ?? Promise.resolve();
+  const next = prev.catch(() => {}).then(() => doWrite(path, data, mode));
+  queues.set(path, next);
+  try {
+    await next;
+  } finally {
+    if (queues.get(path) === next) queues.delete(path);
+  }
+}
+
+async function doWrite(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'w', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  // Persist the rename itself.
+  const dh = await open(dir, 'r').catch(() => null);
+  if (dh) {
+    await dh.sync().catch(() => {});
+    await dh.close();
+  }
+}

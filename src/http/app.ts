@@ -1,0 +1,89 @@
+// HTTP adapter: builds the Fastify app from the services (does not listen). The route list below is the API's table of contents.
+import Fastify, { LogController } from 'fastify';
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from '../core/logger.ts';
+import type { ConfigStore } from '../config/config-store.ts';
+import type { Paths } from '../config/paths.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { AccessService } from '../access/access-service.ts';
+import type { GantryApp } from './types.ts';
+import { registerAuth } from './auth.ts';
+import { errorHandler, sendError } from './error-mapper.ts';
+import { registerVersionRoutes } from './routes/version.ts';
+import { registerUiRoutes } from './routes/ui.ts';
+
+/** Everything the routes may use. Each route file takes only the services it needs. */
+export interface AppServices {
+  config: ConfigStore;
+  paths: Paths;
+  events: EventBus;
+  access: AccessService;
+  logger: Logger;
+  version: string;
+}
+
+export async function buildApp(services: AppServices): Promise<GantryApp> {
+  const { config } = services;
+  const app = Fastify({
+    loggerInstance: services.logger as never,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.current.server.maxSize,
+    // Clients such as Home Assistant's library send `//api/printer/bed`; answer it as the single-slash path.
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      return path.includes('//') ? path.replace(/\/{2,}/g, '/') + (q === -1 ? '' : url.slice(q)) : url;
+    },
+    keepAliveTimeout: 75_000,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    if (path.startsWith('/api') || path.startsWith('/plugin/')) return sendError(reply, 404);
+    return reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>');
+  });
+
+  // One line per request: method, path, status, time.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('X-Robots-Tag', 'noindex, nofollow, noimageindex');
+    if (!config.current.server.allowFraming) reply.header('X-Frame-Options', 'sameorigin');
+    if (request.url.startsWith('/api') && !reply.hasHeader('Cache-Control')) {
+      if (request.method === 'GET') reply.header('Cache-Control', 'max-age=0');
+      else {
+        reply.header('Cache-Control', 'no-store, no-cache, must-revalidate, post-check=0, pre-check=0, max-age=0');
+        reply.header('Pragma', 'no-cache');
+        reply.header('Expires', '-1');
+      }
+    }
+    return payload;
+  });
+
+  await app.register(cookie);
+  // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.
+  await app.register(cors, {
+    delegator: (_req, cb) => {
+      cb(null, config.current.api.allowCrossOrigin
+        ? { origin: true, credentials: false, maxAge: 10, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] }
+        : { origin: false });
+    },
+  });
+
+  registerAuth(app, services);
+
+  registerUiRoutes(app, services);
+  registerVersionRoutes(app, services);
+
+  return app;
+}

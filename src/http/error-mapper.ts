@@ -1,0 +1,62 @@
+// The one place that turns errors into HTTP answers: domain codes to statuses, every body `{"error": "..."}`.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ErrorCodes, type ErrorCode } from '../core/errors.ts';
+
+const STATUS: Record<ErrorCode, number> = {
+  [ErrorCodes.INVALID_REQUEST]: 400,
+  [ErrorCodes.FORBIDDEN]: 403,
+  [ErrorCodes.NOT_FOUND]: 404,
+  [ErrorCodes.CONFLICT]: 409,
+  [ErrorCodes.PRINTER_NOT_OPERATIONAL]: 409,
+  [ErrorCodes.PRINTER_BUSY]: 409,
+  [ErrorCodes.FILE_IN_USE]: 409,
+  [ErrorCodes.ALREADY_EXISTS]: 409,
+  [ErrorCodes.UNSUPPORTED_MEDIA]: 415,
+  [ErrorCodes.PAYLOAD_TOO_LARGE]: 413,
+  [ErrorCodes.TOO_MANY_REQUESTS]: 429,
+  [ErrorCodes.INTERNAL]: 500,
+};
+
+export const GENERIC_MESSAGES: Record<number, string> = {
+  400: 'The browser (or proxy) sent a request that this server could not understand.',
+  403: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server.",
+  404: 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.',
+  405: 'The method is not allowed for the requested URL.',
+  409: 'A conflict happened while processing the request. The resource might have been modified while the request was being processed.',
+  413: 'The data value transmitted exceeds the capacity limit.',
+  415: 'The server does not support the media type transmitted in the request.',
+  500: 'The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.',
+};
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export function sendError(reply: FastifyReply, status: number, message?: string): FastifyReply {
+  return reply.code(status).type('application/json').send({ error: message ?? GENERIC_MESSAGES[status] ?? 'Error' });
+}
+
+export function errorHandler(err: FastifyError | DomainError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof DomainError) {
+    const status = STATUS[err.code];
+    if (status >= 500) request.log.error({ err }, 'internal error');
+    return sendError(reply, status, err.message);
+  }
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const where = fe.validationContext ?? 'request';
+    const first = fe.validation[0];
+    const field = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
+    const msg = first ? `Invalid ${where}${field ? ` field ${field}` : ''}: ${first.message ?? 'invalid'}` : fe.message;
+    return sendError(reply, 400, msg);
+  }
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (err instanceof SyntaxError && status === 400)) {
+    return sendError(reply, 400, 'Malformed JSON body in request');
+  }
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 400, GENERIC_MESSAGES[400]);
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'Request body too large');
+  if (status >= 400 && status < 500) return sendError(reply, status, status === 429 ? fe.message : (fe.message || GENERIC_MESSAGES[status]));
+  request.log.error({ err }, 'unhandled error');
+  return sendError(reply, 500);
+}

@@ -1,0 +1,111 @@
+// Composition root: the only file that knows every concrete class. Builds the services, wires them, starts and stops them in order.
+import { pino, multistream } from 'pino';
+import { createStream } from 'rotating-file-stream';
+import { readFileSync } from 'node:fs';
+import { ConfigStore } from './config/config-store.ts';
+import { resolvePaths, createFolders, type Paths } from './config/paths.ts';
+import { EventBus } from './core/event-bus.ts';
+import { systemClock, type Clock } from './core/clock.ts';
+import type { Logger } from './core/logger.ts';
+import { AccessService } from './access/access-service.ts';
+import { buildApp } from './http/app.ts';
+import type { GantryApp } from './http/types.ts';
+
+export interface StartOptions {
+  baseDir: string;
+  host?: string;
+  port?: number;
+  /** Also log to stdout (the CLI does; tests do not). */
+  logToConsole?: boolean;
+  logLevel?: string;
+  clock?: Clock;
+  /** Overrides merged into the settings in memory and saved (tests use it to set up a scenario). */
+  settings?: Record<string, unknown>;
+}
+
+export interface Gantry {
+  app: GantryApp;
+  url: string;
+  port: number;
+  paths: Paths;
+  config: ConfigStore;
+  events: EventBus;
+  access: AccessService;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+interface Service {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function createLogger(paths: Paths, opts: StartOptions): pino.Logger {
+  const file = createStream('gantry.log', { path: paths.logs, size: '10M', maxFiles: 5 });
+  const streams: pino.StreamEntry[] = [{ stream: file, level: 'trace' }];
+  if (opts.logToConsole) streams.push({ stream: process.stdout, level: 'info' });
+  return pino({ level: opts.logLevel ?? 'info', base: undefined }, multistream(streams));
+}
+
+export async function startGantry(opts: StartOptions): Promise<Gantry> {
+  const clock = opts.clock ?? systemClock;
+  let paths = resolvePaths(opts.baseDir);
+  await createFolders(paths);
+  const config = await ConfigStore.load(paths.config);
+  if (opts.settings) await config.patch(opts.settings);
+  paths = resolvePaths(opts.baseDir, config.current);
+  await createFolders(paths);
+
+  const logger = createLogger(paths, opts);
+  const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
+
+  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml` }, clock, logger.child({ svc: 'access' }));
+
+  // Start order matters: later services may use earlier ones; stop runs in reverse.
+  const services: Service[] = [
+    { name: 'access', start: () => access.start(), stop: () => access.stop() },
+  ];
+  const started: Service[] = [];
+  try {
+    for (const s of services) {
+      await s.start();
+      started.push(s);
+    }
+  } catch (err) {
+    for (const s of started.reverse()) await s.stop().catch(() => {});
+    throw err;
+  }
+
+  const app = await buildApp({ config, paths, events, access, logger, version: VERSION });
+  const host = opts.host ?? config.current.server.host;
+  const port = opts.port ?? config.current.server.port;
+  await app.listen({ host, port });
+  const addr = app.server.address();
+  const boundPort = typeof addr === 'object' && addr ? addr.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+  events.emit('Startup', {});
+  logger.info({ url }, 'Gantry listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      events.emit('Shutdown', {});
+      await app.close();
+      for (const s of [...started].reverse()) {
+        try {
+          await s.stop();
+        } catch (err) {
+          logger.error({ err, service: s.name }, 'service failed to stop');
+        }
+      }
+      logger.info('Gantry stopped');
+      logger.flush();
+    })();
+    return stopping;
+  };
+
+  return { app, url, port: boundPort, paths, config, events, access, logger, stop };
+}

@@ -1,0 +1,181 @@
+// Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
+import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+
+export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+
+/** The parts of a printer profile the link uses; the full profile lives in printer-profiles.ts. */
+export interface LinkProfile {
+  id: string;
+  name: string;
+  heatedBed: boolean;
+  heatedChamber: boolean;
+  extruder: { count: number; sharedNozzle: boolean; defaultExtrusionLength?: number };
+  axes: { x: { speed: number }; y: { speed: number }; z: { speed: number }; e: { speed: number } };
+}
+
+export interface PrinterStateSnapshot {
+  id: ConnectionStateId;
+  /** Display text (`Operational`, `Offline after error`, ...). */
+  text: string;
+  flags: StateFlags;
+  /** Last error text, '' when none. */
+  error: string;
+}
+
+export interface HeaterReading {
+  actual: number | null;
+  target: number | null;
+  offset: number;
+}
+
+/** Keys: tool0..toolN, bed, chamber, and custom sensors (P, A, W...). */
+export type TemperatureSnapshot = Record<string, HeaterReading>;
+
+/** One history point: `time` (unix s) plus per heater {actual, target}. */
+export interface TemperatureHistoryEntry {
+  time: number;
+  [heater: string]: number | { actual: number | null; target: number | null };
+}
+
+export interface ConnectionSnapshot {
+  /** State text as /api/connection reports it (`Closed` when no link was ever made or after a disconnect). */
+  state: string;
+  port: string | null;
+  baudrate: number | null;
+  printerProfile: string;
+}
+
+export interface ConnectOptions {
+  /** Port name, `VIRTUAL`, or undefined/'AUTO' for auto-detection. */
+  port?: string;
+  /** 0/undefined: auto-detect. */
+  baudrate?: number;
+  /** Profile id; default profile when omitted. */
+  profileId?: string;
+}
+
+export interface ResendStats {
+  count: number;
+  transmitted: number;
+  ratio: number;
+}
+
+export interface Position {
+  x: number | null;
+  y: number | null;
+  z: number | null;
+  e: number | null;
+  t: number | null;
+  f: number | null;
+}
+
+export interface SdFileEntry {
+  name: string;
+  /** Long name if the firmware reported one. */
+  display: string;
+  size: number | null;
+  date: number | null;
+}
+
+/** A batch of job lines; `ends[i]` is the byte offset in the file just after line i (for progress and recovery). */
+export interface JobLineBatch {
+  lines: string[];
+  ends: number[];
+}
+
+/** Where job lines come from: the job runner supplies it (e.g. fileLineSource in file-line-source.ts). */
+export type JobLineSource = AsyncIterable<JobLineBatch>;
+
+export type JobOutcome = 'done' | 'cancelled' | 'error';
+
+export interface JobStreamListener {
+  /** Called after each batch of lines was handed to the firmware queue; `filepos` in bytes. */
+  progress?(filepos: number): void;
+  /** State moves of the job (Printing, Pausing, Paused, Resuming, Cancelling, Finishing). */
+  stateChanged?(state: ConnectionStateId): void;
+  /** Exactly once; after it the state is Operational (done/cancelled) or an error state. */
+  finished(outcome: JobOutcome, filepos: number, error?: string): void;
+}
+
+export interface JobStreamOptions {
+  /** Lines sent first (e.g. the beforePrintStarted script); part of the job. */
+  prologue?: string[];
+  /** Lines sent after the last file line, before Finishing completes (e.g. afterPrintDone script). */
+  epilogue?: string[];
+  /** Lines sent when the job is cancelled (e.g. afterPrintCancelled script). */
+  onCancel?: string[];
+  /** Lines sent once the job reached Paused / right before it resumes. */
+  onPaused?: string[];
+  onResume?: string[];
+}
+
+export interface JobStream {
+  /** Bytes of the file consumed so far. */
+  readonly filepos: number;
+  /** Resolves when Paused is reached (or the job ended). No-op unless printing. */
+  pause(): Promise<void>;
+  resume(): void;
+  /** Stops feeding at once; resolves when the job has ended. */
+  cancel(): Promise<void>;
+  /** Resolves with the outcome. */
+  readonly done: Promise<JobOutcome>;
+}
+
+/** What a listener on the printer sees; the push channel subscribes to these. */
+export interface PrinterListener {
+  state?(snapshot: PrinterStateSnapshot): void;
+  /** A new temperature point (also appended to the history). */
+  temperature?(entry: TemperatureHistoryEntry): void;
+  /** Serial log lines as shown in the terminal: `Send: ...` / `Recv: ...`. */
+  log?(lines: string[]): void;
+  /** Free-text messages from the firmware (M117 echoes, action notifications). */
+  message?(text: string): void;
+  /** currentZ changed. */
+  z?(z: number | null): void;
+}
+
+/** The printer service's public surface. */
+export interface Printer {
+  connect(opts: ConnectOptions): Promise<void>;
+  disconnect(): Promise<void>;
+  fakeAck(): void;
+
+  state(): PrinterStateSnapshot;
+  connection(): ConnectionSnapshot;
+  isOperational(): boolean;
+  /** Printing or paused (a job exists). */
+  isBusy(): boolean;
+  /** The profile in use (or the default when not connected). */
+  profile(): LinkProfile;
+
+  temperatures(): TemperatureSnapshot;
+  temperatureHistory(limit?: number): TemperatureHistoryEntry[];
+  offsets(): Record<string, number>;
+  currentZ(): number | null;
+  resends(): ResendStats;
+  lastPosition(): Position;
+  /** Recent terminal lines (serial.terminalLogSize). */
+  terminal(): string[];
+
+  /** Queue lines for the firmware (user commands). Throws notOperational when not connected. */
+  commands(lines: string[], opts?: { tags?: string[] }): void;
+  setTemperature(heater: string, target: number): void;
+  setTemperatureOffsets(offsets: Record<string, number>): void;
+  jog(axes: { x?: number; y?: number; z?: number }, opts?: { relative?: boolean; speed?: number | false }): void;
+  home(axes: Array<'x' | 'y' | 'z'>): void;
+  extrude(amount: number, speed?: number): void;
+  selectTool(tool: number): void;
+  feedRate(percent: number): void;
+  flowRate(percent: number): void;
+
+  sdReady(): boolean;
+  sdFiles(): SdFileEntry[];
+  sdInit(): void;
+  sdRefresh(): void;
+  sdRelease(): void;
+
+  /** Stream a job through the link. Throws notOperational / conflict if a job already runs. */
+  streamJob(source: JobLineSource, listener: JobStreamListener, opts?: JobStreamOptions): JobStream;
+
+  subscribe(listener: PrinterListener): () => void;
+}

@@ -3,24 +3,67 @@
 
 type Payload = Record<string, unknown>;
 
+/** Events documented without a payload: emit `{}`; the push channel sends `payload: null` (PAYLOADLESS_EVENTS). */
+type NoPayload = Payload;
+
+/** Common job payload ("J") of the Print* events. */
+export interface JobEventPayload {
+  name: string;
+  path: string;
+  /** `local` or `sdcard`. */
+  origin: string;
+  size: number | null;
+  /** User who selected/started the job. */
+  owner?: string;
+  /** User who performed this action. */
+  user?: string;
+  [key: string]: unknown;
+}
+
+export interface EventPosition {
+  x: number | null; y: number | null; z: number | null; e: number | null; t: number | null; f: number | null;
+}
+
+/** Common slicing payload ("S"). */
+export interface SlicingEventPayload {
+  slicer: string;
+  stl: string;
+  stl_location: string;
+  gcode: string;
+  gcode_location: string;
+  [key: string]: unknown;
+}
+
+/** SD transfers: `path` and the deprecated `local` carry the same value (spec, Events). */
+export interface TransferEventPayload {
+  path: string;
+  local: string;
+  remote: string;
+  time?: number;
+}
+
 export interface EventMap {
   // server
-  Startup: Payload;
-  Shutdown: Payload;
+  Startup: NoPayload;
+  Shutdown: NoPayload;
   ClientOpened: { remoteAddress: string };
   ClientAuthed: { remoteAddress: string; username: string };
   ClientClosed: { remoteAddress: string };
+  ClientDeauthed: Payload;
   UserLoggedIn: { username: string };
   UserLoggedOut: { username: string };
   ConnectivityChanged: { old: boolean; new: boolean };
   SettingsUpdated: { config_hash: string; effective_hash: string };
   // printer link
-  Connecting: Payload;
+  Connecting: NoPayload;
   Connected: { port: string; baudrate: number };
-  Disconnected: Payload;
+  Disconnecting: NoPayload;
+  Disconnected: NoPayload;
+  ConnectionsAutorefreshed: { ports: string[] };
   PrinterStateChanged: { state_id: string; state_string: string };
   Error: { error: string; reason?: string; consequence?: string | null; faq?: string | null; logs?: string[] };
   FirmwareData: { name: string; data: Record<string, string> };
+  RegisteredMessageReceived: { key: string; matched: string; outputs: unknown };
   PrinterProfileAdded: { identifier: string };
   PrinterProfileModified: { identifier: string };
   PrinterProfileDeleted: { identifier: string };
@@ -28,52 +71,82 @@ export interface EventMap {
   Upload: Payload;
   FileAdded: Payload;
   FileRemoved: Payload;
+  FileMoved: Payload;
   FolderAdded: Payload;
   FolderRemoved: Payload;
+  FolderMoved: Payload;
   UpdatedFiles: { type: string };
   MetadataAnalysisStarted: Payload;
   MetadataAnalysisFinished: Payload;
   MetadataStatisticsUpdated: Payload;
   FileSelected: Payload;
-  FileDeselected: Payload;
-  TransferStarted: Payload;
-  TransferDone: Payload;
-  TransferFailed: Payload;
+  FileDeselected: NoPayload;
+  TransferStarted: TransferEventPayload;
+  TransferDone: TransferEventPayload;
+  TransferFailed: TransferEventPayload;
   // printing
-  PrintStarted: Payload;
-  PrintFailed: Payload;
-  PrintDone: Payload;
-  PrintCancelling: Payload;
-  PrintCancelled: Payload;
-  PrintPaused: Payload;
-  PrintResumed: Payload;
+  PrintStarted: JobEventPayload;
+  PrintFailed: JobEventPayload & { time: number; reason: 'cancelled' | 'error'; error?: string };
+  PrintDone: JobEventPayload & { time: number };
+  PrintCancelling: JobEventPayload & { firmwareError?: string };
+  PrintCancelled: JobEventPayload & { time: number; reason: 'cancelled'; position: EventPosition };
+  PrintPaused: JobEventPayload & { position?: EventPosition };
+  PrintResumed: JobEventPayload;
+  ChartMarked: { type: string; label: string; time?: number };
   // gcode processing
-  PowerOn: Payload;
-  PowerOff: Payload;
-  Home: Payload;
+  PowerOn: NoPayload;
+  PowerOff: NoPayload;
+  Home: NoPayload;
   ZChange: { new: number; old: number | null };
-  Dwell: Payload;
-  Waiting: Payload;
-  Cooling: Payload;
-  Alert: Payload;
-  Conveyor: Payload;
-  Eject: Payload;
-  EStop: Payload;
-  FilamentChange: Payload;
-  PositionUpdate: Payload;
-  ToolChange: { old: number; new: number };
-  CommandSuppressed: Payload;
-  InvalidToolReported: Payload;
+  /** OctoPrint's name for G4 (docs call it Dwell). */
+  Dwelling: NoPayload;
+  Waiting: NoPayload;
+  Cooling: NoPayload;
+  Alert: NoPayload;
+  Conveyor: NoPayload;
+  Eject: NoPayload;
+  EStop: NoPayload;
+  FilamentChange: NoPayload;
+  PositionUpdate: EventPosition & { reason: string | null };
+  ToolChange: { old: number | null; new: number };
+  CommandSuppressed: { command: string; message: string; severity: 'warn' | 'info' };
+  InvalidToolReported: { tool: number; fallback: number | null };
+  // timelapse
+  CaptureStart: { file: string };
+  CaptureDone: { file: string };
+  CaptureFailed: { file: string; error: string; webcamDisplay: string; snapshotDisplay: string };
+  PostRollStart: { postroll_duration: number; postroll_length: number; postroll_fps: number };
+  PostRollEnd: NoPayload;
+  MovieRendering: { gcode: string; movie: string; movie_basename: string; movie_prefix: string };
+  MovieDone: { gcode: string; movie: string; movie_basename: string; movie_prefix: string };
+  MovieFailed: Payload;
   // slicing
-  SlicingStarted: Payload;
-  SlicingDone: Payload;
-  SlicingCancelled: Payload;
-  SlicingFailed: Payload;
-  SlicingProfileAdded: Payload;
-  SlicingProfileModified: Payload;
-  SlicingProfileDeleted: Payload;
+  SlicingStarted: SlicingEventPayload & { progressAvailable: boolean };
+  SlicingDone: SlicingEventPayload & { time: number };
+  SlicingCancelled: SlicingEventPayload;
+  SlicingFailed: SlicingEventPayload & { reason: string };
+  SlicingProfileAdded: { slicer: string; profile: string };
+  SlicingProfileModified: { slicer: string; profile: string };
+  SlicingProfileDeleted: { slicer: string; profile: string };
   // settings & system
-  PrinterReset: Payload;
+  PrinterReset: { idle: boolean };
+  /**
+   * `GcodeScript<Name>Running` / `GcodeScript<Name>Finished`: internal only (never pushed to clients), but they drive
+   * event subscriptions. Payload: the script's event context, or null.
+   */
+  [script: `GcodeScript${string}Running`]: Payload | null;
+  [script: `GcodeScript${string}Finished`]: Payload | null;
 }
 
 export type EventName = keyof EventMap;
+
+/** Events documented without a payload; clients see `payload: null` for them. */
+export const PAYLOADLESS_EVENTS: ReadonlySet<string> = new Set([
+  'Startup', 'Shutdown', 'Connecting', 'Disconnecting', 'Disconnected', 'FileDeselected', 'PowerOn', 'PowerOff', 'Home',
+  'Dwelling', 'Waiting', 'Cooling', 'Alert', 'Conveyor', 'Eject', 'EStop', 'FilamentChange', 'PostRollEnd',
+]);
+
+/** Dynamically named script events: they exist for subscriptions but are not part of the declared catalogue. */
+export function isScriptEvent(name: string): boolean {
+  return name.startsWith('GcodeScript') && (name.endsWith('Running') || name.endsWith('Finished'));
+}

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './core/clock.ts';
 import type { Logger } from './core/logger.ts';
 import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
+import { PrinterProfiles } from './printer/printer-profiles.ts';
 import type { GantryApp } from './http/types.ts';
 
 export interface StartOptions {
@@ -31,6 +32,7 @@ export interface Gantry {
   config: ConfigStore;
   events: EventBus;
   access: AccessService;
+  printerProfiles: PrinterProfiles;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -64,9 +66,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml` }, clock, logger.child({ svc: 'access' }));
 
+  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
+
   // Start order matters: later services may use earlier ones; stop runs in reverse.
   const services: Service[] = [
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
+    { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
   ];
   const started: Service[] = [];
   try {
@@ -79,7 +84,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, logger, version: VERSION });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, logger, version: VERSION });
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
   await app.listen({ host, port });
@@ -107,5 +112,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, printerProfiles, logger, stop };
 }

@@ -13,6 +13,8 @@ import { registerAuth } from './auth.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
+import { registerPrinterProfileRoutes } from './routes/printerprofiles.ts';
+import type { PrinterProfiles } from '../printer/printer-profiles.ts';
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -20,6 +22,7 @@ export interface AppServices {
   paths: Paths;
   events: EventBus;
   access: AccessService;
+  printerProfiles: PrinterProfiles;
   logger: Logger;
   version: string;
 }
@@ -84,6 +87,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
+  registerPrinterProfileRoutes(app, services);
 
   return app;
 }

@@ -1,0 +1,124 @@
+// /api/printerprofiles: list, get, add, patch, delete printer profiles in OctoPrint's wire shape (absolute `resource` URLs, ETag).
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import type { PrinterProfile, PrinterProfiles } from '../../printer/printer-profiles.ts';
+import { invalid } from '../../core/errors.ts';
+import { sendError } from '../error-mapper.ts';
+
+const IdParams = Type.Object({ id: Type.String() });
+const ProfileBody = Type.Object({
+  profile: Type.Optional(Type.Unknown()),
+  basedOn: Type.Optional(Type.Unknown()),
+}, { additionalProperties: true });
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function first(h: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(h) ? h[0] : h;
+  return v ? v.split(',')[0].trim() : undefined;
+}
+
+/** The external base URL of this request, honouring the reverse-proxy headers OctoPrint honours. */
+export function externalBase(request: FastifyRequest): string {
+  const h = request.headers;
+  const scheme = first(h['x-forwarded-proto']) ?? first(h['x-scheme']) ?? request.protocol;
+  let host = first(h['x-forwarded-host']) ?? first(h.host) ?? 'localhost';
+  const fwdServer = first(h['x-forwarded-server']);
+  const fwdPort = first(h['x-forwarded-port']);
+  if (!h['x-forwarded-host'] && fwdServer) host = fwdServer;
+  if (fwdPort && !host.includes(':')) host = `${host}:${fwdPort}`;
+  const prefix = (first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
+  return `${scheme}://${host}${prefix}`;
+}
+
+/** Keys clients echo back from responses; they are derived, never stored. */
+const DERIVED = ['resource', 'default', 'current'];
+
+function withoutDerived(p: Plain): Plain {
+  const out = { ...p };
+  for (const k of DERIVED) delete out[k];
+  return out;
+}
+
+export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProfiles: PrinterProfiles }): void {
+  const profiles = deps.printerProfiles;
+
+  const toWire = (request: FastifyRequest, p: PrinterProfile) => {
+    const currentId = profiles.selectedId ?? profiles.defaultId;
+    return {
+      ...p,
+      resource: `${externalBase(request)}/api/printerprofiles/${encodeURIComponent(p.id)}`,
+      default: p.id === profiles.defaultId,
+      current: p.id === currentId,
+    };
+  };
+
+  app.get('/api/printerprofiles', {
+    config: { access: 'CONNECTION' },
+    schema: { querystring: Type.Object({ force: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+  }, async (request, reply) => {
+    const body = { profiles: Object.fromEntries(profiles.list().map((p) => [p.id, toWire(request, p)])) };
+    const json = JSON.stringify(body);
+    const etag = `"${createHash('sha1').update(json).digest('hex')}"`;
+    reply.header('ETag', etag);
+    reply.header('Last-Modified', new Date(profiles.lastModified).toUTCString());
+    const force = ['true', 'yes', '1'].includes((request.query.force ?? '').toLowerCase());
+    const inm = request.headers['if-none-match'];
+    if (!force && inm && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag)) {
+      return reply.code(304).send();
+    }
+    return reply.type('application/json').send(json);
+  });
+
+  app.get('/api/printerprofiles/:id', {
+    config: { access: 'CONNECTION' },
+    schema: { params: IdParams },
+  }, async (request, reply) => {
+    const p = profiles.get(request.params.id);
+    if (!p) return sendError(reply, 404);
+    return toWire(request, p);
+  });
+
+  app.post('/api/printerprofiles', {
+    config: { access: 'SETTINGS' },
+    schema: { body: ProfileBody },
+  }, async (request) => {
+    const { profile, basedOn } = request.body;
+    if (profile === undefined || profile === null) throw invalid('profile is missing');
+    if (!isPlain(profile)) throw invalid('profile is invalid');
+    const makeDefault = profile.default === true;
+    const patch = withoutDerived(profile);
+    if (patch.id === undefined) throw invalid('profile.id is missing');
+    if (patch.name === undefined) throw invalid('profile.name is missing');
+    if (typeof patch.id !== 'string') throw invalid('profile is invalid');
+    const saved = await profiles.add(patch, { basedOn: typeof basedOn === 'string' ? basedOn : undefined, makeDefault });
+    return { profile: toWire(request, saved) };
+  });
+
+  app.patch('/api/printerprofiles/:id', {
+    config: { access: 'SETTINGS' },
+    schema: { params: IdParams, body: ProfileBody },
+  }, async (request) => {
+    const { profile } = request.body;
+    if (profile === undefined || profile === null) throw invalid('profile missing');
+    if (!isPlain(profile)) throw invalid('profile is invalid');
+    const makeDefault = profile.default === true;
+    // OctoPrint merges a patch for an unknown id into the default profile (observed on 1.9.3); clients rely on 200.
+    const target = profiles.exists(request.params.id) ? request.params.id : profiles.defaultId;
+    const patch = withoutDerived(profile);
+    delete patch.id;
+    const saved = await profiles.update(target, patch, { makeDefault });
+    return { profile: toWire(request, saved) };
+  });
+
+  app.delete('/api/printerprofiles/:id', {
+    config: { access: 'SETTINGS' },
+    schema: { params: IdParams },
+  }, async (request, reply) => {
+    await profiles.remove(request.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -308,7 +308,13 @@ export const Schema = Type.Object({
   }),
   serial: SerialSection,
   server: ServerSection,
-  slicing: obj({ enabled: bool(true, 'Slicing enabled'), defaultSlicer: nstr('Default slicer key') }),
+  slicing: obj({
+    enabled: bool(true, 'Slicing enabled'),
+    defaultSlicer: nstr('Default slicer key (null: the first configured slicer)'),
+    defaultProfiles: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Default profile key per slicer' }),
+    prusaSlicerPath: str('prusa-slicer', 'PrusaSlicer binary (a name on PATH or an absolute path)'),
+    timeout: int(1800, 'Seconds one slicing run may take'),
+  }),
   system: obj({
     actions: Type.Array(Type.Object({
       action: Type.String(),

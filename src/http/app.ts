@@ -2,6 +2,7 @@
 import Fastify, { LogController } from 'fastify';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
+import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../core/logger.ts';
 import type { ConfigStore } from '../config/config-store.ts';
@@ -82,6 +83,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
         : { origin: false });
     },
   });
+
+  // Multipart parsing is shared by uploads, language packs and profile imports; each route streams its parts and
+  // sets its own size limits (the default below is the upload limit).
+  await app.register(multipart, { limits: { fileSize: config.current.server.uploads.maxSize, files: 1, fields: 50, fieldSize: 1024 * 1024 } });
 
   registerAuth(app, services);
 

@@ -64,7 +64,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const logger = createLogger(paths, opts);
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
-  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml` }, clock, logger.child({ svc: 'access' }));
+  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
 
   const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
 

@@ -40,6 +40,11 @@ export const ServerSection = obj({
     ttl: int(900, 'Seconds to cache the blacklist'),
   }),
   allowFraming: bool(false, 'Allow the UI to be embedded in frames'),
+  secretKey: nstr('Secret that signs remember-me cookies; generated on first start'),
+  ipCheck: obj({
+    enabled: bool(true, 'Report clients outside the local network as external in login responses'),
+    trustedSubnets: strList([], 'Extra networks (CIDR) treated as local'),
+  }),
   cookies: obj({
     samesite: Type.Union([Type.Literal('Lax'), Type.Literal('Strict'), Type.Literal('None'), Type.Null()], { default: 'Lax' }),
     secure: bool(false, 'Mark cookies Secure'),

@@ -14,6 +14,11 @@ import { registerAuth } from './auth.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
+import { registerLoginRoutes } from './routes/login.ts';
+import { registerAccessRoutes } from './routes/access.ts';
+import { registerAppKeyRoutes } from './routes/appkeys.ts';
+import { registerAppsAuthRoutes } from './routes/apps-auth.ts';
+import { registerSettingsApiKeyRoutes } from './routes/settings-apikey.ts';
 import { registerPrinterProfileRoutes } from './routes/printerprofiles.ts';
 import type { PrinterProfiles } from '../printer/printer-profiles.ts';
 
@@ -92,6 +97,11 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
+  registerLoginRoutes(app, services);
+  registerAccessRoutes(app, services);
+  registerAppKeyRoutes(app, services);
+  registerAppsAuthRoutes(app, services);
+  registerSettingsApiKeyRoutes(app, services);
   registerPrinterProfileRoutes(app, services);
 
   return app;

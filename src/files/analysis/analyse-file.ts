@@ -1,0 +1,166 @@
+// The analyser proper: reads slicer metadata from the file's ends, streams its bytes through the interpreter, and builds the result.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { Interpreter, type Box } from './interpreter.ts';
+import { countStated, limitsFromConfig, marlinDefaults, overlayLimits } from './limits.ts';
+import { parseSlicerComments, type SlicerMeta } from './slicer-meta.ts';
+import type { AnalysisOptions, AnalysisProgress, Area, Dimensions, GcodeAnalysis } from './types.ts';
+
+const CHUNK = 1 << 20;
+/** Slicer headers and footers (config blocks included) fit in these; the middle of a file is moves. */
+const HEAD_BYTES = 128 * 1024;
+const TAIL_BYTES = 256 * 1024;
+
+function readMeta(fd: number, size: number): SlicerMeta {
+  let text: string;
+  if (size <= HEAD_BYTES + TAIL_BYTES) {
+    const buf = Buffer.allocUnsafe(size);
+    const n = readSync(fd, buf, 0, size, 0);
+    text = buf.toString('latin1', 0, n);
+  } else {
+    const head = Buffer.allocUnsafe(HEAD_BYTES);
+    const tail = Buffer.allocUnsafe(TAIL_BYTES);
+    const h = readSync(fd, head, 0, HEAD_BYTES, 0);
+    const t = readSync(fd, tail, 0, TAIL_BYTES, size - TAIL_BYTES);
+    // Drop the cut lines at the seams so no half comment is read as a key.
+    const headText = head.toString('latin1', 0, h);
+    const tailText = tail.toString('latin1', 0, t);
+    text = headText.slice(0, headText.lastIndexOf('\n') + 1) + tailText.slice(tailText.indexOf('\n') + 1);
+  }
+  return parseSlicerComments(text);
+}
+
+/** Sets up limits (defaults < profile < slicer config) and interprets a stream of chunks; usable without a file. */
+export class GcodeAnalyser {
+  readonly meta: SlicerMeta;
+  readonly interpreter: Interpreter;
+  private readonly options: AnalysisOptions;
+  private readonly limitsSource: 'file' | 'profile' | 'default';
+  private carry: Buffer | null = null;
+
+  constructor(meta: SlicerMeta, options: AnalysisOptions = {}) {
+    this.meta = meta;
+    this.options = options;
+    const limits = marlinDefaults();
+    let source: 'file' | 'profile' | 'default' = 'default';
+    if (overlayLimits(limits, options.limits)) source = 'profile';
+    const fromConfig = limitsFromConfig(meta.config);
+    if (countStated(fromConfig.limits) > 1 || fromConfig.classicJerk) {
+      overlayLimits(limits, fromConfig.limits);
+      source = 'file';
+    }
+    this.interpreter = new Interpreter({
+      limits,
+      defaultFeedrate: options.defaultFeedrate ?? 6000,
+      g90InfluencesExtruder: options.g90InfluencesExtruder ?? false,
+      maxTools: options.maxTools ?? 10,
+      reprapFirmware: /reprapfirmware/i.test(meta.config.get('gcode_flavor') ?? ''),
+    });
+    this.limitsSource = source;
+  }
+
+  /** Feeds the next bytes of the file; lines may span chunks. */
+  write(chunk: Buffer): void {
+    let buf = chunk;
+    if (this.carry) {
+      buf = Buffer.concat([this.carry, chunk]);
+      this.carry = null;
+    }
+    const consumed = this.interpreter.feedBytes(buf, 0, buf.length);
+    if (consumed < buf.length) this.carry = Buffer.from(buf.subarray(consumed));
+  }
+
+  /** Interprets a last line without newline and builds the result. */
+  finish(): GcodeAnalysis {
+    if (this.carry) {
+      this.interpreter.interpretLine(this.carry, 0, this.carry.length);
+      this.carry = null;
+    }
+    return buildResult(this.interpreter, this.meta, this.options, this.limitsSource);
+  }
+}
+
+function area(box: Box, bedZ: number): Area {
+  const axis = (min: number, max: number): [number | null, number | null] =>
+    max === -Infinity ? [null, null] : [min, max];
+  const [minX, maxX] = axis(box.minX, box.maxX);
+  const [minY, maxY] = axis(box.minY, box.maxY);
+  // Heights are measured from the bed: minZ starts at bedZ.
+  const [minZ, maxZ] = axis(Math.min(bedZ, box.minZ), box.maxZ);
+  return { minX, maxX, minY, maxY, minZ, maxZ };
+}
+
+function dims(a: Area): Dimensions {
+  const d = (min: number | null, max: number | null): number => (min === null || max === null ? 0 : Math.abs(max - min));
+  return { width: d(a.minX, a.maxX), depth: d(a.minY, a.maxY), height: d(a.minZ, a.maxZ) };
+}
+
+const zeroArea = (): Area => ({ minX: 0, maxX: 0, minY: 0, maxY: 0, minZ: 0, maxZ: 0 });
+
+function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions, limitsSource: 'file' | 'profile' | 'default'): GcodeAnalysis {
+  const bedZ = options.bedZ ?? 0;
+  const printingArea = area(it.printBox, bedZ);
+  const travelArea = area(it.travelBox, bedZ);
+  const dimensions = dims(printingArea);
+  const gantry = {
+    slicer: meta.report,
+    naivePrintTime: it.naiveSeconds,
+    limitsSource: it.limitsFromFile ? 'file' as const : limitsSource,
+    cornering: it.planner.limits.junctionDeviation > 0 ? 'junction-deviation' as const : 'jerk' as const,
+    hasM73: it.hasM73,
+    toolsUsed: it.toolsUsed,
+    lines: it.lines,
+    moves: it.moves,
+  };
+  const estimated = it.planner.totalSeconds();
+  if (dimensions.width === 0 && dimensions.depth === 0 && dimensions.height === 0) {
+    return {
+      filament: {}, dimensions, printingArea: zeroArea(), travelArea: zeroArea(),
+      travelDimensions: { width: 0, depth: 0, height: 0 }, _empty: true, gantry,
+    };
+  }
+  const filament: GcodeAnalysis['filament'] = {};
+  it.maxExtrusion.forEach((length, tool) => {
+    // The profile's diameter wins (it describes the loaded filament); else the slicer's; else 1.75 mm.
+    const d = options.filamentDiameter?.[tool] ?? options.filamentDiameter?.[0]
+      ?? meta.report.filamentDiameter?.[tool] ?? meta.report.filamentDiameter?.[0] ?? 1.75;
+    const r = d / 2;
+    filament[`tool${tool}`] = { length, volume: (length * Math.PI * r * r) / 1000 };
+  });
+  return {
+    ...(estimated > 0 ? { estimatedPrintTime: estimated } : {}),
+    filament, dimensions, printingArea, travelArea, travelDimensions: dims(travelArea), gantry,
+  };
+}
+
+/** Analyses a file synchronously (call it in a worker thread, never on the main event loop). */
+export function analyseFile(path: string, options: AnalysisOptions = {}, onProgress?: AnalysisProgress): GcodeAnalysis {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const analyser = new GcodeAnalyser(readMeta(fd, size), options);
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let pos = 0;
+    let start = 0; // bytes of an incomplete line kept at the front of buf
+    while (true) {
+      const n = readSync(fd, buf, start, CHUNK - start, pos);
+      if (n <= 0) break;
+      pos += n;
+      const end = start + n;
+      let consumed = analyser.interpreter.feedBytes(buf, 0, end);
+      if (consumed === 0 && end === CHUNK) {
+        // A line longer than the buffer (base64 thumbnails are split, so this is pathological): skip it.
+        analyser.interpreter.interpretLine(buf, 0, end);
+        consumed = end;
+      }
+      buf.copyWithin(0, consumed, end);
+      start = end - consumed;
+      onProgress?.(size > 0 ? Math.min(1, pos / size) : 1);
+    }
+    if (start > 0) analyser.interpreter.interpretLine(buf, 0, start);
+    const result = analyser.finish();
+    onProgress?.(1);
+    return result;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,285 @@
+// G-code interpreter for analysis: machine state (position, units, modes, tools), filament, bounds, and the moves it feeds the planner.
+import { Planner } from './planner.ts';
+import { ScannedLine, scanCommand, scanParams } from './line-scanner.ts';
+import type { MachineLimits } from './types.ts';
+
+const TWO_PI = Math.PI * 2;
+
+/** Axis-aligned box accumulated from points; min/max ±Infinity until a point is seen. */
+export class Box {
+  minX = Infinity; maxX = -Infinity;
+  minY = Infinity; maxY = -Infinity;
+  minZ = Infinity; maxZ = -Infinity;
+  add(x: number, y: number, z: number): void {
+    if (x < this.minX) this.minX = x;
+    if (x > this.maxX) this.maxX = x;
+    if (y < this.minY) this.minY = y;
+    if (y > this.maxY) this.maxY = y;
+    if (z < this.minZ) this.minZ = z;
+    if (z > this.maxZ) this.maxZ = z;
+  }
+}
+
+export interface InterpreterOptions {
+  limits: MachineLimits;
+  /** mm/min, before the file sets F. */
+  defaultFeedrate: number;
+  g90InfluencesExtruder: boolean;
+  maxTools: number;
+  /** RepRapFirmware takes M203/M566 in mm/min. */
+  reprapFirmware: boolean;
+}
+
+export class Interpreter {
+  readonly planner: Planner;
+  readonly printBox = new Box();
+  readonly travelBox = new Box();
+  /** Duration-only time (Σ distance/F + dwells), OctoPrint's model. */
+  naiveSeconds = 0;
+  lines = 0;
+  moves = 0;
+  hasM73 = false;
+  /** The file chose the cornering model itself (M205 J or M205 X/Y). */
+  limitsFromFile = false;
+  readonly toolsUsed: number[] = [];
+  /** Highest net extrusion reached per tool (OctoPrint's length semantics: retract+prime cancel out). */
+  readonly maxExtrusion: number[] = [0];
+
+  private readonly opts: InterpreterOptions;
+  private readonly line = new ScannedLine();
+  private x = 0; private y = 0; private z = 0;
+  private relative = false;
+  private relativeE = false;
+  private scale = 1;
+  /** mm/s */
+  private feed: number;
+  private speedFactor = 1;
+  private tool = 0;
+  private readonly currentE: number[] = [0];
+  private readonly totalExtrusion: number[] = [0];
+
+  constructor(opts: InterpreterOptions) {
+    this.opts = opts;
+    this.planner = new Planner(opts.limits);
+    this.feed = (opts.defaultFeedrate > 0 ? opts.defaultFeedrate : 2000) / 60;
+  }
+
+  /** Interprets every complete line in buf[start, end); returns the index after the last newline consumed. */
+  feedBytes(buf: Uint8Array, start: number, end: number): number {
+    let lineStart = start;
+    let nl = buf.indexOf(10, lineStart);
+    while (nl >= 0 && nl < end) {
+      this.interpretLine(buf, lineStart, nl);
+      lineStart = nl + 1;
+      nl = buf.indexOf(10, lineStart);
+    }
+    return lineStart;
+  }
+
+  /** Interprets one line without its newline (a trailing CR is harmless: it ends parameter scanning). */
+  interpretLine(buf: Uint8Array, start: number, end: number): void {
+    this.lines++;
+    const l = this.line;
+    if (!scanCommand(buf, start, end, l)) return;
+    if (l.letter === 71) this.gcode(buf, end, l);
+    else if (l.letter === 77) this.mcode(buf, end, l);
+    else if (l.sub < 0) this.selectTool(l.code);
+  }
+
+  private gcode(buf: Uint8Array, end: number, l: ScannedLine): void {
+    if (l.sub >= 0) {
+      this.planner.flush(); // G29.x and friends: motion we cannot model
+      return;
+    }
+    switch (l.code) {
+      case 0: case 1: scanParams(buf, end, l); this.linear(l); return;
+      case 2: case 3: scanParams(buf, end, l); this.arc(l, l.code === 2); return;
+      case 4: {
+        scanParams(buf, end, l);
+        const s = l.has('S') ? l.get('S') : l.has('P') ? l.get('P') / 1000 : 0;
+        this.planner.dwell(s);
+        if (s > 0) this.naiveSeconds += s;
+        return;
+      }
+      case 20: this.scale = 25.4; return;
+      case 21: this.scale = 1; return;
+      case 28: {
+        scanParams(buf, end, l);
+        const all = !(l.has('X') || l.has('Y') || l.has('Z'));
+        if (all || l.has('X')) this.x = 0;
+        if (all || l.has('Y')) this.y = 0;
+        if (all || l.has('Z')) this.z = 0;
+        this.planner.flush();
+        return;
+      }
+      case 90: this.relative = false; if (this.opts.g90InfluencesExtruder) this.relativeE = false; return;
+      case 91: this.relative = true; if (this.opts.g90InfluencesExtruder) this.relativeE = true; return;
+      case 92: {
+        scanParams(buf, end, l);
+        if (l.mask === 0) { this.x = this.y = this.z = 0; this.currentE[this.tool] = 0; return; }
+        if (l.has('X')) this.x = l.get('X') * this.scale;
+        if (l.has('Y')) this.y = l.get('Y') * this.scale;
+        if (l.has('Z')) this.z = l.get('Z') * this.scale;
+        if (l.has('E')) this.currentE[this.tool] = l.get('E') * this.scale;
+        return;
+      }
+      case 29: case 30: case 32: case 34: this.planner.flush(); return;
+      default: return;
+    }
+  }
+
+  private mcode(buf: Uint8Array, end: number, l: ScannedLine): void {
+    if (l.sub >= 0) return;
+    const lim = this.planner.limits;
+    switch (l.code) {
+      case 82: this.relativeE = false; return;
+      case 83: this.relativeE = true; return;
+      case 73: this.hasM73 = true; return;
+      case 220: scanParams(buf, end, l); if (l.has('S') && l.get('S') > 0) this.speedFactor = l.get('S') / 100; return;
+      case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); return;
+      case 203: scanParams(buf, end, l); this.axes(l, lim.maxFeedrate, this.opts.reprapFirmware ? 1 / 60 : 1); return;
+      case 566: scanParams(buf, end, l); this.axes(l, lim.jerk, 1 / 60); this.useJerk(); return;
+      case 204: {
+        scanParams(buf, end, l);
+        if (l.has('S') && l.get('S') > 0) lim.printAcceleration = lim.travelAcceleration = l.get('S');
+        if (l.has('P') && l.get('P') > 0) lim.printAcceleration = l.get('P');
+        if (l.has('R') && l.get('R') > 0) lim.retractAcceleration = l.get('R');
+        if (l.has('T') && l.get('T') > 0) lim.travelAcceleration = l.get('T');
+        return;
+      }
+      case 205: {
+        scanParams(buf, end, l);
+        if (l.has('X') || l.has('Y') || l.has('Z') || l.has('E')) { this.axes(l, lim.jerk, 1); this.useJerk(); }
+        if (l.has('J') && l.get('J') > 0) { lim.junctionDeviation = l.get('J'); this.limitsFromFile = true; }
+        if (l.has('S') && l.get('S') >= 0) lim.minimumFeedrate = l.get('S');
+        if (l.has('T') && l.get('T') >= 0) lim.minimumTravelFeedrate = l.get('T');
+        return;
+      }
+      default: return;
+    }
+  }
+
+  private useJerk(): void {
+    this.planner.limits.junctionDeviation = 0;
+    this.limitsFromFile = true;
+  }
+
+  private axes(l: ScannedLine, target: { x: number; y: number; z: number; e: number }, unit: number): void {
+    if (l.has('X') && l.get('X') > 0) target.x = l.get('X') * unit;
+    if (l.has('Y') && l.get('Y') > 0) target.y = l.get('Y') * unit;
+    if (l.has('Z') && l.get('Z') > 0) target.z = l.get('Z') * unit;
+    if (l.has('E') && l.get('E') > 0) target.e = l.get('E') * unit;
+  }
+
+  private selectTool(n: number): void {
+    if (n > this.opts.maxTools) return; // Bambu's T255/T1000 and the like are not tools
+    if (!this.toolsUsed.includes(n)) this.toolsUsed.push(n);
+    if (n === this.tool) return;
+    while (this.currentE.length <= n) { this.currentE.push(0); this.totalExtrusion.push(0); this.maxExtrusion.push(0); }
+    this.tool = n;
+  }
+
+  // Applies F and E words; returns the E delta in mm.
+  private extrude(l: ScannedLine): number {
+    if (l.has('F') && l.get('F') > 0) this.feed = (l.get('F') * this.scale) / 60;
+    if (!l.has('E')) return 0;
+    const t = this.tool;
+    const e = l.get('E') * this.scale;
+    const delta = this.relative || this.relativeE ? e : e - this.currentE[t];
+    this.currentE[t] += delta;
+    const total = (this.totalExtrusion[t] += delta);
+    if (total > this.maxExtrusion[t]) this.maxExtrusion[t] = total;
+    return delta;
+  }
+
+  private target(l: ScannedLine, axis: 'X' | 'Y' | 'Z', current: number): number {
+    if (!l.has(axis)) return current;
+    const v = l.get(axis) * this.scale;
+    return this.relative ? current + v : v;
+  }
+
+  private linear(l: ScannedLine): void {
+    const tx = this.target(l, 'X', this.x), ty = this.target(l, 'Y', this.y), tz = this.target(l, 'Z', this.z);
+    const de = this.extrude(l);
+    const dx = tx - this.x, dy = ty - this.y, dz = tz - this.z;
+    if ((l.mask & 0x3800000) !== 0) { // X, Y or Z given
+      this.travelBox.add(this.x, this.y, this.z);
+      this.travelBox.add(tx, ty, tz);
+      if (de > 0) { this.printBox.add(this.x, this.y, this.z); this.printBox.add(tx, ty, tz); }
+    }
+    const len = Math.sqrt(dx * dx + dy * dy + dz * dz);
+    const feed = this.feed;
+    if (len > 0) {
+      this.moves++;
+      this.naiveSeconds += Math.max(len, Math.abs(de)) / feed;
+      this.planner.add(len, dx / len, dy / len, dz / len, de / len, feed * this.speedFactor, de !== 0 ? 0 : 1);
+    } else if (de !== 0) {
+      this.moves++;
+      this.naiveSeconds += Math.abs(de) / feed;
+      this.planner.add(Math.abs(de), 0, 0, 0, de > 0 ? 1 : -1, feed * this.speedFactor, 2);
+    }
+    this.x = tx; this.y = ty; this.z = tz;
+  }
+
+  private arc(l: ScannedLine, clockwise: boolean): void {
+    const sx = this.x, sy = this.y, sz = this.z;
+    const tx = this.target(l, 'X', sx), ty = this.target(l, 'Y', sy), tz = this.target(l, 'Z', sz);
+    const de = this.extrude(l);
+    let cx: number, cy: number;
+    if (l.has('R')) {
+      // Centre on the perpendicular bisector of the chord; R < 0 asks for the longer of the two arcs.
+      const r = l.get('R') * this.scale;
+      const mx = (tx - sx) / 2, my = (ty - sy) / 2;
+      const half = Math.hypot(mx, my);
+      if (half === 0) { this.linear(l); return; }
+      const h = Math.sqrt(Math.max(0, r * r - half * half));
+      const sign = (clockwise ? -1 : 1) * (r < 0 ? -1 : 1);
+      cx = sx + mx - (sign * h * my) / half;
+      cy = sy + my + (sign * h * mx) / half;
+    } else {
+      cx = sx + (l.has('I') ? l.get('I') * this.scale : 0);
+      cy = sy + (l.has('J') ? l.get('J') * this.scale : 0);
+    }
+    const r = Math.hypot(sx - cx, sy - cy);
+    if (!(r > 0)) { this.linear(l); return; }
+    const a0 = Math.atan2(sy - cy, sx - cx);
+    const a1 = Math.atan2(ty - cy, tx - cx);
+    let sweep = clockwise ? a0 - a1 : a1 - a0;
+    if (sweep < 0) sweep += TWO_PI;
+    // Same start and end point means a full circle, as firmware draws it.
+    if (sweep < 1e-9 && Math.abs(tx - sx) < 1e-6 && Math.abs(ty - sy) < 1e-6) sweep = TWO_PI;
+    const planar = sweep * r;
+    const dz = tz - sz;
+    const len = Math.hypot(planar, dz);
+
+    this.arcBounds(cx, cy, r, a0, sweep, clockwise, sx, sy, sz, tx, ty, tz, de > 0);
+    this.x = tx; this.y = ty; this.z = tz;
+    if (!(len > 0)) return;
+    this.moves++;
+    const feed = this.feed;
+    this.naiveSeconds += Math.max(len, Math.abs(de)) / feed;
+    // Direction of travel at the start and the end: the tangents of the circle.
+    const dir = clockwise ? -1 : 1;
+    const k = planar / len;
+    const sux = (-dir * (sy - cy)) / r * k, suy = (dir * (sx - cx)) / r * k;
+    const eux = (-dir * (ty - cy)) / r * k, euy = (dir * (tx - cx)) / r * k;
+    this.planner.add(len, sux, suy, dz / len, de / len, feed * this.speedFactor, de !== 0 ? 0 : 1, eux, euy, dz / len);
+  }
+
+  // Exact bounds of an arc: its ends plus every axis extreme (0°, 90°, 180°, 270°) the sweep passes.
+  private arcBounds(cx: number, cy: number, r: number, a0: number, sweep: number, clockwise: boolean,
+    sx: number, sy: number, sz: number, tx: number, ty: number, tz: number, printing: boolean): void {
+    const add = (x: number, y: number, z: number): void => {
+      this.travelBox.add(x, y, z);
+      if (printing) this.printBox.add(x, y, z);
+    };
+    add(sx, sy, sz);
+    add(tx, ty, tz);
+    for (let q = 0; q < 4; q++) {
+      const angle = (q * Math.PI) / 2;
+      let d = clockwise ? a0 - angle : angle - a0;
+      d = ((d % TWO_PI) + TWO_PI) % TWO_PI;
+      if (d <= sweep) add(cx + r * Math.cos(angle), cy + r * Math.sin(angle), sz + ((tz - sz) * d) / sweep);
+    }
+  }
+}

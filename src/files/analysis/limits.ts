@@ -1,0 +1,91 @@
+// Machine limits for the planner: Marlin defaults, overlaid by the printer profile, overlaid by what the file's slicer config states.
+import type { AnalysisOptions, MachineLimits } from './types.ts';
+
+/** Marlin 2.x's stock Configuration.h values (junction deviation on, classic jerk off). */
+export function marlinDefaults(): MachineLimits {
+  return {
+    maxFeedrate: { x: 300, y: 300, z: 5, e: 25 },
+    maxAcceleration: { x: 3000, y: 3000, z: 100, e: 10000 },
+    printAcceleration: 3000,
+    retractAcceleration: 3000,
+    travelAcceleration: 3000,
+    jerk: { x: 10, y: 10, z: 0.3, e: 5 },
+    junctionDeviation: 0.013,
+    minimumFeedrate: 0,
+    minimumTravelFeedrate: 0,
+  };
+}
+
+const pos = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** Copies every valid number from `src` over `dst` (one level deep for the per-axis records). */
+export function overlayLimits(dst: MachineLimits, src: AnalysisOptions['limits'] | undefined): boolean {
+  if (!src) return false;
+  let changed = false;
+  for (const key of ['maxFeedrate', 'maxAcceleration', 'jerk'] as const) {
+    const axes = src[key];
+    if (!axes) continue;
+    for (const axis of ['x', 'y', 'z', 'e'] as const) {
+      const v = axes[axis];
+      if (pos(v) && v > 0) { dst[key][axis] = v; changed = true; }
+    }
+  }
+  for (const key of ['printAcceleration', 'retractAcceleration', 'travelAcceleration', 'junctionDeviation',
+    'minimumFeedrate', 'minimumTravelFeedrate'] as const) {
+    const v = src[key];
+    if (pos(v)) { dst[key] = v; changed = true; }
+  }
+  return changed;
+}
+
+// First entry of a slicer list value ("1500,1250" = normal, silent mode), as a number.
+function first(config: Map<string, string>, key: string): number | undefined {
+  const raw = config.get(key);
+  if (raw === undefined) return undefined;
+  const v = Number.parseFloat(raw.split(/[,;|]/)[0]);
+  return Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * Limits stated by the slicer's config block (PrusaSlicer/SuperSlicer/Orca/Bambu `machine_max_*`, Cura
+ * `machine_max_*` settings). Returns the partial limits plus whether cornering is classic jerk.
+ */
+export function limitsFromConfig(config: Map<string, string>): { limits: NonNullable<AnalysisOptions['limits']>; classicJerk: boolean } {
+  const axes = (prefix: string, alt?: string) => {
+    const out: Partial<Record<'x' | 'y' | 'z' | 'e', number>> = {};
+    for (const a of ['x', 'y', 'z', 'e'] as const) {
+      const v = first(config, `${prefix}${a}`) ?? (alt ? first(config, `${alt}${a}`) : undefined);
+      if (v !== undefined && v > 0) out[a] = v;
+    }
+    return out;
+  };
+  const limits: NonNullable<AnalysisOptions['limits']> = {
+    maxFeedrate: axes('machine_max_feedrate_', 'machine_max_speed_'),
+    maxAcceleration: axes('machine_max_acceleration_'),
+    jerk: axes('machine_max_jerk_'),
+  };
+  // Cura names one XY jerk.
+  const curaJerk = first(config, 'machine_max_jerk_xy');
+  if (curaJerk !== undefined) limits.jerk = { ...limits.jerk, x: curaJerk, y: curaJerk };
+  const extruding = first(config, 'machine_max_acceleration_extruding') ?? first(config, 'machine_acceleration');
+  if (extruding !== undefined && extruding > 0) limits.printAcceleration = extruding;
+  const retracting = first(config, 'machine_max_acceleration_retracting');
+  if (retracting !== undefined && retracting > 0) limits.retractAcceleration = retracting;
+  // Older PrusaSlicer has no travel limit: Marlin 1's M204 S then drives travel too.
+  const travel = first(config, 'machine_max_acceleration_travel') ?? extruding;
+  if (travel !== undefined && travel > 0) limits.travelAcceleration = travel;
+  const minExtruding = first(config, 'machine_min_extruding_rate');
+  if (minExtruding !== undefined) limits.minimumFeedrate = minExtruding;
+  const minTravel = first(config, 'machine_min_travel_rate');
+  if (minTravel !== undefined) limits.minimumTravelFeedrate = minTravel;
+  const classicJerk = Object.keys(limits.jerk ?? {}).length > 0;
+  if (classicJerk) limits.junctionDeviation = 0;
+  return { limits, classicJerk };
+}
+
+/** Number of fields the config block stated (0 = nothing usable). */
+export function countStated(l: NonNullable<AnalysisOptions['limits']>): number {
+  let n = 0;
+  for (const v of Object.values(l)) n += typeof v === 'number' ? 1 : Object.keys(v ?? {}).length;
+  return n;
+}

@@ -1,0 +1,221 @@
+// Motion planner model: trapezoidal velocity profiles with junction limits and a look-ahead window, summing move times like firmware would run them.
+import type { MachineLimits } from './types.ts';
+
+/** Blocks kept for look-ahead before the oldest are committed; far beyond a firmware's 16–64 so planning is never starved. */
+const WINDOW = 256;
+const COMMIT = 128;
+/** Speed the planner may always enter or leave a junction at (Marlin's MINIMUM_PLANNER_SPEED, mm/s). */
+const MIN_PLANNER_SPEED = 0.05;
+
+/** Time of one move with the given entry/exit/nominal speeds (trapezoid, or triangle when it cannot reach nominal). */
+export function trapezoidTime(length: number, entry: number, exit: number, nominal: number, accel: number): number {
+  if (length <= 0) return 0;
+  if (nominal <= 0) return 0;
+  if (!(accel > 0) || !Number.isFinite(accel)) return length / nominal;
+  const accelDist = (nominal * nominal - entry * entry) / (2 * accel);
+  const decelDist = (nominal * nominal - exit * exit) / (2 * accel);
+  if (accelDist + decelDist <= length) {
+    return (nominal - entry) / accel + (nominal - exit) / accel + (length - accelDist - decelDist) / nominal;
+  }
+  // Triangle: the peak speed where acceleration from entry meets deceleration to exit.
+  const peak = Math.sqrt(Math.max(0, (2 * accel * length + entry * entry + exit * exit) / 2));
+  return Math.max(0, peak - entry) / accel + Math.max(0, peak - exit) / accel;
+}
+
+/** Junction speed by junction deviation (Marlin 2): the speed at which the centripetal acceleration of a virtual arc stays at `accel`. */
+export function junctionDeviationSpeed(cosTheta: number, accel: number, deviation: number): number {
+  if (cosTheta > 0.999999) return MIN_PLANNER_SPEED; // full reversal
+  if (cosTheta < -0.999999) return Infinity; // straight on
+  const sinHalf = Math.sqrt(0.5 * (1 - cosTheta));
+  return Math.sqrt((accel * deviation * sinHalf) / (1 - sinHalf));
+}
+
+// Per-axis velocity change across a junction, as Marlin 1.1 / PrusaSlicer's classic-jerk planner counts it.
+function axisJerk(vExit: number, vEntry: number): number {
+  if (vExit > vEntry) return vEntry > 0 || vExit < 0 ? vExit - vEntry : Math.max(vExit, -vEntry);
+  return vEntry < 0 || vExit > 0 ? vEntry - vExit : Math.max(-vExit, vEntry);
+}
+
+/**
+ * Accepts moves in file order and accumulates their planned time. Units: mm, mm/s, mm/s².
+ * Each move gives its length, the unit direction of each axis (XYZE, relative to `length`), the requested speed
+ * and the acceleration class; the planner clamps speed and acceleration to the axis limits.
+ */
+export class Planner {
+  limits: MachineLimits;
+  /** Seconds of fully committed moves plus dwells. */
+  private committed = 0;
+  private n = 0;
+  // Ring-free window: typed arrays compacted on commit (cheap: COMMIT blocks moved per COMMIT blocks added).
+  private readonly len = new Float64Array(WINDOW);
+  private readonly nominal = new Float64Array(WINDOW);
+  private readonly accel = new Float64Array(WINDOW);
+  private readonly maxEntry = new Float64Array(WINDOW);
+  private readonly entry = new Float64Array(WINDOW);
+  /** First block's entry speed is fixed once an earlier block was committed against it. */
+  private fixedEntry = -1;
+  // Previous block's axis velocities / unit vector / speed, for the next junction.
+  private prevValid = false;
+  private prevNominal = 0;
+  private prevSafe = 0;
+  private readonly prevV = new Float64Array(4);
+  private readonly prevU = new Float64Array(3);
+  private prevXyz = false;
+  private readonly curV = new Float64Array(4);
+  private readonly jerkV = new Float64Array(4);
+
+  constructor(limits: MachineLimits) {
+    this.limits = limits;
+  }
+
+  /**
+   * Adds one move. `ux..ue` are axis displacements divided by `length` (for an E-only move `length` = |ΔE| and
+   * ue = ±1). `kind`: 0 = printing, 1 = travel, 2 = retract/prime (E only).
+   * `exitUx..` give the direction the move ends in when it differs from its start (arcs); pass NaN to reuse ux..uz.
+   */
+  add(length: number, ux: number, uy: number, uz: number, ue: number, feed: number, kind: 0 | 1 | 2,
+    endUx = NaN, endUy = NaN, endUz = NaN): void {
+    if (!(length > 0) || !Number.isFinite(length)) return;
+    const L = this.limits;
+    const ax = Math.abs(ux), ay = Math.abs(uy), az = Math.abs(uz), ae = Math.abs(ue);
+    let v = Math.max(feed, kind === 1 ? L.minimumTravelFeedrate : L.minimumFeedrate);
+    if (ax * v > L.maxFeedrate.x) v = L.maxFeedrate.x / ax;
+    if (ay * v > L.maxFeedrate.y) v = L.maxFeedrate.y / ay;
+    if (az * v > L.maxFeedrate.z) v = L.maxFeedrate.z / az;
+    if (ae * v > L.maxFeedrate.e) v = L.maxFeedrate.e / ae;
+    if (!(v > 0)) return;
+    let a = kind === 0 ? L.printAcceleration : kind === 1 ? L.travelAcceleration : L.retractAcceleration;
+    if (ax * a > L.maxAcceleration.x) a = L.maxAcceleration.x / ax;
+    if (ay * a > L.maxAcceleration.y) a = L.maxAcceleration.y / ay;
+    if (az * a > L.maxAcceleration.z) a = L.maxAcceleration.z / az;
+    if (ae * a > L.maxAcceleration.e) a = L.maxAcceleration.e / ae;
+
+    const vx = ux * v, vy = uy * v, vz = uz * v, ve = ue * v;
+    // Speed reachable from (or down to) standstill within the jerk limits.
+    let safe = v;
+    const jerk = L.jerk;
+    if (Math.abs(vx) > jerk.x) safe = Math.min(safe, (v * jerk.x) / Math.abs(vx));
+    if (Math.abs(vy) > jerk.y) safe = Math.min(safe, (v * jerk.y) / Math.abs(vy));
+    if (Math.abs(vz) > jerk.z) safe = Math.min(safe, (v * jerk.z) / Math.abs(vz));
+    if (Math.abs(ve) > jerk.e) safe = Math.min(safe, (v * jerk.e) / Math.abs(ve));
+
+    const xyz = ax + ay + az > 0;
+    let vJunction = safe;
+    if (this.prevValid) {
+      if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
+        const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.hypot(ux, uy, uz));
+        vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, L.junctionDeviation));
+      } else {
+        vJunction = this.classicJunction(v, vx, vy, vz, ve, safe);
+      }
+    }
+    this.push(length, v, a, Math.max(Math.min(vJunction, v), 0));
+
+    this.prevValid = true;
+    this.prevNominal = v;
+    this.prevSafe = safe;
+    const ex = Number.isNaN(endUx) ? ux : endUx, ey = Number.isNaN(endUy) ? uy : endUy, ez = Number.isNaN(endUz) ? uz : endUz;
+    this.prevV[0] = ex * v; this.prevV[1] = ey * v; this.prevV[2] = ez * v; this.prevV[3] = ve;
+    const norm = Math.hypot(ex, ey, ez);
+    this.prevXyz = xyz;
+    if (norm > 0) { this.prevU[0] = ex / norm; this.prevU[1] = ey / norm; this.prevU[2] = ez / norm; }
+  }
+
+  // Marlin 1.1's classic-jerk junction: scale the slower side down until every axis' velocity jump is within its jerk.
+  private classicJunction(v: number, vx: number, vy: number, vz: number, ve: number, safe: number): number {
+    const jerk = this.limits.jerk;
+    let vmax = Math.min(v, this.prevNominal);
+    const prevFactor = vmax / this.prevNominal;
+    const curFactor = vmax / v;
+    let factor = 1;
+    let limited = false;
+    const cur = this.curV, lims = this.jerkV;
+    cur[0] = vx; cur[1] = vy; cur[2] = vz; cur[3] = ve;
+    lims[0] = jerk.x; lims[1] = jerk.y; lims[2] = jerk.z; lims[3] = jerk.e;
+    for (let i = 0; i < 4; i++) {
+      let vExit = this.prevV[i] * prevFactor;
+      let vEntry = cur[i] * curFactor;
+      if (limited) { vExit *= factor; vEntry *= factor; }
+      const j = axisJerk(vExit, vEntry);
+      if (j > lims[i]) { factor *= lims[i] / j; limited = true; }
+    }
+    if (limited) vmax *= factor;
+    const threshold = vmax * 0.99;
+    if (this.prevSafe > threshold && safe > threshold) vmax = safe;
+    return vmax;
+  }
+
+  /** Adds a pause (G4, firmware retract time): the machine stops, so planning restarts from standstill. */
+  dwell(seconds: number): void {
+    this.flush();
+    if (seconds > 0 && Number.isFinite(seconds)) this.committed += seconds;
+  }
+
+  /** Forces a stop (homing, unknown motion): plans everything buffered down to standstill. */
+  flush(): void {
+    if (this.n > 0) {
+      this.plan();
+      this.commit(this.n);
+    }
+    this.prevValid = false;
+    this.fixedEntry = -1;
+  }
+
+  /** Total planned seconds so far, including buffered moves planned to a stop. */
+  totalSeconds(): number {
+    this.flush();
+    return this.committed;
+  }
+
+  private push(length: number, v: number, a: number, maxEntry: number): void {
+    if (this.n === WINDOW) {
+      this.plan();
+      this.commit(COMMIT);
+    }
+    const i = this.n++;
+    this.len[i] = length;
+    this.nominal[i] = v;
+    this.accel[i] = a;
+    this.maxEntry[i] = maxEntry;
+    this.entry[i] = maxEntry;
+  }
+
+  // Backward pass (every block must be able to stop by the end of the window), then forward pass (acceleration limits).
+  private plan(): void {
+    const n = this.n;
+    const len = this.len, acc = this.accel, maxEntry = this.maxEntry, entry = this.entry;
+    let next = 0;
+    for (let i = n - 1; i >= 0; i--) {
+      const reach = Math.sqrt(next * next + 2 * acc[i] * len[i]);
+      entry[i] = Math.min(maxEntry[i], reach);
+      next = entry[i];
+    }
+    if (this.fixedEntry >= 0) entry[0] = Math.min(entry[0], this.fixedEntry);
+    for (let i = 0; i < n - 1; i++) {
+      const reach = Math.sqrt(entry[i] * entry[i] + 2 * acc[i] * len[i]);
+      if (entry[i + 1] > reach) entry[i + 1] = reach;
+    }
+  }
+
+  private commit(count: number): void {
+    const n = this.n;
+    let t = 0;
+    for (let i = 0; i < count; i++) {
+      const exit = i + 1 < n ? this.entry[i + 1] : 0;
+      t += trapezoidTime(this.len[i], this.entry[i], exit, this.nominal[i], this.accel[i]);
+    }
+    this.committed += t;
+    const rest = n - count;
+    if (rest > 0) {
+      this.len.copyWithin(0, count, n);
+      this.nominal.copyWithin(0, count, n);
+      this.accel.copyWithin(0, count, n);
+      this.maxEntry.copyWithin(0, count, n);
+      this.entry.copyWithin(0, count, n);
+      this.fixedEntry = this.entry[0];
+    } else {
+      this.fixedEntry = -1;
+    }
+    this.n = rest;
+  }
+}

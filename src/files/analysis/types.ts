@@ -1,0 +1,95 @@
+// Public data shapes of the G-code analyser: its options (printer profile side) and its result (OctoPrint's gcodeAnalysis plus Gantry extras).
+
+/** Kinematic limits of the machine, all in mm and seconds. Any field may be left out; see limits.ts for the order of precedence. */
+export interface MachineLimits {
+  /** Max feedrate per axis, mm/s (M203). */
+  maxFeedrate: { x: number; y: number; z: number; e: number };
+  /** Max acceleration per axis, mm/s² (M201). */
+  maxAcceleration: { x: number; y: number; z: number; e: number };
+  /** Default acceleration for printing moves, mm/s² (M204 P / S). */
+  printAcceleration: number;
+  /** Acceleration for E-only moves (retract/prime), mm/s² (M204 R). */
+  retractAcceleration: number;
+  /** Acceleration for non-extruding moves, mm/s² (M204 T / S). */
+  travelAcceleration: number;
+  /** Classic jerk per axis, mm/s (M205 X/Y/Z/E). Used when junctionDeviation is 0. */
+  jerk: { x: number; y: number; z: number; e: number };
+  /** Junction deviation in mm (M205 J). > 0 selects junction-deviation cornering instead of classic jerk. */
+  junctionDeviation: number;
+  /** Minimum feedrate for printing / travel moves, mm/s (M205 S / T). */
+  minimumFeedrate: number;
+  minimumTravelFeedrate: number;
+}
+
+export interface AnalysisOptions {
+  /** Filament diameter per tool in mm (printer profile); a slicer comment in the file wins. Default 1.75. */
+  filamentDiameter?: number[];
+  /** Limits from the printer profile, used where the file states none. */
+  limits?: Partial<{
+    [K in keyof MachineLimits]: MachineLimits[K] extends number ? number : Partial<MachineLimits[K]>;
+  }>;
+  /** Feedrate before the file sets one, mm/min (OctoPrint's profile X/Y speed). Default 6000. */
+  defaultFeedrate?: number;
+  /** Height of the bed surface; both areas' minZ start here (OctoPrint's gcodeAnalysis.bedZ). Default 0. */
+  bedZ?: number;
+  /** When true, G90/G91 also switch E between absolute and relative (OctoPrint's g90InfluencesExtruder). */
+  g90InfluencesExtruder?: boolean;
+  /** Highest tool number accepted by T<n> (OctoPrint's maxExtruders). Default 10. */
+  maxTools?: number;
+}
+
+export interface Area {
+  minX: number | null; maxX: number | null;
+  minY: number | null; maxY: number | null;
+  minZ: number | null; maxZ: number | null;
+}
+
+export interface Dimensions { width: number; depth: number; height: number }
+
+/** What the slicer wrote about its own result, kept apart so it never masquerades as ours. */
+export interface SlicerReport {
+  /** e.g. "PrusaSlicer 2.7.1+win64", "Cura_SteamEngine 4.8.0", "Simplify3D 4.1.2", "BambuStudio 01.08.04.51". */
+  name: string | null;
+  /** The slicer's own print-time estimate in seconds, if the file carries one. */
+  estimatedPrintTime: number | null;
+  /** The slicer's filament length in mm, per tool, if the file carries it. */
+  filamentLength: number[] | null;
+  /** Filament diameter read from the file (mm, per tool), if any. */
+  filamentDiameter: number[] | null;
+}
+
+/** Gantry's additions; OctoPrint clients ignore unknown keys under gcodeAnalysis. */
+export interface GantryAnalysisExtras {
+  slicer: SlicerReport;
+  /** Duration-only estimate (Σ distance / feedrate + dwells), i.e. what OctoPrint would report; kept for comparison. */
+  naivePrintTime: number;
+  /** Where the kinematic limits came from, most specific first: 'file' (M20x / config block), 'profile', 'default'. */
+  limitsSource: 'file' | 'profile' | 'default';
+  /** Cornering model used: classic jerk or junction deviation. */
+  cornering: 'jerk' | 'junction-deviation';
+  /** The file contains M73 progress lines (so the job runner can use them while printing). */
+  hasM73: boolean;
+  /** Tools selected by the file (T<n>), in order of first use. */
+  toolsUsed: number[];
+  /** Lines seen / moves planned, for diagnostics. */
+  lines: number;
+  moves: number;
+}
+
+/** OctoPrint's gcodeAnalysis shape plus `gantry` extras. */
+export interface GcodeAnalysis {
+  /** Seconds; absent when nothing was extruded (as in OctoPrint). */
+  estimatedPrintTime?: number;
+  /** Per tool ("tool0", ...): length in mm, volume in cm³. Empty when nothing was extruded. */
+  filament: Record<string, { length: number; volume: number }>;
+  dimensions: Dimensions;
+  printingArea: Area;
+  travelArea: Area;
+  travelDimensions: Dimensions;
+  /** Present and true when the file extrudes nothing (OctoPrint's `_empty`). */
+  _empty?: true;
+  gantry: GantryAnalysisExtras;
+}
+
+/** Progress callback: fraction of the file's bytes analysed, 0..1. */
+export type AnalysisProgress = (fraction: number) => void;

@@ -10,6 +10,9 @@ import type { Logger } from './core/logger.ts';
 import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
+import { SlicingService } from './slicing/slicing-service.ts';
+import { ProfileStore } from './slicing/profile-store.ts';
+import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
 import type { GantryApp } from './http/types.ts';
 
 export interface StartOptions {
@@ -32,6 +35,7 @@ export interface Gantry {
   config: ConfigStore;
   events: EventBus;
   access: AccessService;
+  slicing: SlicingService;
   printerProfiles: PrinterProfiles;
   logger: Logger;
   stop(): Promise<void>;
@@ -68,10 +72,15 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
 
+  const slicing = new SlicingService(
+    [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
+    new ProfileStore(paths.slicingProfiles), config, events, logger.child({ svc: 'slicing' }));
+
   // Start order matters: later services may use earlier ones; stop runs in reverse.
   const services: Service[] = [
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
+    { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
   ];
   const started: Service[] = [];
   try {
@@ -84,7 +93,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, logger, version: VERSION });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, logger, version: VERSION });
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
   await app.listen({ host, port });
@@ -112,5 +121,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, printerProfiles, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, printerProfiles, slicing, logger, stop };
 }

@@ -9,6 +9,8 @@ import type { ConfigStore } from '../config/config-store.ts';
 import type { Paths } from '../config/paths.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { AccessService } from '../access/access-service.ts';
+import type { SlicingService } from '../slicing/slicing-service.ts';
+import { registerSlicingRoutes } from './routes/slicing.ts';
 import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
@@ -29,6 +31,7 @@ export interface AppServices {
   events: EventBus;
   access: AccessService;
   printerProfiles: PrinterProfiles;
+  slicing: SlicingService;
   logger: Logger;
   version: string;
 }
@@ -97,6 +100,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
+  registerSlicingRoutes(app, services);
   registerLoginRoutes(app, services);
   registerAccessRoutes(app, services);
   registerAppKeyRoutes(app, services);

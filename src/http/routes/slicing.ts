@@ -1,0 +1,112 @@
+// /api/slicing: slicers and their profiles in OctoPrint's wire shape, plus native profile import for PrusaSlicer.
+import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import type { GantryApp } from '../types.ts';
+import type { SlicingService, ProfileInfo } from '../../slicing/slicing-service.ts';
+import { absoluteUrl } from '../urls.ts';
+import { invalid } from '../../core/errors.ts';
+
+const SlicerParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }) });
+const ProfileParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }), key: Type.String({ minLength: 1, maxLength: 100 }) });
+const ProfileBody = Type.Object({
+  displayName: Type.Optional(Type.String({ maxLength: 200 })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  data: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9_]+$' }), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null(),
+    Type.Array(Type.Union([Type.String(), Type.Number()]))]))),
+  default: Type.Optional(Type.Boolean()),
+  // Echoed back by clients from earlier responses; ignored.
+  key: Type.Optional(Type.String()),
+  resource: Type.Optional(Type.String()),
+});
+
+const profileUrl = (request: FastifyRequest, slicer: string, key: string) =>
+  absoluteUrl(request, `/api/slicing/${encodeURIComponent(slicer)}/profiles/${encodeURIComponent(key)}`);
+
+function profileEntry(request: FastifyRequest, slicer: string, p: ProfileInfo) {
+  return { key: p.key, displayName: p.displayName, description: p.description, default: p.default, resource: profileUrl(request, slicer, p.key) };
+}
+
+const abridged = (request: FastifyRequest, slicer: string, p: ProfileInfo) =>
+  ({ displayName: p.displayName, description: p.description, resource: profileUrl(request, slicer, p.key) });
+
+export function registerSlicingRoutes(app: GantryApp, deps: { slicing: SlicingService }): void {
+  const { slicing } = deps;
+
+  app.get('/api/slicing', { config: { access: 'SLICE' } }, async (request) => {
+    const out: Record<string, unknown> = {};
+    for (const s of await slicing.listSlicers()) {
+      out[s.key] = {
+        key: s.key,
+        displayName: s.displayName,
+        default: s.default,
+        configured: s.configured,
+        sameDevice: s.sameDevice,
+        extensions: { source: s.sourceExtensions, destination: [s.destinationExtension] },
+        profiles: Object.fromEntries(s.profiles.map((p) => [p.key, profileEntry(request, s.key, p)])),
+      };
+    }
+    return out;
+  });
+
+  app.get('/api/slicing/:slicer/profiles', { config: { access: 'SLICE' }, schema: { params: SlicerParams } }, async (request) => {
+    const { slicer } = request.params;
+    const profiles = await slicing.listProfiles(slicer);
+    return Object.fromEntries(profiles.map((p) => [p.key, profileEntry(request, slicer, p)]));
+  });
+
+  app.get('/api/slicing/:slicer/profiles/:key', { config: { access: 'SLICE' }, schema: { params: ProfileParams } }, async (request) => {
+    const { slicer, key } = request.params;
+    const p = await slicing.getProfile(slicer, key);
+    return { ...profileEntry(request, slicer, p), data: p.data };
+  });
+
+  app.put('/api/slicing/:slicer/profiles/:key', { config: { access: 'SETTINGS' }, schema: { params: ProfileParams, body: ProfileBody } },
+    async (request, reply) => {
+      const { slicer, key } = request.params;
+      const p = await slicing.saveProfile(slicer, key, request.body);
+      return reply.code(201).header('Location', profileUrl(request, slicer, key)).send(abridged(request, slicer, p));
+    });
+
+  app.patch('/api/slicing/:slicer/profiles/:key', { config: { access: 'SETTINGS' }, schema: { params: ProfileParams, body: ProfileBody } },
+    async (request) => {
+      const { slicer, key } = request.params;
+      const p = await slicing.updateProfile(slicer, key, request.body);
+      return abridged(request, slicer, p);
+    });
+
+  app.delete('/api/slicing/:slicer/profiles/:key', { config: { access: 'SETTINGS' }, schema: { params: ProfileParams } }, async (request, reply) => {
+    const { slicer, key } = request.params;
+    await slicing.deleteProfile(slicer, key);
+    return reply.code(204).send();
+  });
+
+  // Native profile import (PrusaSlicer .ini exported from the desktop app), like OctoPrint's slicer plugins offer.
+  app.post('/plugin/prusaslicer/import', { config: { access: 'SETTINGS' } }, async (request, reply) => {
+    if (!request.isMultipart()) throw invalid('Expected multipart/form-data with a "file" field');
+    const fields: Record<string, string> = {};
+    let text: string | undefined;
+    let fileName = '';
+    for await (const part of request.parts({ limits: { fileSize: 1024 * 1024, files: 1, fields: 10 } })) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          part.file.resume();
+          continue;
+        }
+        fileName = part.filename;
+        const buf = await part.toBuffer();
+        if (part.file.truncated) throw invalid('Profile file too large');
+        text = buf.toString('utf8');
+      } else {
+        fields[part.fieldname] = String(part.value);
+      }
+    }
+    if (text === undefined) throw invalid('No file included');
+    const key = (fields.name || fileName.replace(/\.ini$/i, '')).replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._-]+/, '');
+    if (!key) throw invalid('No profile name given');
+    const truthy = (v?: string) => v !== undefined && ['true', 'yes', 'y', '1'].includes(v.toLowerCase());
+    const p = await slicing.importNative('prusaslicer', key, text, {
+      displayName: fields.displayName || key, description: fields.description, default: truthy(fields.default),
+    });
+    return reply.code(201).header('Location', profileUrl(request, 'prusaslicer', key)).send(profileEntry(request, 'prusaslicer', p));
+  });
+}

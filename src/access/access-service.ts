@@ -7,6 +7,12 @@ import { UserStore, type UserRecord } from './user-store.ts';
 import { SessionStore } from './sessions.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { AppKeyService, type AppKeyTimeouts } from './appkeys.ts';
+import { AppSessionKeys, type AppSessionTimeouts } from './app-sessions.ts';
+import { LoginThrottle } from './login-throttle.ts';
+import { makeRememberToken, checkRememberToken } from './remember.ts';
+import { isExternalAddress, inNetworks, networkList } from './network.ts';
 
 /** Resolves a key that is neither the global nor a user key (app keys, app session keys). */
 export type KeyResolver = (key: string) => { user: string; mechanism: LoginMechanism } | 'global' | undefined;
@@ -16,20 +22,40 @@ export const GLOBAL_KEY_USER = '_api';
 export class AccessService {
   readonly users: UserStore;
   readonly sessions: SessionStore;
+  /** Application keys workflow (apps asking users for a key). */
+  readonly appKeys: AppKeyService;
+  /** Deprecated signed app session keys (`/apps/auth`). */
+  readonly appSessions: AppSessionKeys;
+  /** Failed password logins per client address. */
+  readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
 
   constructor(
     private readonly config: ConfigStore,
-    paths: { users: string; groups: string },
+    paths: { users: string; groups: string; appKeys?: string },
     private readonly clock: Clock,
     private readonly logger: Logger,
+    options: { appKeyTimeouts?: Partial<AppKeyTimeouts>; appSessionTimeouts?: Partial<AppSessionTimeouts> } = {},
   ) {
     this.users = new UserStore(paths.users, paths.groups);
     this.sessions = new SessionStore(clock, () => this.config.current.accessControl.sessionValidityHours * 3600_000);
+    this.appKeys = new AppKeyService(paths.appKeys ?? join(dirname(paths.users), 'data', 'appkeys', 'keys.yaml'), clock, options.appKeyTimeouts);
+    this.appSessions = new AppSessionKeys(() => this.config.current.api.apps, clock, options.appSessionTimeouts);
+    this.loginThrottle = new LoginThrottle(clock);
     this.users.onUserChanged((name) => {
       const u = this.users.getUser(name);
-      if (!u || !u.active) this.sessions.deleteForUser(name);
+      if (!u || !u.active) this.sessions.deleteForUser(name, u ? 'modified' : 'removed');
+      if (!u) {
+        this.appKeys.removeUser(name).catch((err: unknown) => this.logger.error({ err, user: name }, 'could not drop app keys of removed user'));
+      }
     });
+    // App keys act as the user who approved them; one approved through the global key acts as the global key.
+    this.registerKeyResolver((key) => {
+      const owner = this.appKeys.ownerOf(key);
+      if (owner === undefined) return undefined;
+      return owner === GLOBAL_KEY_USER ? 'global' : { user: owner, mechanism: 'appkey' };
+    });
+    this.registerKeyResolver((key) => (this.appSessions.isValid(key) ? 'global' : undefined));
   }
 
   get enabled(): boolean {
@@ -38,10 +64,14 @@ export class AccessService {
 
   async start(): Promise<void> {
     await this.users.load();
+    await this.appKeys.start();
+    if (!this.config.current.server.secretKey) await this.config.patch({ server: { secretKey: randomBytes(32).toString('base64url') } });
     await this.firstRun();
   }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    await this.appKeys.stop();
+  }
 
   /**
    * With access control on and no users: create `admin` with a random password and make sure a global API key exists.
@@ -116,7 +146,7 @@ export class AccessService {
     if (s.user === GLOBAL_KEY_USER) return this.globalKeyIdentity(s.id);
     const u = this.users.getUser(s.user);
     if (!u || !u.active) {
-      this.sessions.delete(sessionId);
+      this.sessions.delete(sessionId, 'removed');
       return undefined;
     }
     return this.identityForUser(u, s.mechanism, s.id);
@@ -130,5 +160,37 @@ export class AccessService {
 
   now(): number {
     return this.clock.now();
+  }
+
+  /** A remember-me cookie value for the user (valid 90 days, dies with a password change). */
+  rememberToken(user: UserRecord): { token: string; expires: number } {
+    return makeRememberToken(this.secret(), user, this.clock.now());
+  }
+
+  /** The active user a remember-me cookie vouches for. */
+  userForRememberToken(token: string): UserRecord | undefined {
+    const name = checkRememberToken(this.secret(), token, (n) => this.users.getUser(n), this.clock.now());
+    const u = name === undefined ? undefined : this.users.getUser(name);
+    return u?.active ? u : undefined;
+  }
+
+  private secret(): string {
+    // Without a stored secret (offline CLI use) nothing can be remembered; an empty secret would be guessable.
+    return this.config.current.server.secretKey ?? randomBytes(32).toString('hex');
+  }
+
+  /** Whether a login response should flag the client as outside the local network. */
+  isExternalClient(address: string | undefined): boolean {
+    const ipCheck = this.config.current.server.ipCheck;
+    return ipCheck.enabled && isExternalAddress(address, ipCheck.trustedSubnets);
+  }
+
+  /** The user a passive login from `address` is logged in as automatically, if local autologin is configured. */
+  autologinUser(address: string | undefined): UserRecord | undefined {
+    const ac = this.config.current.accessControl;
+    if (!this.enabled || !ac.autologinLocal || !ac.autologinAs) return undefined;
+    if (!inNetworks(address, networkList(ac.localNetworks))) return undefined;
+    const u = this.users.getUser(ac.autologinAs);
+    return u?.active ? u : undefined;
   }
 }

@@ -1,4 +1,5 @@
-// Request authentication and authorisation: API key / session cookie → identity, CSRF double-submit, per-route access.
+// Request authentication and authorisation: API key / session / remember-me cookie → identity, CSRF double-submit,
+// per-route access (checked before the body is even parsed), and the cookies that carry a browser login.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../access/access-service.ts';
@@ -6,6 +7,7 @@ import type { ConfigStore } from '../config/config-store.ts';
 import type { RouteAccess, GantryApp } from './types.ts';
 import { sendError } from './error-mapper.ts';
 import { safeEqual } from '../access/keys.ts';
+import { REMEMBER_DAYS } from '../access/remember.ts';
 
 /** Cookie names carry the port so several instances on one host do not collide (`session_P5000`). */
 export function cookieName(request: FastifyRequest, base: string): string {
@@ -29,15 +31,56 @@ export function newCsrfToken(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** Sets the CSRF cookie if the browser has none yet (UI page, login page). */
+/** Sets the CSRF cookie if the browser has none yet (UI page, login page, app key dialog). */
 export function issueCsrfCookie(request: FastifyRequest, reply: FastifyReply): void {
   const name = cookieName(request, 'csrf_token');
   if (request.cookies[name]) return;
   reply.setCookie(name, newCsrfToken(), { path: '/', sameSite: 'lax', httpOnly: false });
 }
 
+type CookieOpts = { path: string; httpOnly: boolean; sameSite?: 'lax' | 'strict' | 'none'; secure: boolean };
+
+function cookieOptions(config: ConfigStore, httpOnly: boolean): CookieOpts {
+  const c = config.current.server.cookies;
+  const opts: CookieOpts = { path: '/', httpOnly, secure: c.secure };
+  if (c.samesite) opts.sameSite = c.samesite.toLowerCase() as 'lax' | 'strict' | 'none';
+  return opts;
+}
+
+/** Cookies of a fresh browser login: the session, optionally remember-me, and the end of any logout marker. */
+export function setLoginCookies(request: FastifyRequest, reply: FastifyReply, config: ConfigStore,
+  sessionId: string, remember?: { token: string; expires: number }): void {
+  reply.setCookie(cookieName(request, 'session'), sessionId, cookieOptions(config, true));
+  if (remember) {
+    reply.setCookie(cookieName(request, 'remember_token'), remember.token,
+      { ...cookieOptions(config, true), maxAge: REMEMBER_DAYS * 86_400, expires: new Date(remember.expires * 1000) });
+  }
+  reply.setCookie(cookieName(request, 'active_logout'), '', { ...cookieOptions(config, false), maxAge: 0 });
+  reply.setCookie('active_logout', '', { ...cookieOptions(config, false), maxAge: 0 });
+  reply.header('Vary', 'Cookie');
+}
+
+/** Cookies after logout: session and remember-me gone, and a marker that stops local autologin. */
+export function setLogoutCookies(request: FastifyRequest, reply: FastifyReply, config: ConfigStore): void {
+  reply.setCookie(cookieName(request, 'session'), '', { ...cookieOptions(config, true), maxAge: 0 });
+  reply.setCookie(cookieName(request, 'remember_token'), '', { ...cookieOptions(config, true), maxAge: 0 });
+  reply.setCookie(cookieName(request, 'active_logout'), 'true', cookieOptions(config, false));
+  reply.header('Vary', 'Cookie');
+}
+
+export interface RouteInfo { method: string; url: string; access: RouteAccess | undefined }
+
+const routeTables = new WeakMap<object, RouteInfo[]>();
+
+/** Every route registered on the app with its declared access (tests walk it to prove nothing is left open). */
+export function registeredRoutes(app: GantryApp): readonly RouteInfo[] {
+  return routeTables.get(app) ?? [];
+}
+
 export function registerAuth(app: GantryApp, deps: { access: AccessService; config: ConfigStore }): void {
   const { access, config } = deps;
+  const table: RouteInfo[] = [];
+  routeTables.set(app, table);
   app.decorateRequest('identity', null as never);
   app.decorateRequest('authVia', 'none');
   app.decorateRequest('invalidApiKey', false);
@@ -48,34 +91,12 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
     if (!route.config?.access && (url.startsWith('/api') || url.startsWith('/plugin') || url.startsWith('/apps') || url.startsWith('/downloads'))) {
       throw new Error(`route ${String(route.method)} ${url} declares no config.access`);
     }
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) table.push({ method: String(m), url, access: route.config?.access });
   });
 
-  app.addHook('onRequest', async (request) => {
-    const key = apiKeyOf(request);
-    if (key !== undefined) {
-      const id = access.identityForApiKey(key);
-      if (id) {
-        request.identity = id;
-        request.authVia = 'apikey';
-        return;
-      }
-      if (access.enabled) request.invalidApiKey = true;
-    }
-    if (!request.invalidApiKey) {
-      const sid = request.cookies[cookieName(request, 'session')];
-      if (sid) {
-        const id = access.identityForSession(sid);
-        if (id) {
-          request.identity = access.enabled ? id : id;
-          request.authVia = 'session';
-          return;
-        }
-      }
-    }
-    request.identity = access.anonymous();
-  });
-
-  app.addHook('preHandler', async (request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    resolveIdentity(request, reply, access, config);
+    // Checked here, before body parsing and validation, so a caller without rights learns nothing about the body rules.
     const rule: RouteAccess | undefined = request.routeOptions.config?.access;
     if (rule === undefined || rule === 'public') return;
     if (request.invalidApiKey) return sendError(reply, 403, 'Invalid API key');
@@ -89,6 +110,44 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
     const needed = Array.isArray(rule) ? rule : [rule];
     for (const p of needed) if (!request.identity.has(p)) return sendError(reply, 403);
   });
+}
+
+function resolveIdentity(request: FastifyRequest, reply: FastifyReply, access: AccessService, config: ConfigStore): void {
+  const key = apiKeyOf(request);
+  if (key !== undefined) {
+    const id = access.identityForApiKey(key);
+    if (id) {
+      request.identity = id;
+      request.authVia = 'apikey';
+      return;
+    }
+    if (access.enabled) request.invalidApiKey = true;
+  }
+  if (!request.invalidApiKey) {
+    const sid = request.cookies[cookieName(request, 'session')];
+    if (sid) {
+      const id = access.identityForSession(sid);
+      if (id) {
+        request.identity = id;
+        request.authVia = 'session';
+        return;
+      }
+    }
+    // A remembered browser whose session is gone (restart, expiry) is logged back in with a new session.
+    const remembered = request.cookies[cookieName(request, 'remember_token')];
+    if (remembered && access.enabled) {
+      const user = access.userForRememberToken(remembered);
+      if (user) {
+        const session = access.sessions.create(user.name, 'remember_me');
+        reply.setCookie(cookieName(request, 'session'), session.id, cookieOptions(config, true));
+        reply.header('Vary', 'Cookie');
+        request.identity = access.identityForUser(user, 'remember_me', session.id);
+        request.authVia = 'session';
+        return;
+      }
+    }
+  }
+  request.identity = access.anonymous();
 }
 
 /** Double-submit check for cookie-authenticated state-changing requests; API-key callers and cookie-less callers skip it. */

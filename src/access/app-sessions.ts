@@ -1,0 +1,90 @@
+// App session keys (deprecated handshake): a short-lived temporary key that an app unlocks by signing
+// `appid:appversion:key` with its RSA private key; the verified key then acts like the global API key until it expires.
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import type { Clock } from '../core/clock.ts';
+import { forbidden, invalid } from '../core/errors.ts';
+import { generateApiKey, safeEqual } from './keys.ts';
+
+export interface AppEntry { pubkey: string; enabled?: boolean }
+
+export interface AppSessionTimeouts {
+  /** How long a temporary key waits for its signature. */
+  unverifiedMs: number;
+  /** How long a verified key works. */
+  verifiedMs: number;
+}
+
+interface KeyState { key: string; verified: boolean; validUntil: number }
+
+export class AppSessionKeys {
+  private keys = new Map<string, KeyState>();
+  private readonly timeouts: AppSessionTimeouts;
+
+  constructor(private readonly apps: () => Readonly<Record<string, AppEntry>>, private readonly clock: Clock,
+    timeouts: Partial<AppSessionTimeouts> = {}) {
+    this.timeouts = { unverifiedMs: 60_000, verifiedMs: 2 * 3_600_000, ...timeouts };
+  }
+
+  /** A new unverified key; `validUntil` in milliseconds since the epoch. */
+  createTemporary(): { key: string; validUntil: number } {
+    this.prune();
+    const s: KeyState = { key: generateApiKey(), verified: false, validUntil: this.clock.now() + this.timeouts.unverifiedMs };
+    this.keys.set(s.key, s);
+    return { key: s.key, validUntil: s.validUntil };
+  }
+
+  /**
+   * Unlocks a temporary key when `signature` (base64 RSA-SHA1 over `appid:appversion:key`) verifies with the public key
+   * configured for `appid:appversion`. Any failure consumes the temporary key, so a wrong guess unlocks nothing later.
+   */
+  verify(appId: string, appVersion: string, key: string, signature: string): { key: string; validUntil: number } {
+    this.prune();
+    const s = this.keys.get(key);
+    if (!s || s.verified) throw forbidden('Unknown or expired key');
+    this.keys.delete(key);
+    const app = this.apps()[`${appId}:${appVersion}`];
+    if (!app || app.enabled === false) throw forbidden('Unknown or disabled app');
+    let pub: KeyObject;
+    try {
+      pub = publicKeyOf(app.pubkey);
+    } catch {
+      throw forbidden('Invalid public key configured for this app');
+    }
+    const sig = Buffer.from(signature, 'base64');
+    if (sig.length === 0) throw invalid('Invalid signature');
+    let ok: boolean;
+    try {
+      ok = verify('sha1', Buffer.from(`${appId}:${appVersion}:${key}`, 'utf8'), pub, sig);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw forbidden('Invalid signature');
+    const verified: KeyState = { key, verified: true, validUntil: this.clock.now() + this.timeouts.verifiedMs };
+    this.keys.set(key, verified);
+    return { key, validUntil: verified.validUntil };
+  }
+
+  /** True when `key` is a verified, unexpired app session key. */
+  isValid(key: string): boolean {
+    const now = this.clock.now();
+    let hit = false;
+    for (const s of this.keys.values()) if (s.verified && s.validUntil > now && safeEqual(s.key, key)) hit = true;
+    return hit;
+  }
+
+  private prune(): void {
+    const now = this.clock.now();
+    for (const [k, s] of this.keys) if (s.validUntil <= now) this.keys.delete(k);
+  }
+}
+
+/** Accepts the configured key as SubjectPublicKeyInfo or PKCS#1, with or without PEM armour. */
+function publicKeyOf(configured: string): KeyObject {
+  const body = configured.replace(/-----(BEGIN|END)[^-]*-----/g, '').replace(/\s+/g, '');
+  const der = Buffer.from(body, 'base64');
+  try {
+    return createPublicKey({ key: der, format: 'der', type: 'spki' });
+  } catch {
+    return createPublicKey({ key: der, format: 'der', type: 'pkcs1' });
+  }
+}

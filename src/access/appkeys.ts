@@ -1,0 +1,203 @@
+// Application keys: the request → decision → poll workflow through which apps obtain a per-user key, and the
+// persisted keys themselves (keys.yaml, atomic writes), resolved as API keys of the user who approved them.
+import { readFile } from 'node:fs/promises';
+import { parse, stringify } from 'yaml';
+import type { Clock } from '../core/clock.ts';
+import { writeFileAtomic } from '../core/atomic-file.ts';
+import { invalid, notFound, forbidden } from '../core/errors.ts';
+import { generateApiKey, safeEqual } from './keys.ts';
+
+export interface PendingAppRequest {
+  appId: string;
+  appToken: string;
+  /** The only user allowed to approve it, or null for anyone with the grant permission. */
+  userId: string | null;
+  userToken: string;
+  created: number;
+}
+
+export interface AppKey {
+  appId: string;
+  apiKey: string;
+  userId: string;
+}
+
+export type PollResult = { state: 'pending' } | { state: 'granted'; apiKey: string } | undefined;
+
+export interface AppKeyTimeouts {
+  /** A request nobody polls for this long is dropped (apps poll about once per second). */
+  idleMs: number;
+  /** Absolute limit for a request, decided or not. */
+  maxMs: number;
+}
+
+interface PendingState extends PendingAppRequest { lastPoll: number }
+interface Approval { appId: string; userId: string; created: number }
+
+export class AppKeyService {
+  private pending = new Map<string, PendingState>(); // by app token
+  private approved = new Map<string, Approval>(); // by app token
+  private keys: AppKey[] = [];
+  private requestListeners: Array<(r: PendingAppRequest) => void> = [];
+  private endListeners: Array<(userToken: string) => void> = [];
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly timeouts: AppKeyTimeouts;
+
+  constructor(private readonly path: string, private readonly clock: Clock, timeouts: Partial<AppKeyTimeouts> = {}) {
+    this.timeouts = { idleMs: 5_000, maxMs: 600_000, ...timeouts };
+  }
+
+  async start(): Promise<void> {
+    await this.load();
+    // Expiry is also checked lazily on every access; the timer only makes sure UIs hear `end` for abandoned requests.
+    this.sweeper = setInterval(() => this.sweep(), 1_000);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /** A new request waits for a decision (the push channel shows it to users who may grant it). */
+  onRequest(fn: (r: PendingAppRequest) => void): () => void {
+    this.requestListeners.push(fn);
+    return () => { this.requestListeners = this.requestListeners.filter((l) => l !== fn); };
+  }
+
+  /** A request was decided, timed out or abandoned (UIs close their prompt). */
+  onEnd(fn: (userToken: string) => void): () => void {
+    this.endListeners.push(fn);
+    return () => { this.endListeners = this.endListeners.filter((l) => l !== fn); };
+  }
+
+  request(appId: string, userId: string | null): PendingAppRequest {
+    this.sweep();
+    if (!appId.trim()) throw invalid('No app name provided');
+    const now = this.clock.now();
+    const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now };
+    this.pending.set(r.appToken, r);
+    const pub = publicRequest(r);
+    for (const l of this.requestListeners) l(pub);
+    return pub;
+  }
+
+  /** What the app learns when it polls; a granted key is handed out exactly once. */
+  async poll(appToken: string): Promise<PollResult> {
+    this.sweep();
+    const p = this.pending.get(appToken);
+    if (p) {
+      p.lastPoll = this.clock.now();
+      return { state: 'pending' };
+    }
+    const a = this.approved.get(appToken);
+    if (!a) return undefined;
+    this.approved.delete(appToken);
+    const key = await this.generate(a.userId, a.appId);
+    return { state: 'granted', apiKey: key.apiKey };
+  }
+
+  /** Pending requests the user may see: addressed to them or to nobody in particular. */
+  pendingFor(userId: string): PendingAppRequest[] {
+    this.sweep();
+    return [...this.pending.values()].filter((p) => p.userId === null || p.userId === userId).map(publicRequest);
+  }
+
+  pendingRequest(appToken: string): PendingAppRequest | undefined {
+    this.sweep();
+    const p = this.pending.get(appToken);
+    return p && publicRequest(p);
+  }
+
+  /** Records the decision of `userId` (who must be allowed to grant; the caller checks the permission). */
+  decide(userToken: string, userId: string, allow: boolean): void {
+    this.sweep();
+    const p = [...this.pending.values()].find((x) => x.userToken === userToken);
+    if (!p || (p.userId !== null && p.userId !== userId)) throw notFound('Unknown request');
+    this.pending.delete(p.appToken);
+    if (allow) this.approved.set(p.appToken, { appId: p.appId, userId, created: p.created });
+    this.emitEnd(p.userToken);
+  }
+
+  listKeys(userId?: string): AppKey[] {
+    return this.keys.filter((k) => userId === undefined || k.userId === userId).map((k) => ({ ...k }));
+  }
+
+  /** Creates a key for user+app, or returns the existing one (app names compare case-insensitively). */
+  async generate(userId: string, appId: string): Promise<AppKey> {
+    if (!appId.trim()) throw invalid('No app name provided');
+    const existing = this.keys.find((k) => k.userId === userId && k.appId.toLowerCase() === appId.toLowerCase());
+    if (existing) return { ...existing };
+    const key: AppKey = { appId, apiKey: generateApiKey(), userId };
+    this.keys.push(key);
+    await this.save();
+    return { ...key };
+  }
+
+  /** Revokes a key; owners may revoke their own, admins any. Unknown keys are not an error. */
+  async revoke(apiKey: string, byUser: string, isAdmin: boolean): Promise<void> {
+    const key = this.keys.find((k) => safeEqual(k.apiKey, apiKey));
+    if (!key) return;
+    if (!isAdmin && key.userId !== byUser) throw forbidden('Not allowed to revoke this key');
+    this.keys = this.keys.filter((k) => k !== key);
+    await this.save();
+  }
+
+  /** Drops every key of a removed user. */
+  async removeUser(userId: string): Promise<void> {
+    if (!this.keys.some((k) => k.userId === userId)) return;
+    this.keys = this.keys.filter((k) => k.userId !== userId);
+    await this.save();
+  }
+
+  /** The owner of an app key (constant-time over all keys), for the API key lookup. */
+  ownerOf(apiKey: string): string | undefined {
+    let owner: string | undefined;
+    for (const k of this.keys) if (safeEqual(k.apiKey, apiKey)) owner = k.userId;
+    return owner;
+  }
+
+  /** Drops requests that timed out; exposed so tests with a controlled clock need not wait for the timer. */
+  sweep(): void {
+    const now = this.clock.now();
+    for (const [token, p] of this.pending) {
+      if (now - p.lastPoll > this.timeouts.idleMs || now - p.created > this.timeouts.maxMs) {
+        this.pending.delete(token);
+        this.emitEnd(p.userToken);
+      }
+    }
+    for (const [token, a] of this.approved) if (now - a.created > this.timeouts.maxMs) this.approved.delete(token);
+  }
+
+  private emitEnd(userToken: string): void {
+    for (const l of this.endListeners) l(userToken);
+  }
+
+  private async load(): Promise<void> {
+    let doc: unknown;
+    try {
+      doc = parse(await readFile(this.path, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new Error(`Cannot read ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+    this.keys = [];
+    if (!doc || typeof doc !== 'object') return;
+    for (const [userId, list] of Object.entries(doc as Record<string, unknown>)) {
+      if (!Array.isArray(list)) continue;
+      for (const e of list as Array<Record<string, unknown>>) {
+        if (e && typeof e.app_id === 'string' && typeof e.api_key === 'string') this.keys.push({ appId: e.app_id, apiKey: e.api_key, userId });
+      }
+    }
+  }
+
+  private async save(): Promise<void> {
+    const out: Record<string, Array<{ app_id: string; api_key: string }>> = {};
+    for (const k of this.keys) (out[k.userId] ??= []).push({ app_id: k.appId, api_key: k.apiKey });
+    await writeFileAtomic(this.path, stringify(out), 0o600);
+  }
+}
+
+function publicRequest(p: PendingAppRequest): PendingAppRequest {
+  return { appId: p.appId, appToken: p.appToken, userId: p.userId, userToken: p.userToken, created: p.created };
+}

@@ -1,0 +1,109 @@
+// /api/login, /api/logout, /api/currentuser: browser and API-key logins, the sessions they create, who is calling.
+import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { GantryApp } from '../types.ts';
+import type { AccessService } from '../../access/access-service.ts';
+import type { ConfigStore } from '../../config/config-store.ts';
+import type { EventBus } from '../../core/event-bus.ts';
+import type { Identity, LoginMechanism } from '../../access/identity.ts';
+import { DomainError, ErrorCodes } from '../../core/errors.ts';
+import { sendError } from '../error-mapper.ts';
+import { cookieName, setLoginCookies, setLogoutCookies } from '../auth.ts';
+import { identityRecord, effectivePermissionKeys } from './access-records.ts';
+
+const LoginBody = Type.Object({
+  user: Type.Optional(Type.String()),
+  pass: Type.Optional(Type.String()),
+  // Form posts send strings ("true", "on"); JSON clients send booleans.
+  remember: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
+  passive: Type.Optional(Type.Union([Type.Boolean(), Type.String(), Type.Number()])),
+}, { additionalProperties: true });
+
+const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && ['true', 'on', '1', 'yes'].includes(v.toLowerCase())) || v === 1;
+
+/** Login mechanism names as clients know them. */
+const WIRE_MECHANISM: Partial<Record<LoginMechanism, string>> = {
+  http: 'http', apikey: 'apikey', appkey: 'apikey', app_session: 'apikey', remember_me: 'remember_me', autologin: 'autologin', session: 'http',
+};
+
+export function registerLoginRoutes(app: GantryApp, deps: { access: AccessService; config: ConfigStore; events: EventBus }): void {
+  const { access, config, events } = deps;
+
+  const loginResponse = (request: FastifyRequest, id: Identity, session: string, mechanism: LoginMechanism) => ({
+    ...identityRecord(access.users, id),
+    session,
+    _is_external_client: access.isExternalClient(request.ip),
+    ...(WIRE_MECHANISM[mechanism] ? { _login_mechanism: WIRE_MECHANISM[mechanism] } : {}),
+  });
+
+  const passive = (request: FastifyRequest, reply: FastifyReply) => {
+    const id = request.identity;
+    if (!id.isAnonymous && request.authVia === 'session' && id.sessionId) {
+      return loginResponse(request, id, id.sessionId, id.loginMechanism);
+    }
+    if (!id.isAnonymous && request.authVia === 'apikey' && id.name !== undefined) {
+      // API-key clients log in passively to get a session for the push channel's `auth` message; no cookie is set.
+      const session = access.sessions.create(id.name, id.loginMechanism);
+      return loginResponse(request, access.identityForSession(session.id) ?? id, session.id, id.loginMechanism);
+    }
+    if (!request.cookies[cookieName(request, 'active_logout')]) {
+      const auto = access.autologinUser(request.ip);
+      if (auto) {
+        const session = access.sessions.create(auto.name, 'autologin');
+        setLoginCookies(request, reply, config, session.id);
+        events.emit('UserLoggedIn', { username: auto.name });
+        return loginResponse(request, access.identityForUser(auto, 'autologin', session.id), session.id, 'autologin');
+      }
+    }
+    return { ...identityRecord(access.users, id), _is_external_client: access.isExternalClient(request.ip) };
+  };
+
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    // Browsers' login forms post url-encoded values; the parser stays inside this scope.
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+
+    scope.post('/api/login', { config: { access: 'anonymous' }, schema: { body: LoginBody } }, async (request, reply) => {
+      reply.header('Vary', 'Cookie');
+      const body = request.body ?? {};
+      if (body.user !== undefined && body.pass !== undefined) {
+        const address = request.ip;
+        const limited = config.current.devel.enableRateLimiter;
+        if (limited && access.loginThrottle.blocked(address)) {
+          throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'You have made too many failed login attempts. Please try again later.');
+        }
+        const user = await access.checkCredentials(body.user, body.pass);
+        if (!user) {
+          if (limited) access.loginThrottle.recordFailure(address);
+          return sendError(reply, 403);
+        }
+        const old = request.cookies[cookieName(request, 'session')];
+        if (old) access.sessions.delete(old, 'logout');
+        const session = access.sessions.create(user.name, 'http');
+        setLoginCookies(request, reply, config, session.id, truthy(body.remember) ? access.rememberToken(user) : undefined);
+        events.emit('UserLoggedIn', { username: user.name });
+        request.log.info({ user: user.name, address }, 'user logged in');
+        return loginResponse(request, access.identityForUser(user, 'http', session.id), session.id, 'http');
+      }
+      if (body.passive !== undefined && body.passive !== false) return passive(request, reply);
+      return sendError(reply, 400, 'Neither user and pass attributes nor passive flag present');
+    });
+  });
+
+  app.post('/api/logout', { config: { access: 'anonymous' } }, async (request, reply) => {
+    const id = request.identity;
+    const sid = request.cookies[cookieName(request, 'session')];
+    if (sid) access.sessions.delete(sid, 'logout');
+    setLogoutCookies(request, reply, config);
+    if (request.authVia === 'session' && id.name !== undefined) events.emit('UserLoggedOut', { username: id.name });
+    return reply.code(204).send();
+  });
+
+  app.get('/api/currentuser', { config: { access: 'anonymous' } }, async (request) => {
+    const id = request.identity;
+    return { name: id.name ?? null, permissions: effectivePermissionKeys(id), groups: [...id.groups] };
+  });
+}

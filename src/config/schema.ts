@@ -69,7 +69,7 @@ export const ApiSection = obj({
   allowCrossOrigin: bool(false, 'Send CORS headers to cross-origin callers'),
   apps: Type.Record(Type.String(), Type.Object({
     pubkey: Type.String({ description: 'RSA public key (base64 body, no BEGIN/END lines)' }),
-    enabled: Type.Boolean({ default: true }),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'A disabled app version cannot verify keys' })),
   }, { additionalProperties: true }), { default: {}, description: 'App session key apps keyed "appid:version"' }),
 });
 

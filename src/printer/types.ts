@@ -1,5 +1,6 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+import type { JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from '../protocol/job-stream.ts';
 
 export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 
@@ -77,37 +78,7 @@ export interface SdFileEntry {
   date: number | null;
 }
 
-/** A batch of job lines; `ends[i]` is the byte offset in the file just after line i (for progress and recovery). */
-export interface JobLineBatch {
-  lines: string[];
-  ends: number[];
-}
-
-/** Where job lines come from: the job runner supplies it (e.g. fileLineSource in file-line-source.ts). */
-export type JobLineSource = AsyncIterable<JobLineBatch>;
-
-export type JobOutcome = 'done' | 'cancelled' | 'error';
-
-export interface JobStreamListener {
-  /** Called after each batch of lines was handed to the firmware queue; `filepos` in bytes. */
-  progress?(filepos: number): void;
-  /** State moves of the job (Printing, Pausing, Paused, Resuming, Cancelling, Finishing). */
-  stateChanged?(state: ConnectionStateId): void;
-  /** Exactly once; after it the state is Operational (done/cancelled) or an error state. */
-  finished(outcome: JobOutcome, filepos: number, error?: string): void;
-}
-
-export interface JobStreamOptions {
-  /** Lines sent first (e.g. the beforePrintStarted script); part of the job. */
-  prologue?: string[];
-  /** Lines sent after the last file line, before Finishing completes (e.g. afterPrintDone script). */
-  epilogue?: string[];
-  /** Lines sent when the job is cancelled (e.g. afterPrintCancelled script). */
-  onCancel?: string[];
-  /** Lines sent once the job reached Paused / right before it resumes. */
-  onPaused?: string[];
-  onResume?: string[];
-}
+export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from '../protocol/job-stream.ts';
 
 export interface JobStream {
   /** Bytes of the file consumed so far. */

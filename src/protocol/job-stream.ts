@@ -1,0 +1,231 @@
+// Job streaming primitive: feeds a file's lines through the engine with pause/resume/cancel and byte progress.
+import type { ConnectionStateId } from './connection-state.ts';
+import type { JobFeed, ProtocolEngine } from './engine.ts';
+
+/** A batch of job lines; `ends[i]` is the byte offset just after line i (progress and recovery position). */
+export interface JobLineBatch {
+  lines: string[];
+  ends: number[];
+}
+
+export type JobLineSource = AsyncIterable<JobLineBatch>;
+export type JobOutcome = 'done' | 'cancelled' | 'error';
+
+export interface JobStreamListener {
+  /** After each batch of lines was handed to the firmware; `filepos` in bytes. */
+  progress?(filepos: number): void;
+  stateChanged?(state: ConnectionStateId): void;
+  /** Exactly once; after it the state is Operational (done/cancelled) or an error state. */
+  finished(outcome: JobOutcome, filepos: number, error?: string): void;
+}
+
+export interface JobStreamOptions {
+  prologue?: string[];
+  epilogue?: string[];
+  onCancel?: string[];
+  onPaused?: string[];
+  onResume?: string[];
+  /** Record the position with M400 + M114 before Paused (serial.logPositionOnPause). */
+  logPositionOnPause?: boolean;
+  abortHeatupOnCancel?: boolean;
+}
+
+type Phase = 'starting' | 'printing' | 'pausing' | 'paused' | 'resuming' | 'cancelling' | 'finishing' | 'ended';
+
+export class JobStreamer implements JobFeed {
+  filepos = 0;
+  private phase: Phase = 'starting';
+  private batch: JobLineBatch | null = null;
+  private idx = 0;
+  private nextBatch: JobLineBatch | null = null;
+  private fetching = false;
+  private eof = false;
+  private readonly iter: AsyncIterator<JobLineBatch>;
+  private pauseWaiters: Array<() => void> = [];
+  private resolveDone!: (o: JobOutcome) => void;
+  readonly done: Promise<JobOutcome>;
+
+  constructor(
+    private readonly engine: ProtocolEngine,
+    source: JobLineSource,
+    private readonly listener: JobStreamListener,
+    private readonly opts: JobStreamOptions = {},
+  ) {
+    this.iter = source[Symbol.asyncIterator]();
+    this.done = new Promise((resolve) => { this.resolveDone = resolve; });
+  }
+
+  get state(): Phase { return this.phase; }
+  get active(): boolean { return this.phase !== 'ended'; }
+
+  start(): void {
+    this.engine.jobActive = true;
+    this.move('STARTING');
+    this.prefetch();
+    this.engine.enqueue('M110 N0');
+    for (const l of this.opts.prologue ?? []) this.engine.enqueue(l);
+    this.engine.marker(() => {
+      if (this.phase !== 'starting') return;
+      this.phase = 'printing';
+      this.move('PRINTING');
+      this.engine.setFeed(this);
+    });
+  }
+
+  next(): string | null {
+    if (this.phase !== 'printing') return null;
+    for (;;) {
+      const b = this.batch;
+      if (b !== null && this.idx < b.lines.length) {
+        const i = this.idx++;
+        this.filepos = b.ends[i];
+        if (this.idx === b.lines.length >> 1 && this.nextBatch === null) this.prefetch();
+        return b.lines[i];
+      }
+      if (b !== null) this.listener.progress?.(this.filepos);
+      if (this.nextBatch !== null) {
+        this.batch = this.nextBatch;
+        this.nextBatch = null;
+        this.idx = 0;
+        this.prefetch();
+        continue;
+      }
+      this.batch = null;
+      if (this.eof) {
+        if (!this.fetching) this.finish();
+        return null;
+      }
+      this.prefetch();
+      return null;
+    }
+  }
+
+  private prefetch(): void {
+    if (this.fetching || this.eof || this.nextBatch !== null || this.phase === 'ended') return;
+    this.fetching = true;
+    this.iter.next().then((r) => {
+      this.fetching = false;
+      if (this.phase === 'ended') return;
+      if (r.done) this.eof = true;
+      else this.nextBatch = r.value;
+      if (this.phase === 'printing') this.engine.pump();
+    }, (err: unknown) => {
+      this.fetching = false;
+      this.abort(`Reading the job file failed: ${(err as Error).message}`);
+    });
+  }
+
+  hostCommand(cmd: string): void {
+    const name = cmd.slice(1).split(/\s+/)[0].toLowerCase();
+    if (name === 'pause') void this.pause();
+    else if (name === 'resume') this.resume();
+    else if (name === 'cancel' || name === 'abort') void this.cancel();
+  }
+
+  pausingCommand(): void {
+    void this.pause();
+  }
+
+  pause(): Promise<void> {
+    if (this.phase === 'paused' || this.phase === 'ended') return Promise.resolve();
+    const p = new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
+    if (this.phase === 'pausing') return p;
+    if (this.phase !== 'printing' && this.phase !== 'starting' && this.phase !== 'resuming') {
+      this.releasePauseWaiters();
+      return p;
+    }
+    this.phase = 'pausing';
+    this.engine.setFeed(null);
+    this.move('PAUSING');
+    if (this.opts.logPositionOnPause ?? true) {
+      this.engine.enqueue('M400');
+      this.engine.enqueue('M114');
+    }
+    for (const l of this.opts.onPaused ?? []) this.engine.enqueue(l);
+    this.engine.marker(() => {
+      if (this.phase !== 'pausing') return;
+      this.phase = 'paused';
+      this.move('PAUSED');
+      this.releasePauseWaiters();
+    });
+    return p;
+  }
+
+  /** The firmware paused by itself (`//action:paused`): no commands, no scripts. */
+  markPaused(): void {
+    if (this.phase !== 'printing' && this.phase !== 'starting' && this.phase !== 'resuming') return;
+    this.phase = 'paused';
+    this.engine.setFeed(null);
+    this.move('PAUSED');
+    this.releasePauseWaiters();
+  }
+
+  resume(local = true): void {
+    if (this.phase !== 'paused' && this.phase !== 'pausing') return;
+    this.phase = 'resuming';
+    this.move('RESUMING');
+    if (local) for (const l of this.opts.onResume ?? []) this.engine.enqueue(l);
+    this.engine.marker(() => {
+      if (this.phase !== 'resuming') return;
+      this.phase = 'printing';
+      this.move('PRINTING');
+      this.engine.setFeed(this);
+    });
+    this.releasePauseWaiters();
+  }
+
+  cancel(): Promise<JobOutcome> {
+    if (this.phase === 'ended' || this.phase === 'cancelling') return this.done;
+    this.phase = 'cancelling';
+    this.engine.setFeed(null);
+    this.move('CANCELLING');
+    // Break a running M109/M190 so the cancel does not wait for the heat-up.
+    if (this.opts.abortHeatupOnCancel ?? true) this.engine.enqueue('M108');
+    for (const l of this.opts.onCancel ?? []) this.engine.enqueue(l);
+    this.engine.marker(() => this.end('cancelled'));
+    this.releasePauseWaiters();
+    return this.done;
+  }
+
+  /** The link failed (error, disconnect, printer reset): the job ends at once with `error`. */
+  abort(error: string): void {
+    if (this.phase === 'ended') return;
+    this.end('error', error);
+  }
+
+  private finish(): void {
+    if (this.phase !== 'printing') return;
+    this.phase = 'finishing';
+    this.engine.setFeed(null);
+    this.listener.progress?.(this.filepos);
+    this.move('FINISHING');
+    this.engine.enqueue('M400');
+    for (const l of this.opts.epilogue ?? []) this.engine.enqueue(l);
+    this.engine.marker(() => this.end('done'));
+  }
+
+  private end(outcome: JobOutcome, error?: string): void {
+    if (this.phase === 'ended') return;
+    this.phase = 'ended';
+    this.engine.jobActive = false;
+    this.engine.setFeed(null);
+    if (this.engine.isOperational()) this.move('OPERATIONAL');
+    this.releasePauseWaiters();
+    void this.iter.return?.()?.catch(() => {});
+    try {
+      this.listener.finished(outcome, this.filepos, error);
+    } finally {
+      this.resolveDone(outcome);
+    }
+  }
+
+  private move(state: ConnectionStateId): void {
+    if (this.engine.setState(state)) this.listener.stateChanged?.(state);
+  }
+
+  private releasePauseWaiters(): void {
+    const w = this.pauseWaiters;
+    this.pauseWaiters = [];
+    for (const fn of w) fn();
+  }
+}

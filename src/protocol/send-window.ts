@@ -1,0 +1,145 @@
+// Flow control: which lines are in flight (awaiting their ok) and the strategies deciding whether one more may go.
+
+/** FIFO of lines sent and not yet acknowledged, as parallel ring arrays (no object per line). */
+export class InFlight {
+  private numbers: Int32Array;
+  private bytes: Int32Array;
+  private flags: Uint8Array;
+  private head = 0;
+  private size = 0;
+  totalBytes = 0;
+
+  constructor(capacity = 256) {
+    this.numbers = new Int32Array(capacity);
+    this.bytes = new Int32Array(capacity);
+    this.flags = new Uint8Array(capacity);
+  }
+
+  get count(): number {
+    return this.size;
+  }
+
+  push(lineNumber: number, bytes: number, flags: number): void {
+    if (this.size === this.numbers.length) this.grow();
+    const i = (this.head + this.size) % this.numbers.length;
+    this.numbers[i] = lineNumber;
+    this.bytes[i] = bytes;
+    this.flags[i] = flags;
+    this.size++;
+    this.totalBytes += bytes;
+  }
+
+  /** Removes the oldest entry; returns its flags, or -1 when empty. */
+  shift(): number {
+    if (this.size === 0) return -1;
+    const i = this.head;
+    this.totalBytes -= this.bytes[i];
+    this.head = (i + 1) % this.numbers.length;
+    this.size--;
+    return this.flags[i];
+  }
+
+  /** Line number of the oldest entry (-1 unnumbered), or -2 when empty. */
+  peekNumber(): number {
+    return this.size === 0 ? -2 : this.numbers[this.head];
+  }
+
+  /** OR of all flags in flight (long-running, heating). */
+  flagsInFlight(): number {
+    let f = 0;
+    for (let k = 0; k < this.size; k++) f |= this.flags[(this.head + k) % this.numbers.length];
+    return f;
+  }
+
+  clear(): void {
+    this.head = 0;
+    this.size = 0;
+    this.totalBytes = 0;
+  }
+
+  private grow(): void {
+    const n = this.numbers.length * 2;
+    const nn = new Int32Array(n), nb = new Int32Array(n), nf = new Uint8Array(n);
+    for (let k = 0; k < this.size; k++) {
+      const i = (this.head + k) % this.numbers.length;
+      nn[k] = this.numbers[i];
+      nb[k] = this.bytes[i];
+      nf[k] = this.flags[i];
+    }
+    this.numbers = nn;
+    this.bytes = nb;
+    this.flags = nf;
+    this.head = 0;
+  }
+}
+
+export const FLAG_LONG = 1;
+export const FLAG_HEATING = 2;
+
+/** Decides whether a line of `bytes` (including the newline) may be written now. */
+export interface FlowControl {
+  readonly name: 'ping-pong' | 'send-ahead' | 'advanced-ok';
+  canSend(inFlight: InFlight, bytes: number): boolean;
+  /** ADVANCED_OK `B` value (free command slots) seen in an ok. */
+  observeBufferFree?(free: number): void;
+}
+
+/** One line per ok: safe for every firmware, the default. */
+export class PingPong implements FlowControl {
+  readonly name = 'ping-pong' as const;
+  canSend(inFlight: InFlight): boolean {
+    return inFlight.count === 0;
+  }
+}
+
+/** Character counting: unacknowledged bytes never exceed the firmware's receive buffer. */
+export class SendAhead implements FlowControl {
+  readonly name = 'send-ahead' as const;
+  constructor(private readonly rxBytes: number, private readonly maxLines: number) {}
+  canSend(inFlight: InFlight, bytes: number): boolean {
+    return inFlight.count === 0 || (inFlight.count < this.maxLines && inFlight.totalBytes + bytes <= this.rxBytes);
+  }
+}
+
+/**
+ * ADVANCED_OK: the firmware tells its free command slots in every ok; the largest value seen is its queue size.
+ * Lines in flight stay below that and within the byte budget (commands wait in the RX buffer until a slot frees).
+ */
+export class AdvancedOkWindow implements FlowControl {
+  readonly name = 'advanced-ok' as const;
+  private slots = 1;
+  constructor(private readonly rxBytes: number, private readonly maxLines: number) {}
+  observeBufferFree(free: number): void {
+    if (free > this.slots) this.slots = Math.min(free, this.maxLines);
+  }
+  canSend(inFlight: InFlight, bytes: number): boolean {
+    if (inFlight.count === 0) return true;
+    return inFlight.count < this.slots && inFlight.totalBytes + bytes <= this.rxBytes;
+  }
+}
+
+/** Ring of the last numbered lines as sent, for resends. */
+export class LineHistory {
+  private readonly lines: string[];
+  private readonly numbers: Int32Array;
+  private newest = -1;
+  constructor(readonly capacity: number) {
+    this.lines = new Array<string>(capacity).fill('');
+    this.numbers = new Int32Array(capacity).fill(-1);
+  }
+  add(lineNumber: number, wire: string): void {
+    const i = lineNumber % this.capacity;
+    this.lines[i] = wire;
+    this.numbers[i] = lineNumber;
+    this.newest = lineNumber;
+  }
+  get(lineNumber: number): string | undefined {
+    if (lineNumber < 0 || lineNumber > this.newest) return undefined;
+    const i = lineNumber % this.capacity;
+    return this.numbers[i] === lineNumber ? this.lines[i] : undefined;
+  }
+  clear(): void {
+    this.numbers.fill(-1);
+    this.newest = -1;
+  }
+}

@@ -1,0 +1,179 @@
+// Test doubles for the protocol engine: a scripted LineTransport, fake timers and a transcript runner.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { LineTransport, LineTransportEvents } from '../../src/protocol/line-transport.ts';
+import type { Timers } from '../../src/protocol/settings.ts';
+import { frameLine } from '../../src/gcode/line.ts';
+import { ProtocolEngine } from '../../src/protocol/engine.ts';
+import type { EngineHooks } from '../../src/protocol/hooks.ts';
+import type { EngineSettings } from '../../src/protocol/settings.ts';
+import { JobStreamer, type JobLineBatch, type JobOutcome } from '../../src/protocol/job-stream.ts';
+import type { ConnectionStateId } from '../../src/protocol/connection-state.ts';
+
+export class ScriptedTransport implements LineTransport {
+  readonly name = 'SCRIPTED';
+  written: string[] = [];
+  readIndex = 0;
+  openError: Error | null = null;
+  closed = false;
+  private listeners: { [K in keyof LineTransportEvents]: Array<LineTransportEvents[K]> } = { line: [], close: [] };
+  async open(): Promise<void> {
+    if (this.openError) throw this.openError;
+  }
+  async write(line: string): Promise<void> {
+    this.written.push(line);
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+  on<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void {
+    (this.listeners[event] as Array<LineTransportEvents[E]>).push(fn);
+  }
+  off<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void {
+    const arr = this.listeners[event] as Array<LineTransportEvents[E]>;
+    const i = arr.indexOf(fn);
+    if (i >= 0) arr.splice(i, 1);
+  }
+  reply(line: string): void {
+    for (const fn of [...this.listeners.line]) fn(line);
+  }
+  drop(error?: Error): void {
+    for (const fn of [...this.listeners.close]) fn(error);
+  }
+  /** Next unread written line, or undefined. */
+  take(): string | undefined {
+    return this.readIndex < this.written.length ? this.written[this.readIndex++] : undefined;
+  }
+  unread(): string[] {
+    return this.written.slice(this.readIndex);
+  }
+}
+
+export class FakeTimers implements Timers {
+  private t = 0;
+  private seq = 0;
+  private pending = new Map<number, { at: number; fn: () => void }>();
+  now(): number { return this.t; }
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.pending.set(id, { at: this.t + ms, fn });
+    return id;
+  }
+  clearTimeout(h: unknown): void { this.pending.delete(h as number); }
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const e of this.pending) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e;
+      if (!next) break;
+      this.pending.delete(next[0]);
+      this.t = Math.max(this.t, next[1].at);
+      next[1].fn();
+    }
+    this.t = end;
+  }
+}
+
+export const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+export interface Rig {
+  engine: ProtocolEngine;
+  transport: ScriptedTransport;
+  timers: FakeTimers;
+  states: ConnectionStateId[];
+  events: Array<[string, unknown]>;
+  job?: JobStreamer;
+  outcome?: JobOutcome;
+}
+
+export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: EngineHooks = {}): Rig {
+  const timers = new FakeTimers();
+  const transport = new ScriptedTransport();
+  const states: ConnectionStateId[] = [];
+  const events: Array<[string, unknown]> = [];
+  const record = (name: string) => (...args: unknown[]) => { events.push([name, args.length === 1 ? args[0] : args]); };
+  const hooks: EngineHooks = {
+    stateChanged: (s) => { states.push(s); },
+    temperatures: record('temperatures'),
+    firmware: record('firmware'),
+    capability: record('capability'),
+    position: record('position'),
+    sdList: record('sdList'),
+    sdReply: record('sdReply'),
+    action: record('action'),
+    firmwareError: record('firmwareError'),
+    error: record('error'),
+    zChanged: record('zChanged'),
+    toolChanged: record('toolChanged'),
+    commandSuppressed: record('commandSuppressed'),
+    emergencyStop: record('emergencyStop'),
+    printerReset: record('printerReset'),
+    ...extraHooks,
+  };
+  const engine = new ProtocolEngine(hooks, settings, timers);
+  return { engine, transport, timers, states, events };
+}
+
+export async function* batches(lines: string[], size = 3): AsyncGenerator<JobLineBatch> {
+  let pos = 0;
+  for (let i = 0; i < lines.length; i += size) {
+    const chunk = lines.slice(i, i + size);
+    const ends = chunk.map((l) => (pos += Buffer.byteLength(l) + 1));
+    yield { lines: chunk, ends };
+  }
+}
+
+/**
+ * Runs a transcript: `> text` host must have written it next, `< text` firmware sends it, `! verb args` test actions
+ * (connect, send CMD, job L1|L2|..., pause, resume, cancel, advance MS, state ID, close [error], outcome X,
+ * settle, nothing-sent). Lines starting with `#` are comments.
+ */
+export async function runTranscript(rig: Rig, text: string): Promise<void> {
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const raw = lines[n];
+    if (raw.trim() === '' || raw.startsWith('#')) continue;
+    const where = `transcript line ${n + 1}: ${raw}`;
+    const kind = raw[0];
+    let body = raw.slice(2);
+    // `*?` stands for the checksum, so transcripts stay readable and hand-editable.
+    if (body.endsWith('*?')) body = frameLine(Number(body.slice(1, body.indexOf(' '))), body.slice(body.indexOf(' ') + 1, -2));
+    if (kind === '>') {
+      await flush();
+      assert.equal(rig.transport.take(), body, where);
+    } else if (kind === '<') {
+      rig.transport.reply(body);
+    } else if (kind === '!') {
+      const sp = body.indexOf(' ');
+      const verb = sp === -1 ? body : body.slice(0, sp);
+      const arg = sp === -1 ? '' : body.slice(sp + 1);
+      switch (verb) {
+        case 'connect':
+          await rig.engine.connect({ transport: rig.transport, port: 'SCRIPTED', baudrate: 115200 });
+          break;
+        case 'send':
+          rig.engine.enqueue(arg);
+          break;
+        case 'job':
+          rig.job = new JobStreamer(rig.engine, batches(arg.split('|')), { finished: (o) => { rig.outcome = o; } });
+          rig.job.start();
+          break;
+        case 'pause': void rig.job?.pause(); break;
+        case 'resume': rig.job?.resume(); break;
+        case 'cancel': void rig.job?.cancel(); break;
+        case 'advance': rig.timers.advance(Number(arg)); break;
+        case 'settle': await flush(); await flush(); break;
+        case 'state': await flush(); assert.equal(rig.engine.state, arg, where); break;
+        case 'outcome': await flush(); assert.equal(rig.outcome, arg, where); break;
+        case 'close': rig.transport.drop(arg ? new Error(arg) : undefined); break;
+        case 'nothing-sent': await flush(); assert.deepEqual(rig.transport.unread(), [], where); break;
+        case 'fake-ack': rig.engine.fakeAck(); break;
+        default: throw new Error(`unknown verb in ${where}`);
+      }
+    } else throw new Error(`bad ${where}`);
+  }
+}
+
+export function transcript(name: string): string {
+  return readFileSync(new URL(`../fixtures/transcripts/${name}`, import.meta.url), 'utf8');
+}

@@ -9,6 +9,10 @@ import { systemClock, type Clock } from './core/clock.ts';
 import type { Logger } from './core/logger.ts';
 import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
+import { FileService } from './files/file-service.ts';
+import { AnalysisQueue } from './files/analysis/queue.ts';
+import { PushService } from './push/push-service.ts';
+import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
@@ -35,6 +39,7 @@ export interface Gantry {
   config: ConfigStore;
   events: EventBus;
   access: AccessService;
+  push: PushService;
   slicing: SlicingService;
   printerProfiles: PrinterProfiles;
   logger: Logger;
@@ -76,11 +81,26 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
     new ProfileStore(paths.slicingProfiles), config, events, logger.child({ svc: 'slicing' }));
 
+  const analysisQueue = new AnalysisQueue({ logger: logger.child({ svc: 'analysis' }) });
+  const files = new FileService({
+    root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
+    analysisOptions: () => ({
+      defaultFeedrate: printerProfiles.getCurrentOrDefault().axes.x.speed,
+      bedZ: config.current.gcodeAnalysis.bedZ,
+      g90InfluencesExtruder: config.current.feature.g90InfluencesExtruder,
+    }),
+  });
+
+  const push = new PushService({ config, events, access, clock, logger: logger.child({ svc: 'push' }) });
+  const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
+
   // Start order matters: later services may use earlier ones; stop runs in reverse.
   const services: Service[] = [
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
+    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); await push.stop(); } },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
+    { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
   ];
   const started: Service[] = [];
   try {
@@ -93,7 +113,10 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, logger, version: VERSION });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, logger, version: VERSION });
+  push.attach(app.server);
+  // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
+  app.addHook('preClose', async () => { push.detach(); });
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
   await app.listen({ host, port });
@@ -121,5 +144,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, printerProfiles, slicing, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, logger, stop };
 }

@@ -23,6 +23,11 @@ import { registerAppsAuthRoutes } from './routes/apps-auth.ts';
 import { registerSettingsApiKeyRoutes } from './routes/settings-apikey.ts';
 import { registerPrinterProfileRoutes } from './routes/printerprofiles.ts';
 import type { PrinterProfiles } from '../printer/printer-profiles.ts';
+import type { FileService } from '../files/file-service.ts';
+import type { SdCardFiles } from '../files/sd-card.ts';
+import type { JobControl } from '../printer/job-types.ts';
+import { registerFilesRoutes } from './routes/files.ts';
+import { registerDownloadRoutes } from './routes/downloads.ts';
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -32,6 +37,11 @@ export interface AppServices {
   access: AccessService;
   printerProfiles: PrinterProfiles;
   slicing: SlicingService;
+  files: FileService;
+  /** The job runner, once the printer link exists. */
+  jobs?: JobControl;
+  /** The printer's SD card as the `sdcard` files location. */
+  sdFiles?: SdCardFiles;
   logger: Logger;
   version: string;
 }
@@ -107,6 +117,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerAppsAuthRoutes(app, services);
   registerSettingsApiKeyRoutes(app, services);
   registerPrinterProfileRoutes(app, services);
+  registerFilesRoutes(app, services);
+  registerDownloadRoutes(app, services);
 
   return app;
 }

@@ -1,0 +1,141 @@
+// One push client: who it is, what it asked for (throttle, subscription), what it has not been sent yet, and the
+// bounded-backlog rule that drops it when it stops reading.
+import type { Identity } from '../access/identity.ts';
+import type { PushConnection } from './transports.ts';
+import type { StatusDelta } from './status-monitor.ts';
+import { MAX_LINES_PER_TICK } from './status-monitor.ts';
+import { EVERYTHING, type Subscription } from './subscription.ts';
+import type { CurrentView } from './messages.ts';
+
+export interface ClientLimits {
+  /** Above this many unsent bytes, `current` updates are held back (and batched) instead of queued. */
+  softBytes: number;
+  /** Above this the client is dropped: it fell too far behind. */
+  hardBytes: number;
+  /** Held back (above softBytes) for this long: dropped as well. */
+  stallMs: number;
+}
+
+export const DEFAULT_LIMITS: ClientLimits = { softBytes: 256 * 1024, hardBytes: 4 * 1024 * 1024, stallMs: 60_000 };
+
+/** Messages held for a client that has not authenticated yet (OctoPrint keeps 100). */
+const MAX_BACKLOG = 100;
+/** Deltas a throttled or held-back client may accumulate before they are folded into one. */
+const MAX_PENDING = 16;
+
+let nextId = 1;
+
+export class PushClient {
+  readonly id = nextId++;
+  identity: Identity;
+  /** A valid `auth` was received (and not revoked since). */
+  authed = false;
+  sessionId: string | undefined;
+  /** Receives history, current and events (the user has STATUS). */
+  registered = false;
+  historySent = false;
+  /** The first `current` after `history` is due even if nothing changed. */
+  needsCurrent = false;
+  throttle = 1;
+  subscription: Subscription = EVERYTHING;
+  lastCurrentAt = Number.NEGATIVE_INFINITY;
+  closed = false;
+  private backlog: string[] = [];
+  private pending: StatusDelta[] = [];
+  private heldSince: number | undefined;
+
+  constructor(
+    readonly conn: PushConnection,
+    identity: Identity,
+    private readonly limits: ClientLimits,
+    private readonly onOverflow: (c: PushClient, reason: string) => void,
+  ) {
+    this.identity = identity;
+  }
+
+  get remoteAddress(): string {
+    return this.conn.remoteAddress;
+  }
+
+  get wantsState(): boolean {
+    return this.subscription.state !== false;
+  }
+
+  view(): CurrentView {
+    const s = this.subscription.state;
+    return {
+      terminal: this.identity.has('MONITOR_TERMINAL'),
+      logs: s === false ? false : s.logs,
+      messages: s === false ? false : s.messages,
+    };
+  }
+
+  /** Writes one serialised message; drops the client when its unsent backlog passes the hard limit. */
+  send(text: string): void {
+    if (this.closed) return;
+    this.conn.send(text);
+    if (this.conn.bufferedBytes() > this.limits.hardBytes) this.onOverflow(this, 'send backlog over limit');
+  }
+
+  /** A message the client may see only after authenticating: kept (bounded) until `auth` succeeds. */
+  hold(text: string): void {
+    if (this.backlog.length < MAX_BACKLOG) this.backlog.push(text);
+  }
+
+  flushBacklog(): void {
+    const b = this.backlog;
+    this.backlog = [];
+    for (const t of b) this.send(t);
+  }
+
+  dropBacklog(): void {
+    this.backlog = [];
+  }
+
+  addDelta(d: StatusDelta): void {
+    this.pending.push(d);
+    if (this.pending.length > MAX_PENDING) this.pending = [foldDeltas(this.pending)];
+  }
+
+  clearPending(): void {
+    this.pending = [];
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * The deltas to send now, or undefined when the client must wait (throttle not yet elapsed, or its socket is still
+   * full). A socket that stays full past stallMs gets the client dropped.
+   */
+  takeDue(now: number, baseIntervalMs: number): StatusDelta[] | undefined {
+    if (this.pending.length === 0) return undefined;
+    // A little slack so a 500 ms timer does not skip every other tick through jitter.
+    if (now - this.lastCurrentAt < baseIntervalMs * this.throttle - 50) return undefined;
+    if (this.conn.bufferedBytes() > this.limits.softBytes) {
+      this.heldSince ??= now;
+      if (now - this.heldSince > this.limits.stallMs) this.onOverflow(this, 'stalled');
+      return undefined;
+    }
+    this.heldSince = undefined;
+    const out = this.pending;
+    this.pending = [];
+    this.lastCurrentAt = now;
+    this.needsCurrent = false;
+    return out;
+  }
+}
+
+/** Many deltas → one: newest base, all points and lines (newest kept when over the cap). */
+function foldDeltas(ds: StatusDelta[]): StatusDelta {
+  const last = ds[ds.length - 1];
+  const cap = (xs: string[]): string[] => (xs.length > MAX_LINES_PER_TICK ? xs.slice(-MAX_LINES_PER_TICK) : xs);
+  return {
+    base: last.base,
+    temps: ds.flatMap((d) => d.temps).slice(-MAX_LINES_PER_TICK),
+    logs: cap(ds.flatMap((d) => d.logs)),
+    messages: cap(ds.flatMap((d) => d.messages)),
+    serverTime: last.serverTime,
+  };
+}

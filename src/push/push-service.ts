@@ -1,0 +1,367 @@
+// Push channel service: the set of clients, their authentication, and the fan-out of status (`history`/`current`),
+// events, plugin and slicing messages with OctoPrint's permission rules and per-client throttling.
+import type { Server as HttpServer } from 'node:http';
+import type { ConfigStore } from '../config/config-store.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { EventName } from '../core/events.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Identity } from '../access/identity.ts';
+import { attachPushTransports, MAX_CLIENT_MESSAGE, type AttachedTransports, type PushConnection } from './transports.ts';
+import { PushClient, DEFAULT_LIMITS, type ClientLimits } from './push-client.ts';
+import { StatusMonitor, type StatusDelta } from './status-monitor.ts';
+import { noJob, offlinePrinter, type JobStatusSource, type PrinterStatusSource } from './sources.ts';
+import { parseSubscription, shareKey, wantsName } from './subscription.ts';
+import {
+  ADMIN_ONLY_EVENTS, ADMIN_PAYLOAD_EVENTS, connectedPayload, currentPayload, encode, eventPayload, historyPayload,
+  isPushedEvent,
+} from './messages.ts';
+
+/** What the push channel needs from access control (AccessService satisfies it). */
+export interface PushAccess {
+  readonly enabled: boolean;
+  anonymous(): Identity;
+  identityForSession(sessionId: string): Identity | undefined;
+  users: { onUserChanged(fn: (name: string) => void): () => void; getUser(name: string): unknown };
+  sessions: { onEnd?(fn: (s: { id: string; user: string }, reason: 'logout' | 'stale' | 'removed' | 'modified') => void): () => void };
+}
+
+export interface PushServiceDeps {
+  config: ConfigStore;
+  events: EventBus;
+  access: PushAccess;
+  logger: Logger;
+  clock: Clock;
+  printer?: PrinterStatusSource;
+  jobs?: JobStatusSource;
+  limits?: Partial<ClientLimits>;
+  /** Base period of `current` (OctoPrint: 500 ms); a client's throttle multiplies it. */
+  intervalMs?: number;
+}
+
+export type ReauthReason = 'logout' | 'stale' | 'removed' | 'modified';
+
+let instances = 0;
+/** Sessions of connected clients are touched this often so they do not expire while the socket is open. */
+const SESSION_KEEPALIVE_MS = 60_000;
+
+interface QueuedEvent { name: string; full: string; redacted: string | undefined }
+
+export class PushService {
+  private readonly clients = new Set<PushClient>();
+  private readonly monitor: StatusMonitor;
+  private readonly limits: ClientLimits;
+  private readonly intervalMs: number;
+  private readonly logger: Logger;
+  private transports: AttachedTransports | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  private unsubscribers: Array<() => void> = [];
+  private eventQueue: QueuedEvent[] = [];
+  private eventFlush: NodeJS.Immediate | undefined;
+  /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
+  private readonly owner = `push#${++instances}`;
+
+  constructor(private readonly deps: PushServiceDeps) {
+    this.logger = deps.logger;
+    this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    this.intervalMs = deps.intervalMs ?? 500;
+    this.monitor = new StatusMonitor(deps.printer ?? offlinePrinter, deps.jobs ?? noJob, () => deps.clock.now(),
+      () => deps.config.current.temperature.cutoff * 60);
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  async start(): Promise<void> {
+    const { events, access } = this.deps;
+    this.monitor.start();
+    events.onAny(this.owner, (name, payload) => this.onEvent(name, payload));
+    this.unsubscribers.push(() => events.removeOwner(this.owner));
+    this.unsubscribers.push(access.users.onUserChanged((name) => this.onUserChanged(name)));
+    if (access.sessions.onEnd) {
+      this.unsubscribers.push(access.sessions.onEnd((s, reason) => this.onSessionEnded(s.id, reason)));
+    }
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
+    this.keepalive = setInterval(() => this.touchSessions(), SESSION_KEEPALIVE_MS);
+    this.keepalive.unref();
+  }
+
+  /** Serves `/sockjs` (all SockJS transports) and `/sockjs/websocket` on the given HTTP server. */
+  attach(server: HttpServer): void {
+    this.transports = attachPushTransports(server, {
+      logger: this.logger,
+      allowCrossOrigin: () => this.deps.config.current.api.allowCrossOrigin,
+      onConnection: (conn) => this.open(conn),
+    });
+  }
+
+  /** Closes every push connection (before the HTTP server closes: upgraded sockets would keep it open). */
+  detach(): void {
+    this.transports?.close();
+    this.transports = undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.detach();
+    if (this.timer) clearInterval(this.timer);
+    if (this.keepalive) clearInterval(this.keepalive);
+    if (this.eventFlush) clearImmediate(this.eventFlush);
+    this.timer = this.keepalive = this.eventFlush = undefined;
+    for (const u of this.unsubscribers) u();
+    this.unsubscribers = [];
+    this.monitor.stop();
+    this.clients.clear();
+  }
+
+  /** A plugin push message (`{"plugin": {"plugin": id, "data": ...}}`) for every client allowed to see it. */
+  sendPlugin(plugin: string, data: unknown, opts: { permissions?: string[] } = {}): void {
+    const text = encode('plugin', { plugin, data });
+    this.broadcastGated(text, opts.permissions ?? ['STATUS'], (c) => wantsName(c.subscription.plugins, plugin));
+  }
+
+  /** Slicing progress for the slicing feature: `{slicer, source_location, source_path, dest_location, dest_path, progress}`. */
+  slicingProgress(p: { slicer: string; source_location: string; source_path: string; dest_location: string; dest_path: string; progress: number }): void {
+    this.broadcastGated(encode('slicingProgress', p), ['STATUS'], () => true);
+  }
+
+  // --- connections ----------------------------------------------------------------------------------------------------
+
+  private open(conn: PushConnection): void {
+    const client = new PushClient(conn, this.deps.access.anonymous(), this.limits, (c, reason) => this.drop(c, reason));
+    this.clients.add(client);
+    conn.onMessage((text) => {
+      try {
+        this.onClientMessage(client, text);
+      } catch (err) {
+        this.logger.warn({ err, client: client.id }, 'push: client message failed');
+      }
+    });
+    conn.onClose(() => this.closed(client));
+    client.send(encode('connected', connectedPayload({ configHash: this.deps.config.hash(), debug: false })));
+    this.logger.debug({ client: client.id, remoteAddress: conn.remoteAddress, transport: conn.transport }, 'push client opened');
+    this.deps.events.emit('ClientOpened', { remoteAddress: conn.remoteAddress });
+    if (client.identity.has('STATUS')) this.register(client);
+  }
+
+  private closed(client: PushClient): void {
+    if (!this.clients.delete(client)) return;
+    client.closed = true;
+    this.logger.debug({ client: client.id }, 'push client closed');
+    this.deps.events.emit('ClientClosed', { remoteAddress: client.remoteAddress });
+  }
+
+  private drop(client: PushClient, reason: string): void {
+    if (client.closed) return;
+    this.logger.warn({ client: client.id, remoteAddress: client.remoteAddress, reason, buffered: client.conn.bufferedBytes() },
+      'push: dropping a client that fell too far behind');
+    client.closed = true;
+    client.conn.terminate();
+    this.closed(client);
+  }
+
+  private register(client: PushClient): void {
+    if (client.registered) return;
+    client.registered = true;
+    if (client.wantsState) this.sendHistory(client);
+    client.send(encode('timelapse', null));
+  }
+
+  private unregister(client: PushClient): void {
+    client.registered = false;
+    client.historySent = false;
+    client.clearPending();
+  }
+
+  private sendHistory(client: PushClient): void {
+    client.clearPending();
+    client.send(encode('history', historyPayload(this.monitor.history(), client.view())));
+    client.historySent = true;
+    client.needsCurrent = true;
+  }
+
+  // --- client messages ------------------------------------------------------------------------------------------------
+
+  private onClientMessage(client: PushClient, text: string): void {
+    if (text.length > MAX_CLIENT_MESSAGE) return this.ignore(client, 'message too large');
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return this.ignore(client, 'not JSON');
+    }
+    // SockJS clients may send an already-encoded string inside the frame.
+    if (typeof msg === 'string') {
+      try { msg = JSON.parse(msg); } catch { return this.ignore(client, 'not JSON'); }
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return this.ignore(client, 'not an object');
+    for (const [key, value] of Object.entries(msg)) {
+      if (key === 'auth') this.onAuth(client, value);
+      else if (key === 'throttle') this.onThrottle(client, value);
+      else if (key === 'subscribe') this.onSubscribe(client, value);
+      else this.ignore(client, `unknown message type ${key.slice(0, 40)}`);
+    }
+  }
+
+  private ignore(client: PushClient, why: string): void {
+    this.logger.debug({ client: client.id, why }, 'push: ignored client message');
+  }
+
+  private onAuth(client: PushClient, value: unknown): void {
+    if (typeof value !== 'string') return this.ignore(client, 'auth is not a string');
+    const parts = value.split(':');
+    if (parts.length !== 2) return this.ignore(client, 'auth is not user:session');
+    const [user, sessionId] = parts;
+    const identity = sessionId ? this.deps.access.identityForSession(sessionId) : undefined;
+    if (!identity || identity.name !== user) {
+      this.logger.info({ client: client.id, user }, 'push: auth with an unknown or stale session');
+      this.becomeAnonymous(client);
+      client.send(encode('reauthRequired', { reason: 'stale' }));
+      return;
+    }
+    client.identity = identity;
+    client.authed = true;
+    client.sessionId = sessionId;
+    client.flushBacklog();
+    if (identity.has('STATUS')) this.register(client);
+    else this.unregister(client);
+    this.deps.events.emit('ClientAuthed', { remoteAddress: client.remoteAddress, username: user });
+  }
+
+  private onThrottle(client: PushClient, value: unknown): void {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) return this.ignore(client, 'bad throttle');
+    client.throttle = Math.min(value, 1000);
+  }
+
+  private onSubscribe(client: PushClient, value: unknown): void {
+    const sub = parseSubscription(value);
+    if (!sub) return this.ignore(client, 'bad subscribe');
+    const wasOn = client.wantsState;
+    client.subscription = sub;
+    if (!client.registered) return;
+    if (!client.wantsState) {
+      client.historySent = false;
+      client.clearPending();
+    } else if (!wasOn) this.sendHistory(client);
+  }
+
+  private becomeAnonymous(client: PushClient): void {
+    client.identity = this.deps.access.anonymous();
+    client.authed = false;
+    client.sessionId = undefined;
+    if (!client.identity.has('STATUS')) this.unregister(client);
+  }
+
+  // --- access changes -------------------------------------------------------------------------------------------------
+
+  private onSessionEnded(sessionId: string, reason: ReauthReason): void {
+    for (const c of this.clients) {
+      if (c.sessionId !== sessionId) continue;
+      this.becomeAnonymous(c);
+      c.dropBacklog();
+      c.send(encode('reauthRequired', { reason }));
+    }
+  }
+
+  /** Rights changed: tell the user's sockets, and apply the new rights at once (re-auth not awaited). */
+  private onUserChanged(name: string): void {
+    for (const c of this.clients) {
+      if (c.identity.name !== name || !c.sessionId) continue;
+      const next = this.deps.access.identityForSession(c.sessionId);
+      if (!next) {
+        this.becomeAnonymous(c);
+        c.send(encode('reauthRequired', { reason: this.deps.access.users.getUser(name) ? 'modified' : 'removed' }));
+        continue;
+      }
+      c.identity = next;
+      if (next.has('STATUS')) this.register(c);
+      else this.unregister(c);
+      c.send(encode('reauthRequired', { reason: 'modified' }));
+    }
+  }
+
+  private touchSessions(): void {
+    for (const c of this.clients) {
+      if (c.sessionId && !this.deps.access.identityForSession(c.sessionId)) {
+        this.becomeAnonymous(c);
+        c.send(encode('reauthRequired', { reason: 'stale' }));
+      }
+    }
+  }
+
+  // --- fan-out --------------------------------------------------------------------------------------------------------
+
+  /** Messages that need permissions: sent if allowed, held for not-yet-authenticated sockets, else dropped. */
+  private broadcastGated(text: string, permissions: string[], wanted: (c: PushClient) => boolean): void {
+    for (const c of this.clients) {
+      if (!wanted(c)) continue;
+      if (permissions.every((p) => c.identity.has(p))) c.send(text);
+      else if (!c.authed) c.hold(text);
+    }
+  }
+
+  private onEvent(name: EventName, payload: unknown): void {
+    if (name === 'ChartMarked') this.monitor.mark(payload as { type: string; label: string; time?: number });
+    if (!isPushedEvent(name)) return;
+    // Serialised now (the emitter may reuse its object), sent after the emitter's synchronous work is done.
+    const wire = eventPayload(name, payload);
+    const full = encode('event', { type: name, payload: wire });
+    const redacted = ADMIN_PAYLOAD_EVENTS.has(name) ? encode('event', { type: name, payload: {} }) : undefined;
+    this.eventQueue.push({ name, full, redacted });
+    this.eventFlush ??= setImmediate(() => this.flushEvents());
+  }
+
+  private flushEvents(): void {
+    this.eventFlush = undefined;
+    const queue = this.eventQueue;
+    this.eventQueue = [];
+    for (const e of queue) {
+      const adminOnly = ADMIN_ONLY_EVENTS.has(e.name);
+      for (const c of this.clients) {
+        if (!c.registered || !c.identity.has('STATUS') || !wantsName(c.subscription.events, e.name)) continue;
+        const admin = c.identity.has('ADMIN');
+        if (adminOnly && !admin) continue;
+        c.send(e.redacted && !admin ? e.redacted : e.full);
+      }
+    }
+  }
+
+  private tick(): void {
+    try {
+      const delta = this.monitor.tick();
+      const now = this.deps.clock.monotonic();
+      const shared = new Map<string, string>();
+      let snapshot: StatusDelta | undefined;
+      for (const c of this.clients) {
+        if (!c.registered || !c.historySent || !c.wantsState) continue;
+        if (delta) c.addDelta(delta);
+        else if (c.needsCurrent && !c.hasPending) c.addDelta(snapshot ??= this.monitor.snapshot());
+        const due = c.takeDue(now, this.intervalMs);
+        if (!due || c.closed) continue;
+        c.send(this.currentText(c, due, delta, shared));
+      }
+    } catch (err) {
+      this.logger.error({ err }, 'push: status tick failed');
+    }
+  }
+
+  /** Clients seeing the same fresh delta through the same filters share one serialisation. */
+  private currentText(c: PushClient, due: StatusDelta[], fresh: StatusDelta | undefined, shared: Map<string, string>): string {
+    const view = c.view();
+    if (due.length === 1 && due[0] === fresh) {
+      const lk = shareKey(view.logs), mk = shareKey(view.messages);
+      if (lk && mk) {
+        const key = view.terminal ? `t${lk}${mk}` : 'n';
+        let text = shared.get(key);
+        if (!text) {
+          text = encode('current', currentPayload(due, view));
+          shared.set(key, text);
+        }
+        return text;
+      }
+    }
+    return encode('current', currentPayload(due, view, this.deps.clock.now() / 1000));
+  }
+}

@@ -1,0 +1,143 @@
+// Printer status monitor for the push channel: gathers temperatures, terminal lines and firmware messages as they
+// arrive and turns them, every tick, into one shared delta (the basis of every client's `current`).
+import type { TemperatureHistoryEntry } from '../printer/types.ts';
+import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
+
+/** Lines kept for `history` (OctoPrint sends the last 300). */
+export const HISTORY_LINES = 300;
+/** Lines carried by one tick; a flood beyond this keeps the newest (a terminal cannot show more anyway). */
+export const MAX_LINES_PER_TICK = 1000;
+
+export interface Marking { type: string; label: string; time: number }
+
+/** The parts of `current` every client sees the same way. */
+export interface StatusBase {
+  state: { text: string; flags: Record<string, boolean>; error: string };
+  job: Record<string, unknown>;
+  progress: Record<string, unknown>;
+  currentZ: number | null;
+  offsets: Record<string, number>;
+  resends: { count: number; transmitted: number; ratio: number };
+  markings: Marking[];
+  busyFiles: Array<{ origin: string; path: string }>;
+}
+
+export interface StatusDelta {
+  base: StatusBase;
+  temps: TemperatureHistoryEntry[];
+  logs: string[];
+  messages: string[];
+  /** Unix seconds when the delta was taken. */
+  serverTime: number;
+}
+
+function pushCapped(target: string[], lines: readonly string[], cap: number): void {
+  for (const l of lines) target.push(l);
+  if (target.length > cap * 2) target.splice(0, target.length - cap);
+}
+
+export class StatusMonitor {
+  private recentLogs: string[] = [];
+  private recentMessages: string[] = [];
+  private tickTemps: TemperatureHistoryEntry[] = [];
+  private tickLogs: string[] = [];
+  private tickMessages: string[] = [];
+  private markings: Marking[] = [];
+  private lastBaseKey = '';
+  private dirty = true;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly printer: PrinterStatusSource,
+    private readonly jobs: JobStatusSource,
+    private readonly now: () => number,
+    private readonly cutoffSeconds: () => number,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.printer.subscribe({
+      state: () => { this.dirty = true; },
+      z: () => { this.dirty = true; },
+      temperature: (entry) => {
+        this.tickTemps.push(entry);
+        if (this.tickTemps.length > MAX_LINES_PER_TICK) this.tickTemps.shift();
+      },
+      log: (lines) => {
+        pushCapped(this.recentLogs, lines, HISTORY_LINES);
+        pushCapped(this.tickLogs, lines, MAX_LINES_PER_TICK);
+      },
+      message: (text) => {
+        pushCapped(this.recentMessages, [text], HISTORY_LINES);
+        pushCapped(this.tickMessages, [text], MAX_LINES_PER_TICK);
+      },
+    });
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** Something outside the printer listener changed (job, files, markings): the next tick sends a `current`. */
+  touch(): void {
+    this.dirty = true;
+  }
+
+  mark(m: { type: string; label: string; time?: number }): void {
+    this.markings.push({ type: m.type, label: m.label, time: m.time ?? this.now() / 1000 });
+    this.dirty = true;
+  }
+
+  private base(): StatusBase {
+    const s = this.printer.state();
+    const cutoff = this.now() / 1000 - this.cutoffSeconds();
+    if (this.markings.length && this.markings[0].time < cutoff) this.markings = this.markings.filter((m) => m.time >= cutoff);
+    return {
+      state: { text: s.text, flags: { ...s.flags }, error: s.error },
+      job: this.jobs.job(),
+      progress: this.jobs.progress(),
+      currentZ: this.printer.currentZ(),
+      offsets: this.printer.offsets(),
+      resends: this.printer.resends(),
+      markings: this.markings,
+      busyFiles: this.jobs.busyFiles(),
+    };
+  }
+
+  /** The delta since the previous tick, or undefined when nothing changed. */
+  tick(): StatusDelta | undefined {
+    const base = this.base();
+    const key = JSON.stringify(base);
+    const changed = this.dirty || key !== this.lastBaseKey || this.tickTemps.length > 0 || this.tickLogs.length > 0 || this.tickMessages.length > 0;
+    this.dirty = false;
+    this.lastBaseKey = key;
+    if (!changed) return undefined;
+    const delta: StatusDelta = {
+      base, temps: this.tickTemps, logs: this.tickLogs.length > MAX_LINES_PER_TICK ? this.tickLogs.slice(-MAX_LINES_PER_TICK) : this.tickLogs,
+      messages: this.tickMessages.length > MAX_LINES_PER_TICK ? this.tickMessages.slice(-MAX_LINES_PER_TICK) : this.tickMessages,
+      serverTime: this.now() / 1000,
+    };
+    this.tickTemps = [];
+    this.tickLogs = [];
+    this.tickMessages = [];
+    return delta;
+  }
+
+  /** Current status without new lines or points: the first `current` after `history` (sent even when idle). */
+  snapshot(): StatusDelta {
+    return { base: this.base(), temps: [], logs: [], messages: [], serverTime: this.now() / 1000 };
+  }
+
+  /** The one-off `history` payload (full temperature history, the last 300 lines). */
+  history(): Record<string, unknown> & { logs: string[]; messages: string[] } {
+    const b = this.base();
+    return {
+      state: b.state, job: b.job, progress: b.progress, currentZ: b.currentZ, offsets: b.offsets, resends: b.resends,
+      temps: this.printer.temperatureHistory(),
+      logs: this.recentLogs.slice(-HISTORY_LINES),
+      messages: this.recentMessages.slice(-HISTORY_LINES),
+      markings: b.markings,
+      serverTime: this.now() / 1000,
+    };
+  }
+}

@@ -1,0 +1,221 @@
+// Push transports: SockJS (`/sockjs/...`, all fallback transports) and the raw websocket (`/sockjs/websocket`) on the
+// HTTP server, each connection wrapped as a transport-neutral PushConnection. Knows no message types.
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { createRequire } from 'node:module';
+import sockjs from 'sockjs';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../core/logger.ts';
+
+export const PUSH_PREFIX = '/sockjs';
+const RAW_WS_PATH = `${PUSH_PREFIX}/websocket`;
+/** Client messages are small JSON objects; anything bigger is a mistake or an attack. */
+export const MAX_CLIENT_MESSAGE = 64 * 1024;
+
+/** One open push channel, whatever carries it. */
+export interface PushConnection {
+  readonly remoteAddress: string;
+  readonly transport: 'sockjs' | 'websocket';
+  /** Queue one server message (JSON text of a single-key object). Never blocks. */
+  send(text: string): void;
+  /** Bytes accepted by send() that have not reached the kernel yet (the client's backlog in our memory). */
+  bufferedBytes(): number;
+  close(code?: number, reason?: string): void;
+  /** Drop at once without a close handshake (the peer is not reading). */
+  terminate(): void;
+  onMessage(fn: (text: string) => void): void;
+  onClose(fn: () => void): void;
+}
+
+export interface TransportOptions {
+  logger: Logger;
+  /** Browsers' Origin must match Host unless cross-origin is allowed (read per connection). */
+  allowCrossOrigin: () => boolean;
+  onConnection: (conn: PushConnection) => void;
+}
+
+// --- sockjs internals -------------------------------------------------------------------------------------------------
+// OctoPrint frames each message as an object inside the array frame (`a[{"current":...}]`) instead of a quoted string;
+// the SockJS client then hands clients an already-parsed object and OctoPrint's web client depends on that. The
+// sockjs package only exposes string quoting, so its bulk framing is replaced once for this process.
+const require = createRequire(import.meta.url);
+interface SockjsReceiverProto { doSendBulk(this: { doSendFrame(f: string): boolean }, messages: string[]): boolean }
+interface SockjsSession {
+  send_buffer: string[];
+  recv?: { connection?: Duplex & { writableLength?: number }; response?: ServerResponse | null } | null;
+}
+interface SockjsConn extends sockjs.Connection { _session?: SockjsSession }
+interface SockjsListenerServer { listener(opts?: object): { getHandler(): (req: IncomingMessage, res: unknown, head?: Buffer) => boolean } }
+
+// Characters some browsers mangle inside frames; inside JSON they can only occur in strings, so escaping is safe.
+// eslint-disable-next-line no-control-regex
+const FRAME_UNSAFE = /[\x00-\x1f\u200c-\u200f\u2028-\u202f\u2060-\u206f\ufff0-\uffff]/g;
+const escapeFrame = (json: string): string => {
+  FRAME_UNSAFE.lastIndex = 0;
+  return FRAME_UNSAFE.test(json)
+    ? json.replace(FRAME_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : json;
+};
+let framingPatched = false;
+function patchSockjsFraming(): void {
+  if (framingPatched) return;
+  const transport = require('sockjs/lib/transport.js') as { GenericReceiver: { prototype: SockjsReceiverProto } };
+  transport.GenericReceiver.prototype.doSendBulk = function (messages: string[]) {
+    return this.doSendFrame(`a[${messages.map(escapeFrame).join(',')}]`);
+  };
+  framingPatched = true;
+}
+
+function sockjsBuffered(conn: SockjsConn): number {
+  const s = conn._session;
+  if (!s) return 0;
+  let n = 0;
+  for (const m of s.send_buffer) n += m.length;
+  const recv = s.recv;
+  if (recv) n += recv.connection?.writableLength ?? recv.response?.socket?.writableLength ?? 0;
+  return n;
+}
+
+// The typings declare a string code, but the close frame must carry a number (`c[3000,"..."]`).
+const closeSockjs = (conn: SockjsConn, code: number, reason: string): void => {
+  (conn.close as unknown as (code: number, reason: string) => boolean).call(conn, code, reason);
+};
+
+function wrapSockjs(conn: SockjsConn): PushConnection {
+  return {
+    remoteAddress: conn.remoteAddress ?? '',
+    transport: 'sockjs',
+    send: (text) => { conn.write(text); },
+    bufferedBytes: () => sockjsBuffered(conn),
+    close: (code = 1000, reason = 'Normal closure') => { closeSockjs(conn, code, reason); },
+    terminate: () => {
+      const recv = conn._session?.recv;
+      closeSockjs(conn, 3000, 'Too far behind');
+      recv?.connection?.destroy();
+      recv?.response?.socket?.destroy();
+    },
+    onMessage: (fn) => { conn.on('data', (m: string) => fn(m)); },
+    onClose: (fn) => { conn.on('close', fn); },
+  };
+}
+
+function wrapWebSocket(ws: WebSocket, remoteAddress: string): PushConnection {
+  return {
+    remoteAddress,
+    transport: 'websocket',
+    send: (text) => { if (ws.readyState === ws.OPEN) ws.send(text); },
+    bufferedBytes: () => ws.bufferedAmount,
+    close: (code = 1000, reason = '') => { ws.close(code, reason); },
+    terminate: () => { ws.terminate(); },
+    onMessage: (fn) => {
+      ws.on('message', (data, isBinary) => { if (!isBinary) fn(data.toString()); });
+    },
+    onClose: (fn) => { ws.on('close', fn); },
+  };
+}
+
+// --- attachment -----------------------------------------------------------------------------------------------------
+
+const pathOf = (url: string | undefined): string => {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q === -1 ? u : u.slice(0, q);
+};
+const isPushPath = (path: string): boolean => path === PUSH_PREFIX || path.startsWith(`${PUSH_PREFIX}/`);
+
+function originAllowed(req: IncomingMessage, allowCrossOrigin: boolean): boolean {
+  const origin = req.headers.origin;
+  if (!origin || allowCrossOrigin) return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.destroy();
+}
+
+export interface AttachedTransports {
+  /** Close every open push connection and detach from the server. */
+  close(): void;
+}
+
+/**
+ * Routes `/sockjs*` requests and upgrades to the push transports before the HTTP framework sees them (SockJS reads
+ * request bodies itself), and refuses websocket upgrades on every other path.
+ */
+export function attachPushTransports(server: HttpServer, opts: TransportOptions): AttachedTransports {
+  const { logger } = opts;
+  patchSockjsFraming();
+  const open = new Set<PushConnection>();
+  const track = (c: PushConnection): void => {
+    open.add(c);
+    c.onClose(() => open.delete(c));
+    opts.onConnection(c);
+  };
+
+  const sjs = sockjs.createServer({
+    prefix: PUSH_PREFIX,
+    heartbeat_delay: 25_000,
+    disconnect_delay: 5_000,
+    response_limit: 128 * 1024,
+    jsessionid: false,
+    log: (severity, line) => { if (severity === 'error') logger.warn({ line }, 'sockjs'); else logger.trace({ line }, 'sockjs'); },
+  });
+  sjs.on('connection', (conn: SockjsConn | null) => { if (conn) track(wrapSockjs(conn)); });
+  const sockjsHandler = (sjs as unknown as SockjsListenerServer).listener().getHandler();
+
+  // Oversized messages are ignored by the service (one bad message must not close the channel); far bigger frames
+  // are cut off here so they cannot exhaust memory.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * MAX_CLIENT_MESSAGE, perMessageDeflate: false });
+
+  const previousRequest = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isPushPath(pathOf(req.url))) {
+      if (!originAllowed(req, opts.allowCrossOrigin())) {
+        res.writeHead(403, { 'Content-Type': 'text/plain' }).end('Cross origin push connections are not allowed');
+        return;
+      }
+      sockjsHandler(req, res);
+      return;
+    }
+    for (const l of previousRequest) l.call(server, req, res);
+  };
+  server.on('request', onRequest);
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', (err) => logger.debug({ err }, 'push upgrade socket error'));
+    const path = pathOf(req.url);
+    if (!isPushPath(path)) return refuseUpgrade(socket, '404 Not Found');
+    if (!originAllowed(req, opts.allowCrossOrigin())) return refuseUpgrade(socket, '403 Forbidden');
+    if (path === RAW_WS_PATH || path === `${RAW_WS_PATH}/`) {
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('error', (err) => logger.debug({ err }, 'push websocket error'));
+        track(wrapWebSocket(ws, req.socket.remoteAddress ?? ''));
+      });
+      return;
+    }
+    try {
+      if (!sockjsHandler(req, socket, head)) refuseUpgrade(socket, '404 Not Found');
+    } catch (err) {
+      logger.debug({ err }, 'sockjs upgrade failed');
+      refuseUpgrade(socket, '400 Bad Request');
+    }
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    close() {
+      server.off('upgrade', onUpgrade);
+      for (const c of [...open]) {
+        try { c.terminate(); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
+      }
+      open.clear();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,234 @@
+// Push channel protocol on the real server: transports, `connected`, passive-login auth, history/current, events,
+// permissions, throttle, subscribe, plugin backlog, reauthRequired and bad client messages.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer } from '../helpers/server.ts';
+import { rawClient, sockjsClient, userWithKey, passiveLogin, sleep } from './push-clients.ts';
+import { startScriptedPush } from './scripted-printer.ts';
+
+test('raw websocket: connected first, nothing private before auth, history then current after auth', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'alice');
+  const c = await rawClient(server);
+  t.after(() => c.close());
+  const connected = (await c.next('connected')) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(c.messages[0]), ['connected']);
+  for (const k of ['version', 'display_version', 'branch', 'python_version', 'plugin_hash', 'config_hash', 'debug', 'safe_mode', 'online', 'permissions']) {
+    assert.ok(k in connected, `connected.${k}`);
+  }
+  assert.equal(connected.version, '1.9.3');
+  assert.equal(connected.config_hash, server.config.hash());
+  assert.ok(Array.isArray(connected.permissions) && (connected.permissions as Array<{ key: string }>).some((p) => p.key === 'STATUS'));
+
+  // Events while unauthenticated are not delivered (guests have no STATUS by default).
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  await sleep(700);
+  assert.deepEqual(c.messages.map((m) => Object.keys(m)[0]), ['connected']);
+
+  c.send({ auth });
+  const history = (await c.next('history')) as Record<string, unknown>;
+  for (const k of ['state', 'job', 'progress', 'currentZ', 'offsets', 'resends', 'temps', 'logs', 'messages', 'markings', 'serverTime']) {
+    assert.ok(k in history, `history.${k}`);
+  }
+  assert.ok(Array.isArray(history.temps));
+  const current = (await c.next('current')) as Record<string, unknown>;
+  assert.ok(Array.isArray(current.temps));
+  assert.ok(Array.isArray(current.busyFiles));
+  assert.equal(typeof current.serverTime, 'number');
+  const types = c.messages.map((m) => Object.keys(m)[0]);
+  assert.ok(types.indexOf('history') < types.indexOf('current'));
+
+  server.events.emit('PrinterProfileModified', { identifier: 'abc' });
+  const ev = (await c.next('event', (e: { type: string }) => e.type === 'PrinterProfileModified')) as { payload: unknown };
+  assert.deepEqual(ev.payload, { identifier: 'abc' });
+  server.events.emit('Home', {});
+  const home = (await c.next('event', (e: { type: string }) => e.type === 'Home')) as { payload: unknown };
+  assert.equal(home.payload, null);
+});
+
+test('SockJS client (websocket transport): objects inside frames, auth, history and events', async (t) => {
+  const server = await startTestServer(t);
+  const info = await fetch(`${server.url}/sockjs/info`);
+  assert.equal(info.status, 200);
+  assert.equal(((await info.json()) as { websocket: boolean }).websocket, true);
+  const { auth } = await userWithKey(server, 'bob');
+  const c = await sockjsClient(server);
+  t.after(() => c.close());
+  await c.next('connected');
+  c.send({ auth });
+  await c.next('history');
+  await c.next('current');
+  server.events.emit('UpdatedFiles', { type: 'printables' });
+  const ev = (await c.next('event', (e: { type: string }) => e.type === 'UpdatedFiles')) as { payload: unknown };
+  assert.deepEqual(ev.payload, { type: 'printables' });
+});
+
+test('SockJS xhr-streaming frames carry objects, not quoted strings; other upgrades are refused', async (t) => {
+  const server = await startTestServer(t);
+  const res = await fetch(`${server.url}/sockjs/000/abcdefgh/xhr_streaming`, { method: 'POST' });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('a[')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  while (!/a\[.*\]\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+  await reader.cancel();
+  const frame = text.slice(text.indexOf('a['), text.indexOf(']\n', text.indexOf('a[')) + 1);
+  assert.ok(frame.startsWith('a[{"connected":'), frame.slice(0, 40));
+  assert.ok('connected' in (JSON.parse(frame.slice(1)) as unknown[])[0] as object);
+
+  // Fastify routes still work next to the channel, and websocket upgrades elsewhere are refused.
+  assert.equal((await server.api('/api/version')).status, 200);
+  const WebSocket = (await import('ws')).default;
+  const bad = new WebSocket(`${server.url.replace('http', 'ws')}/api/version`);
+  const err = await new Promise<Error>((resolve) => bad.once('error', resolve));
+  assert.match(err.message, /404/);
+});
+
+test('guests and bad sessions get nothing private; bad messages are ignored without closing anything', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'carol');
+  const good = await rawClient(server);
+  const bad = await rawClient(server);
+  t.after(() => { good.close(); bad.close(); });
+  good.send({ auth });
+  await good.next('history');
+
+  for (const junk of ['not json', '[1,2]', '"x"', '{"auth": 5}', '{"auth": "nocolon"}', '{"throttle": "fast"}', '{"throttle": 0}',
+    '{"subscribe": {"state": {"logs": "(a+)+"}}}', '{"subscribe": 3}', '{"whatever": 1}', 'x'.repeat(70_000)]) bad.sendRaw(junk);
+  bad.send({ auth: 'carol:0123456789ABCDEF0123456789ABCDEF' });
+  const re = (await bad.next('reauthRequired')) as { reason: string };
+  assert.equal(re.reason, 'stale');
+  server.events.emit('PrinterProfileAdded', { identifier: 'p' });
+  await good.next('event', (e: { type: string }) => e.type === 'PrinterProfileAdded');
+  await sleep(300);
+  assert.deepEqual(bad.messages.map((m) => Object.keys(m)[0]), ['connected', 'reauthRequired']);
+  // Both channels are still open and the bad one can still authenticate.
+  bad.send({ auth });
+  await bad.next('history');
+  assert.equal(server.push.clientCount, 2);
+});
+
+test('permissions: no terminal lines without MONITOR_TERMINAL; admin-only events and payloads', async (t) => {
+  const server = await startTestServer(t);
+  const sp = await startScriptedPush(t, server);
+  const { auth: viewer } = await userWithKey(server, 'viewer', { groups: [], permissions: ['STATUS'] });
+  const { auth: op } = await userWithKey(server, 'op');
+  const admin = await passiveLogin(server, server.apiKey);
+  const [v, o, a] = await Promise.all([rawClient(sp), rawClient(sp), rawClient(sp)]);
+  t.after(() => { v.close(); o.close(); a.close(); });
+  sp.printer.log('Send: N1 M105*39', 'Recv: ok T:20.0 /0.0 B:20.0 /0.0');
+  v.send({ auth: viewer });
+  o.send({ auth: op });
+  a.send({ auth: admin });
+  const vh = (await v.next('history')) as Record<string, unknown>;
+  const oh = (await o.next('history')) as Record<string, unknown>;
+  assert.ok(!('logs' in vh) && !('messages' in vh));
+  assert.deepEqual(oh.logs, ['Send: N1 M105*39', 'Recv: ok T:20.0 /0.0 B:20.0 /0.0']);
+  await a.next('history');
+
+  sp.printer.log('Recv: echo:secret terminal line');
+  sp.printer.temperature(200, 55);
+  const oc = (await o.next('current', (c: { logs?: string[] }) => !!c.logs?.includes('Recv: echo:secret terminal line'))) as { temps: unknown[] };
+  assert.ok(oc.temps.length >= 1);
+  const vc = (await v.next('current', (c: { temps: unknown[] }) => c.temps.length > 0)) as Record<string, unknown>;
+  assert.ok(!('logs' in vc) && !('messages' in vc));
+
+  server.events.emit('UserLoggedIn', { username: 'someone' });
+  server.events.emit('ClientOpened', { remoteAddress: '10.0.0.9' });
+  const aev = (await a.next('event', (e: { type: string }) => e.type === 'ClientOpened' && (e as unknown as { payload: { remoteAddress?: string } }).payload.remoteAddress === '10.0.0.9')) as { payload: unknown };
+  assert.deepEqual(aev.payload, { remoteAddress: '10.0.0.9' });
+  await a.next('event', (e: { type: string }) => e.type === 'UserLoggedIn');
+  const oev = (await o.next('event', (e: { type: string; payload: unknown }) => e.type === 'ClientOpened' && Object.keys(e.payload as object).length === 0)) as { payload: unknown };
+  assert.deepEqual(oev.payload, {});
+  assert.ok(!o.ofType('event').some((e) => (e as { type: string }).type === 'UserLoggedIn'));
+});
+
+test('throttle, subscribe filters and the temperature/terminal batching of current', async (t) => {
+  const server = await startTestServer(t);
+  const sp = await startScriptedPush(t, server);
+  const { auth } = await userWithKey(server, 'dan');
+  const fast = await rawClient(sp);
+  const slow = await rawClient(sp);
+  const filtered = await rawClient(sp);
+  t.after(() => { fast.close(); slow.close(); filtered.close(); });
+  filtered.send({ subscribe: { state: { logs: '^Recv:', messages: false }, events: ['PrintStarted'], plugins: false } });
+  for (const c of [fast, slow, filtered]) c.send({ auth });
+  slow.send({ throttle: 4 });
+  await Promise.all([fast.next('history'), slow.next('history'), filtered.next('history')]);
+
+  // Feed 6 s of data, a point and two lines every 100 ms.
+  const start = Date.now();
+  let i = 0;
+  while (Date.now() - start < 6000) {
+    sp.printer.temperature(100 + i, 40);
+    sp.printer.log(`Send: N${i} G1 X${i}`, `Recv: ok ${i}`);
+    i++;
+    await sleep(100);
+  }
+  await sleep(2200);
+  const fastCur = fast.ofType('current') as Array<{ temps: unknown[]; logs: string[] }>;
+  const slowCur = slow.ofType('current') as Array<{ temps: unknown[]; logs: string[] }>;
+  // One current per 500 ms vs one per 2 s; none lost: all points and lines arrive in both cases.
+  assert.ok(fastCur.length >= 8, `fast got ${fastCur.length}`);
+  assert.ok(slowCur.length <= Math.ceil(fastCur.length / 2), `slow got ${slowCur.length} vs fast ${fastCur.length}`);
+  assert.equal(fastCur.flatMap((c) => c.temps).length, i);
+  assert.equal(slowCur.flatMap((c) => c.temps).length, i);
+  assert.equal(slowCur.flatMap((c) => c.logs).length, 2 * i);
+  const filtLogs = (filtered.ofType('current') as Array<{ logs: string[]; messages: string[] }>).flatMap((c) => c.logs);
+  assert.equal(filtLogs.length, i);
+  assert.ok(filtLogs.every((l) => l.startsWith('Recv:')));
+
+  server.events.emit('PrinterProfileModified', { identifier: 'q' });
+  sp.push.sendPlugin('someplugin', { a: 1 });
+  await fast.next('event', (e: { type: string }) => e.type === 'PrinterProfileModified');
+  await fast.next('plugin');
+  await sleep(300);
+  assert.equal(filtered.ofType('event').length, 0);
+  assert.equal(filtered.ofType('plugin').length, 0);
+
+  // Turning state off stops current; turning it on again sends a fresh history.
+  filtered.send({ subscribe: { state: false } });
+  await sleep(300);
+  const before = filtered.ofType('current').length;
+  sp.printer.temperature(1, 1);
+  await sleep(1200);
+  assert.equal(filtered.ofType('current').length, before);
+  const mark = filtered.messages.length;
+  filtered.send({ subscribe: { state: true } });
+  await filtered.next('history', undefined, { from: mark });
+});
+
+test('plugin messages wait for auth (backlog); reauthRequired on logout, user change and removal', async (t) => {
+  const server = await startTestServer(t);
+  const { auth, key } = await userWithKey(server, 'erin');
+  const c = await rawClient(server);
+  t.after(() => c.close());
+  await c.next('connected');
+  server.push.sendPlugin('action_command_notification', { type: 'add', message: 'hello' });
+  await sleep(200);
+  assert.equal(c.ofType('plugin').length, 0);
+  c.send({ auth });
+  await c.next('history');
+  const types = c.messages.map((m) => Object.keys(m)[0]);
+  assert.ok(types.indexOf('plugin') !== -1 && types.indexOf('plugin') < types.indexOf('history'), types.join(','));
+
+  await server.access.users.updateUser('erin', { groups: ['users', 'readonly'] });
+  assert.equal(((await c.next('reauthRequired')) as { reason: string }).reason, 'modified');
+
+  const sid = auth.split(':')[1];
+  server.access.sessions.delete(sid, 'logout');
+  const mark = c.messages.length;
+  assert.equal(((await c.next('reauthRequired', undefined, { from: mark })) as { reason: string }).reason, 'logout');
+
+  const auth2 = await passiveLogin(server, key);
+  const m2 = c.messages.length;
+  c.send({ auth: auth2 });
+  await c.next('history', undefined, { from: m2 });
+  await server.access.users.removeUser('erin');
+  const re = (await c.next('reauthRequired', (r: { reason: string }) => r.reason === 'removed', { from: m2 })) as { reason: string };
+  assert.equal(re.reason, 'removed');
+});

@@ -284,6 +284,7 @@ export const Schema = Type.Object({
   }),
   events: obj({
     enabled: bool(true, 'Run event subscriptions'),
+    commandTimeout: int(60, 'Seconds a system command of an event subscription may run before it is killed', { minimum: 1 }),
     subscriptions: Type.Array(Type.Object({
       event: Type.Union([Type.String(), Type.Array(Type.String())]),
       command: Type.Union([Type.String(), Type.Array(Type.String())]),

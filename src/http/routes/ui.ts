@@ -1,20 +1,55 @@
-// Browser entry points: `/` and `/login` pages. They set the CSRF cookie that cookie-authenticated API calls need.
+// Browser entry points: `/` (control panel) and `/login` serve the built UI (web/dist) and set the CSRF cookie that
+// cookie-authenticated API calls need; the UI's assets are served under /static/.
+import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import { issueCsrfCookie } from '../auth.ts';
 
-const page = (title: string, body: string) => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${title}</title></head><body>${body}</body></html>`;
+/** Where `npm run build:web` puts the UI; overridable for tests of the "not built" page. */
+export const WEB_DIST = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
 
-export function registerUiRoutes(app: GantryApp, _deps: object): void {
-  app.get('/', async (request, reply) => {
-    issueCsrfCookie(request, reply);
-    return reply.type('text/html; charset=utf-8').send(page('Gantry', '<h1>Gantry</h1><p>The web interface is not built yet. <a href="/login">Log in</a></p>'));
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Gantry: web interface not built</title></head><body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em">
+<h1>The web interface has not been built</h1>
+<p>Gantry is running and its API works, but the browser interface is missing (<code>web/dist</code>).</p>
+<p>Build it with <code>npm run build:web</code> (it also runs as part of <code>npm ci</code> and <code>npm start</code>), then reload this page.</p>
+</body></html>`;
+
+export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string = WEB_DIST): void {
+  // Files are looked up per request (wildcard), so a build made while the server runs is picked up on reload.
+  if (!existsSync(distDir)) app.log.warn({ distDir }, 'web UI not built yet: run `npm run build:web`');
+  void app.register(fastifyStatic, {
+    root: distDir,
+    prefix: '/static/',
+    index: false,
+    wildcard: true,
+    decorateReply: false,
+    suppressWarning: true,
+    cacheControl: false,
+    // Hashed file names under assets/ never change content, so browsers may keep them; everything else revalidates.
+    setHeaders: (reply, path) => {
+      reply.header('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
   });
-  app.get('/login', async (request, reply) => {
+
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
     issueCsrfCookie(request, reply);
-    return reply.type('text/html; charset=utf-8').send(page('Gantry login', `<h1>Log in</h1>
-<form id="login"><input name="user" placeholder="User" autocomplete="username"><input name="pass" type="password" placeholder="Password" autocomplete="current-password">
-<label><input name="remember" type="checkbox"> Remember me</label><button>Log in</button></form>`));
-  });
+    let html: string;
+    try {
+      html = await readFile(`${distDir}/index.html`, 'utf8');
+    } catch {
+      return reply.code(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT);
+    }
+    // The page names the current asset hashes, so it must not be cached across builds.
+    return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(html);
+  };
+
+  // The same page serves both: the app decides by path (the appkeys dialog redirects to `/login/` with a slash).
+  for (const url of ['/', '/login', '/login/']) {
+    app.get(url, { config: { access: 'public' } }, page);
+  }
 }

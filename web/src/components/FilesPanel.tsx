@@ -1,0 +1,171 @@
+// Files panel: local files with folders, SD card files, upload by drag-and-drop with progress, and per-file actions.
+import { useState } from 'preact/hooks';
+import { post, del, upload, encodePath } from '../lib/api.ts';
+import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
+import { bytes, date, duration, filament } from '../lib/format.ts';
+import { attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
+import type { FileEntry } from '../lib/types.ts';
+import { activeTab } from './App.tsx';
+
+function findFolder(entries: FileEntry[], path: string): FileEntry[] {
+  if (!path) return entries;
+  let list = entries;
+  for (const part of path.split('/')) {
+    const f = list.find((e) => e.type === 'folder' && e.name === part);
+    if (!f) return [];
+    list = f.children ?? [];
+  }
+  return list;
+}
+
+function sorted(entries: FileEntry[]): FileEntry[] {
+  return [...entries].sort((a, b) => (a.type === 'folder') !== (b.type === 'folder') ? (a.type === 'folder' ? -1 : 1) : (b.date ?? 0) - (a.date ?? 0));
+}
+
+export function FilesPanel() {
+  const [folder, setFolder] = useState('');
+  const [uploadState, setUpload] = useState<{ name: string; fraction: number } | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [open, setOpen] = useState<string | null>(null);
+  const all = files.value?.files ?? [];
+  const local = all.filter((e) => e.origin === 'local');
+  const sd = all.filter((e) => e.origin === 'sdcard');
+  const entries = sorted(findFolder(local, folder));
+  const flags = printerState.value.flags;
+  const selected = job.value?.file;
+  const busy = new Set(busyFiles.value.map((b) => `${b.origin}:${b.path}`));
+
+  const uploadFiles = async (list: FileList | File[]) => {
+    if (!can('FILES_UPLOAD')) return;
+    for (const file of Array.from(list)) {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      if (folder) form.append('path', folder);
+      setUpload({ name: file.name, fraction: 0 });
+      const ok = await attempt(`Upload of ${file.name}`, () => upload('/api/files/local', form, (fraction) => setUpload({ name: file.name, fraction })));
+      if (ok) notify(`Uploaded ${file.name}`);
+    }
+    setUpload(null);
+    void loadFiles();
+  };
+
+  const select = (e: FileEntry, print: boolean) =>
+    attempt(print ? 'Print' : 'Select', () => post(`/api/files/${e.origin}/${encodePath(e.path)}`, { command: 'select', print }));
+  const remove = async (e: FileEntry) => {
+    if (!(await confirmDialog('Delete', `Delete ${e.display ?? e.name}${e.type === 'folder' ? ' and everything in it' : ''}?`, 'Delete'))) return;
+    if (await attempt('Delete', () => del(`/api/files/${e.origin}/${encodePath(e.path)}`))) void loadFiles();
+  };
+  const move = async (e: FileEntry) => {
+    const dest = await promptDialog('Move or rename', 'New path (a folder name moves it into that folder):', e.path, 'Move');
+    if (dest === null || dest === e.path) return;
+    if (await attempt('Move', () => post(`/api/files/local/${encodePath(e.path)}`, { command: 'move', destination: dest }))) void loadFiles();
+  };
+  const newFolder = async () => {
+    const name = await promptDialog('New folder', 'Folder name:', '', 'Create');
+    if (!name) return;
+    const form = new FormData();
+    form.append('foldername', name);
+    if (folder) form.append('path', folder);
+    if (await attempt('Create folder', () => upload('/api/files/local', form, () => undefined))) void loadFiles();
+  };
+  const preview = (e: FileEntry) => {
+    previewPath.value = e.path;
+    activeTab.value = 'preview';
+  };
+
+  const crumbs = folder ? folder.split('/') : [];
+  const row = (e: FileEntry) => {
+    const isSel = selected?.origin === e.origin && (selected.path ?? selected.name) === e.path;
+    const inUse = busy.has(`${e.origin}:${e.path}`);
+    if (e.type === 'folder') {
+      return (
+        <li key={e.path} class="file folder">
+          <button class="link name" onClick={() => setFolder(e.path)}>📁 {e.display ?? e.name}</button>
+          <span class="muted">{bytes(e.size)}</span>
+          {can('FILES_DELETE') && <span class="actions">
+            {can('FILES_UPLOAD') && <button class="small" onClick={() => move(e)}>Move</button>}
+            <button class="small danger" disabled={inUse} onClick={() => remove(e)}>Delete</button>
+          </span>}
+        </li>
+      );
+    }
+    const a = e.gcodeAnalysis;
+    const expanded = open === `${e.origin}:${e.path}`;
+    return (
+      <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}`} data-file={e.path}>
+        <button class="link name" title={e.path} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{e.display ?? e.name}</button>
+        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}</span>
+        <span class="actions">
+          {can('FILES_SELECT') && <button class="small" disabled={!flags.ready || inUse} onClick={() => select(e, false)}>Load</button>}
+          {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready || inUse} onClick={() => select(e, true)}>Print</button>}
+        </span>
+        {expanded && (
+          <div class="details">
+            <dl class="facts">
+              <dt>Uploaded</dt><dd>{date(e.date)}</dd>
+              {a ? <>
+                <dt>Estimated time</dt><dd>{duration(a.estimatedPrintTime)}</dd>
+                <dt>Filament</dt><dd>{filament(a.filament as Record<string, unknown>)}</dd>
+                {a.dimensions && <><dt>Size</dt><dd>{a.dimensions.width.toFixed(1)} × {a.dimensions.depth.toFixed(1)} × {a.dimensions.height.toFixed(1)} mm</dd></>}
+              </> : e.origin === 'local' ? <><dt>Analysis</dt><dd class="muted">pending</dd></> : null}
+              {e.prints && <><dt>Prints</dt><dd>{e.prints.success} ok, {e.prints.failure} failed</dd></>}
+            </dl>
+            <div class="buttons">
+              {e.origin === 'local' && can('FILES_DOWNLOAD') && <button class="small" onClick={() => preview(e)}>Preview</button>}
+              {e.origin === 'local' && can('FILES_DOWNLOAD') && e.refs?.download && <a class="button small" href={e.refs.download} download>Download</a>}
+              {e.origin === 'local' && can('FILES_UPLOAD') && can('FILES_DELETE') && <button class="small" disabled={inUse} onClick={() => move(e)}>Move</button>}
+              {can('FILES_DELETE') && <button class="small danger" disabled={inUse || (isSel && !flags.ready && !flags.closedOrError)} onClick={() => remove(e)}>Delete</button>}
+            </div>
+          </div>
+        )}
+      </li>
+    );
+  };
+
+  return (
+    <section
+      class={`panel files${dragging ? ' dragging' : ''}`} aria-label="Files"
+      onDragOver={(e) => { if (can('FILES_UPLOAD')) { e.preventDefault(); setDragging(true); } }}
+      onDragLeave={(e) => { if (e.currentTarget === e.target) setDragging(false); }}
+      onDrop={(e) => { e.preventDefault(); setDragging(false); if (e.dataTransfer?.files.length) void uploadFiles(e.dataTransfer.files); }}
+    >
+      <h2>Files <button class="link small" title="Refresh" onClick={() => void loadFiles()}>↻</button></h2>
+      <nav class="crumbs">
+        <button class="link" onClick={() => setFolder('')}>local</button>
+        {crumbs.map((c, i) => <span key={i}> / <button class="link" onClick={() => setFolder(crumbs.slice(0, i + 1).join('/'))}>{c}</button></span>)}
+      </nav>
+      <ul class="file-list" data-testid="file-list">
+        {folder && <li class="file folder"><button class="link name" onClick={() => setFolder(crumbs.slice(0, -1).join('/'))}>⬑ up</button></li>}
+        {entries.length === 0 && <li class="muted empty">No files here yet.</li>}
+        {entries.map(row)}
+      </ul>
+      {settings.value?.feature?.sdSupport !== false && flags.sdReady && (
+        <>
+          <h3>SD card</h3>
+          <ul class="file-list" data-testid="sd-list">
+            {sd.length === 0 && <li class="muted empty">No files on the SD card.</li>}
+            {sorted(sd).map(row)}
+          </ul>
+        </>
+      )}
+      {can('FILES_UPLOAD') && (
+        <div class="upload">
+          {uploadState ? (
+            <div class="progress" role="progressbar" aria-label="Upload progress" aria-valuenow={Math.round(uploadState.fraction * 100)}>
+              <div class="bar" style={{ width: `${uploadState.fraction * 100}%` }} />
+              <span>{uploadState.name}: {Math.round(uploadState.fraction * 100)} %</span>
+            </div>
+          ) : (
+            <p class="drop-hint">Drop G-code files here, or</p>
+          )}
+          <div class="buttons">
+            <label class="button">Upload…<input type="file" accept=".gcode,.gco,.g" multiple hidden data-testid="upload-input"
+              onChange={(e) => { const fl = e.currentTarget.files; if (fl?.length) void uploadFiles(Array.from(fl)); e.currentTarget.value = ''; }} /></label>
+            <button onClick={newFolder}>New folder</button>
+          </div>
+          {files.value?.free !== undefined && <p class="muted small">Free: {bytes(files.value.free)}</p>}
+        </div>
+      )}
+    </section>
+  );
+}

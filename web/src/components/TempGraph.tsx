@@ -1,0 +1,88 @@
+// Live temperature graph (uPlot): actual and target per heater over the retained history window.
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import { temps, tempsVersion } from '../lib/store.ts';
+import { heaterLabel } from '../lib/format.ts';
+
+const COLORS: Record<string, string> = { tool0: '#d9480f', tool1: '#e67700', tool2: '#862e9c', tool3: '#5f3dc4', bed: '#1971c2', chamber: '#2b8a3e' };
+const colorOf = (key: string) => COLORS[key] ?? '#495057';
+
+export function heaterKeys(): string[] {
+  const last = temps[temps.length - 1];
+  if (!last) return [];
+  return Object.keys(last).filter((k) => k !== 'time' && typeof last[k] === 'object').sort((a, b) => {
+    const rank = (k: string) => (k.startsWith('tool') ? 0 : k === 'bed' ? 1 : k === 'chamber' ? 2 : 3);
+    return rank(a) - rank(b) || a.localeCompare(b);
+  });
+}
+
+function buildData(keys: string[]): uPlot.AlignedData {
+  const times = temps.map((t) => t.time);
+  const cols: (number | null)[][] = [];
+  for (const k of keys) {
+    const actual: (number | null)[] = [];
+    const target: (number | null)[] = [];
+    for (const t of temps) {
+      const h = t[k];
+      actual.push(h && typeof h === 'object' ? h.actual : null);
+      target.push(h && typeof h === 'object' ? h.target : null);
+    }
+    cols.push(actual, target);
+  }
+  return [times, ...cols] as uPlot.AlignedData;
+}
+
+export function TempGraph() {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const keysRef = useRef('');
+  const version = tempsVersion.value;
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const keys = heaterKeys();
+    const sig = keys.join(',');
+    if (!plot.current || sig !== keysRef.current) {
+      plot.current?.destroy();
+      keysRef.current = sig;
+      const series: uPlot.Series[] = [{}];
+      for (const k of keys) {
+        series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
+        series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
+      }
+      plot.current = new uPlot({
+        width: el.clientWidth || 600,
+        height: Math.max(220, Math.min(360, Math.round((el.clientWidth || 600) * 0.45))),
+        series,
+        scales: { y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(50, Math.ceil(((max ?? 0) + 10) / 10) * 10)] } },
+        axes: [{}, { label: '°C', size: 50 }],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      }, buildData(keys), el);
+    } else {
+      plot.current.setData(buildData(keys));
+    }
+  }, [version]);
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      const w = el.clientWidth;
+      if (plot.current && w > 0) plot.current.setSize({ width: w, height: Math.max(220, Math.min(360, Math.round(w * 0.45))) });
+    });
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, []);
+
+  return (
+    <div class="graph" ref={box} data-testid="temp-graph" data-points={temps.length}>
+      {temps.length === 0 && <p class="muted">No temperature data yet. Connect to the printer.</p>}
+    </div>
+  );
+}

@@ -1,0 +1,149 @@
+// Settings sections for the printer's appearance and features, serial connection, temperatures, GCODE scripts, webcam.
+import { useState } from 'preact/hooks';
+import { can, settings } from '../../lib/store.ts';
+import type { TemperatureProfile } from '../../lib/types.ts';
+import { saveSettings } from './SettingsTab.tsx';
+import { Check, Section, Text } from './fields.tsx';
+
+const COLORS = ['default', 'red', 'orange', 'yellow', 'green', 'blue', 'violet'];
+
+export function PrinterSection() {
+  const s = settings.value!;
+  const [name, setName] = useState(s.appearance?.name ?? '');
+  const [color, setColor] = useState(s.appearance?.color ?? 'default');
+  const [cancelConfirm, setCancelConfirm] = useState(s.feature?.printCancelConfirmation ?? true);
+  const [graph, setGraph] = useState(s.feature?.temperatureGraph ?? true);
+  const [sd, setSd] = useState(s.feature?.sdSupport ?? true);
+  const ro = !can('SETTINGS');
+  return (
+    <Section title="Printer" disabled={ro} onSave={() => void saveSettings({
+      appearance: { name, color },
+      feature: { printCancelConfirmation: cancelConfirm, temperatureGraph: graph, sdSupport: sd },
+    })}>
+      <Text label="Printer name" value={name} onChange={setName} disabled={ro} placeholder="e.g. Workshop MK3" />
+      <label>Colour
+        <select value={color} disabled={ro} onChange={(e) => setColor(e.currentTarget.value)}>
+          {COLORS.map((c) => <option key={c} value={c}>{c}</option>)}
+        </select>
+      </label>
+      <Check label="Ask before cancelling a print" value={cancelConfirm} onChange={setCancelConfirm} disabled={ro} />
+      <Check label="Show the temperature graph" value={graph} onChange={setGraph} disabled={ro} />
+      <Check label="SD card support" value={sd} onChange={setSd} disabled={ro} />
+    </Section>
+  );
+}
+
+export function SerialSection() {
+  const s = settings.value!.serial ?? {};
+  const [port, setPort] = useState(String(s.port ?? ''));
+  const [baud, setBaud] = useState(String(s.baudrate ?? ''));
+  const [autoconnect, setAutoconnect] = useState(!!s.autoconnect);
+  const [timeoutConnection, setTC] = useState(String(s.timeoutConnection ?? 10));
+  const [timeoutCommunication, setTCom] = useState(String(s.timeoutCommunication ?? 30));
+  const [additionalPorts, setAP] = useState(((s.additionalPorts as string[] | undefined) ?? []).join('\n'));
+  const [log, setLog] = useState(!!s.log);
+  const ro = !can('SETTINGS');
+  return (
+    <Section title="Serial connection" disabled={ro} onSave={() => void saveSettings({
+      serial: {
+        port: port || null, baudrate: baud ? Number(baud) : null, autoconnect, log,
+        timeoutConnection: Number(timeoutConnection), timeoutCommunication: Number(timeoutCommunication),
+        additionalPorts: additionalPorts.split('\n').map((x) => x.trim()).filter(Boolean),
+      },
+    })}>
+      <label>Default port
+        <select value={port} disabled={ro} onChange={(e) => setPort(e.currentTarget.value)}>
+          <option value="">AUTO</option>
+          {(s.portOptions ?? []).map((p) => <option key={p} value={p}>{p}</option>)}
+        </select>
+      </label>
+      <label>Default baud rate
+        <select value={baud} disabled={ro} onChange={(e) => setBaud(e.currentTarget.value)}>
+          <option value="">AUTO</option>
+          {(s.baudrateOptions ?? []).map((b) => <option key={b} value={String(b)}>{b}</option>)}
+        </select>
+      </label>
+      <Check label="Connect automatically on server start" value={autoconnect} onChange={setAutoconnect} disabled={ro} />
+      <Text label="Connection timeout (s)" type="number" value={timeoutConnection} onChange={setTC} disabled={ro} />
+      <Text label="Communication timeout (s)" type="number" value={timeoutCommunication} onChange={setTCom} disabled={ro} />
+      <label>Additional serial ports (globs, one per line)
+        <textarea rows={3} value={additionalPorts} disabled={ro} onInput={(e) => setAP(e.currentTarget.value)} />
+      </label>
+      <Check label="Log serial traffic to serial.log" value={log} onChange={setLog} disabled={ro} />
+    </Section>
+  );
+}
+
+export function TemperatureSection() {
+  const t = settings.value!.temperature ?? {};
+  const [profiles, setProfiles] = useState<TemperatureProfile[]>(t.profiles ?? []);
+  const [cutoff, setCutoff] = useState(String(t.cutoff ?? 30));
+  const ro = !can('SETTINGS');
+  const update = (i: number, key: keyof TemperatureProfile, v: string) =>
+    setProfiles(profiles.map((p, j) => (j === i ? { ...p, [key]: key === 'name' ? v : Number(v) } : p)));
+  return (
+    <Section title="Temperatures" disabled={ro} onSave={() => void saveSettings({ temperature: { profiles, cutoff: Number(cutoff) } })}>
+      <table class="profiles">
+        <thead><tr><th>Name</th><th>Extruder °C</th><th>Bed °C</th><th /></tr></thead>
+        <tbody>
+          {profiles.map((p, i) => (
+            <tr key={i}>
+              <td><input value={p.name} disabled={ro} aria-label="Profile name" onInput={(e) => update(i, 'name', e.currentTarget.value)} /></td>
+              <td><input type="number" value={p.extruder} disabled={ro} aria-label="Extruder" onInput={(e) => update(i, 'extruder', e.currentTarget.value)} /></td>
+              <td><input type="number" value={p.bed} disabled={ro} aria-label="Bed" onInput={(e) => update(i, 'bed', e.currentTarget.value)} /></td>
+              <td>{!ro && <button type="button" class="small danger" onClick={() => setProfiles(profiles.filter((_, j) => j !== i))}>Remove</button>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {!ro && <div class="buttons"><button type="button" onClick={() => setProfiles([...profiles, { name: 'New', extruder: 200, bed: 60 }])}>Add profile</button></div>}
+      <Text label="Graph history (minutes)" type="number" value={cutoff} onChange={setCutoff} disabled={ro} />
+    </Section>
+  );
+}
+
+const SCRIPT_NAMES = ['afterPrinterConnected', 'beforePrinterDisconnected', 'beforePrintStarted', 'afterPrintCancelled',
+  'afterPrintDone', 'afterPrintPaused', 'beforePrintResumed', 'beforeToolChange', 'afterToolChange'];
+
+export function ScriptsSection() {
+  const stored = settings.value!.scripts?.gcode ?? {};
+  const names = [...new Set([...SCRIPT_NAMES, ...Object.keys(stored)])];
+  const [name, setName] = useState(names[0]);
+  const [drafts, setDrafts] = useState<Record<string, string>>({});
+  const text = drafts[name] ?? stored[name] ?? '';
+  const ro = !can('SETTINGS');
+  return (
+    <Section title="GCODE scripts" disabled={ro} onSave={() => void saveSettings({ scripts: { gcode: { [name]: text } } })}>
+      <label>Script
+        <select value={name} onChange={(e) => setName(e.currentTarget.value)}>
+          {names.map((n) => <option key={n} value={n}>{n}</option>)}
+        </select>
+      </label>
+      <label>Content (sent as G-code; templates may use the printer profile and last values)
+        <textarea class="code" rows={12} value={text} disabled={ro} onInput={(e) => setDrafts({ ...drafts, [name]: e.currentTarget.value })} />
+      </label>
+    </Section>
+  );
+}
+
+export function WebcamSection() {
+  const s = settings.value!;
+  // Since OctoPrint 1.9 the URLs live in the classic webcam plugin's settings; the legacy `webcam` keys are read-only.
+  const classic = (s.plugins?.classicwebcam ?? {}) as { stream?: string; snapshot?: string; flipH?: boolean; flipV?: boolean; rotate90?: boolean };
+  const [stream, setStream] = useState(classic.stream ?? s.webcam?.streamUrl ?? '');
+  const [snapshot, setSnapshot] = useState(classic.snapshot ?? s.webcam?.snapshotUrl ?? '');
+  const [flipH, setFlipH] = useState(classic.flipH ?? s.webcam?.flipH ?? false);
+  const [flipV, setFlipV] = useState(classic.flipV ?? s.webcam?.flipV ?? false);
+  const [rotate, setRotate] = useState(classic.rotate90 ?? s.webcam?.rotate90 ?? false);
+  const ro = !can('SETTINGS');
+  return (
+    <Section title="Webcam" disabled={ro} onSave={() => void saveSettings({ plugins: { classicwebcam: { stream, snapshot, flipH, flipV, rotate90: rotate } } })}>
+      <Text label="Stream URL" value={stream} onChange={setStream} disabled={ro} placeholder="/webcam/?action=stream" />
+      <Text label="Snapshot URL" value={snapshot} onChange={setSnapshot} disabled={ro} placeholder="http://127.0.0.1:8080/?action=snapshot" />
+      <Check label="Flip horizontally" value={flipH} onChange={setFlipH} disabled={ro} />
+      <Check label="Flip vertically" value={flipV} onChange={setFlipV} disabled={ro} />
+      <Check label="Rotate 90°" value={rotate} onChange={setRotate} disabled={ro} />
+      {stream && <img class="webcam" src={stream} alt="Webcam stream" style={{ transform: `${flipH ? 'scaleX(-1) ' : ''}${flipV ? 'scaleY(-1) ' : ''}${rotate ? 'rotate(-90deg)' : ''}` }} />}
+    </Section>
+  );
+}

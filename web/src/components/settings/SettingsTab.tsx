@@ -1,0 +1,47 @@
+// Settings tab: a section list and the chosen section; sections save their part through POST /api/settings.
+import { useState } from 'preact/hooks';
+import { post } from '../../lib/api.ts';
+import { attempt, can, notify, settings } from '../../lib/store.ts';
+import type { Settings } from '../../lib/types.ts';
+import { PrinterSection, SerialSection, TemperatureSection, ScriptsSection, WebcamSection } from './GeneralSections.tsx';
+import { ApiKeySection, UsersSection, SystemSection } from './AccessSections.tsx';
+
+/** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
+export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
+  return attempt('Save settings', async () => {
+    settings.value = await post<Settings>('/api/settings', part);
+    notify('Settings saved');
+  });
+}
+
+const SECTIONS = [
+  { id: 'printer', label: 'Printer', perm: 'SETTINGS_READ', view: PrinterSection },
+  { id: 'serial', label: 'Serial connection', perm: 'SETTINGS_READ', view: SerialSection },
+  { id: 'temperature', label: 'Temperatures', perm: 'SETTINGS_READ', view: TemperatureSection },
+  { id: 'scripts', label: 'GCODE scripts', perm: 'SETTINGS_READ', view: ScriptsSection },
+  { id: 'webcam', label: 'Webcam', perm: 'WEBCAM', view: WebcamSection },
+  { id: 'apikey', label: 'API keys', perm: 'STATUS', view: ApiKeySection },
+  { id: 'users', label: 'Access control', perm: 'ADMIN', view: UsersSection },
+  { id: 'system', label: 'System', perm: 'SYSTEM', view: SystemSection },
+];
+
+export function SettingsTab() {
+  const [section, setSection] = useState('printer');
+  const visible = SECTIONS.filter((s) => can(s.perm));
+  const current = visible.find((s) => s.id === section) ?? visible[0];
+  if (!settings.value) return <p class="muted">Settings are not available.</p>;
+  const View = current?.view;
+  return (
+    <div class="settings">
+      <nav class="settings-nav">
+        {visible.map((s) => (
+          <button key={s.id} class={s.id === current?.id ? 'active' : ''} onClick={() => setSection(s.id)}>{s.label}</button>
+        ))}
+      </nav>
+      <div class="settings-body">
+        {!can('SETTINGS') && <p class="muted">You can view these settings; changing them needs the Settings permission.</p>}
+        {View && <View />}
+      </div>
+    </div>
+  );
+}

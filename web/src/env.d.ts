@@ -1,0 +1,2 @@
+// Module declarations for what Vite handles at build time (CSS imports).
+declare module '*.css';

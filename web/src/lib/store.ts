@@ -1,0 +1,235 @@
+// Client-side state: who is logged in, the printer state from the push channel, temperatures, terminal lines, settings,
+// files and pending app-key requests, as signals the components read.
+import { signal, computed } from '@preact/signals';
+import { get, post, messageOf } from './api.ts';
+import { PushClient } from './push.ts';
+import type {
+  AppKeyRequest, ConnectionInfo, CurrentUser, FilesResponse, LoginResponse, PrinterProfile, PrinterState, Progress,
+  JobInfo, Settings, StatePayload, TempPoint, Marking,
+} from './types.ts';
+
+const OFFLINE: PrinterState = {
+  text: 'Offline',
+  flags: { operational: false, printing: false, cancelling: false, pausing: false, closedOrError: true, error: false, paused: false, ready: false, sdReady: false },
+};
+
+export const login = signal<LoginResponse | null>(null);
+export const currentUser = signal<CurrentUser | null>(null);
+export const pushOnline = signal(false);
+export const printerState = signal<PrinterState>(OFFLINE);
+export const job = signal<JobInfo | null>(null);
+export const progress = signal<Progress | null>(null);
+export const currentZ = signal<number | null>(null);
+export const busyFiles = signal<{ origin: string; path: string }[]>([]);
+export const settings = signal<Settings | null>(null);
+export const connection = signal<ConnectionInfo | null>(null);
+export const profiles = signal<Record<string, PrinterProfile>>({});
+export const files = signal<FilesResponse | null>(null);
+export const appKeyRequests = signal<AppKeyRequest[]>([]);
+export const notices = signal<{ id: number; text: string; kind: 'error' | 'info' }[]>([]);
+/** File chosen for the G-code preview. */
+export const previewPath = signal<string | null>(null);
+
+/** Temperature samples, kept outside signals (thousands of points); `tempsVersion` ticks when they change. */
+export const temps: TempPoint[] = [];
+export const markings = signal<Marking[]>([]);
+export const tempsVersion = signal(0);
+/** Terminal lines, likewise. */
+export const terminal: string[] = [];
+export const terminalVersion = signal(0);
+const TERMINAL_MAX = 2000;
+
+export const userName = computed(() => currentUser.value?.name ?? login.value?.name ?? null);
+
+/** Effective permission check; ADMIN implies everything (also plugin permissions). */
+export function can(permission: string): boolean {
+  const perms = currentUser.value?.permissions ?? [];
+  return perms.includes('ADMIN') || perms.includes(permission);
+}
+
+export const currentProfile = computed<PrinterProfile | undefined>(() => {
+  const all = Object.values(profiles.value);
+  const id = connection.value?.current.printerProfile;
+  return all.find((p) => p.id === id) ?? all.find((p) => p.current) ?? all.find((p) => p.default) ?? all[0];
+});
+
+let noticeId = 0;
+export function notify(text: string, kind: 'error' | 'info' = 'info'): void {
+  const id = ++noticeId;
+  notices.value = [...notices.value, { id, text, kind }];
+  setTimeout(() => dismiss(id), kind === 'error' ? 8000 : 4000);
+}
+export function dismiss(id: number): void {
+  notices.value = notices.value.filter((n) => n.id !== id);
+}
+
+/** Runs an API action, turning failures into a visible notice. Returns false on failure. */
+export async function attempt(what: string, fn: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await fn();
+    return true;
+  } catch (err) {
+    notify(`${what}: ${messageOf(err)}`, 'error');
+    return false;
+  }
+}
+
+// ---- loading from the API ----
+
+export async function loadSettings(): Promise<void> {
+  if (!can('SETTINGS_READ')) return;
+  settings.value = await get<Settings>('/api/settings');
+}
+
+export async function loadConnection(): Promise<void> {
+  if (!can('STATUS')) return;
+  connection.value = await get<ConnectionInfo>('/api/connection');
+}
+
+export async function loadProfiles(): Promise<void> {
+  if (!can('CONNECTION')) return;
+  const res = await get<{ profiles: Record<string, PrinterProfile> }>('/api/printerprofiles');
+  profiles.value = res.profiles ?? {};
+}
+
+export async function loadFiles(): Promise<void> {
+  if (!can('FILES_LIST')) return;
+  files.value = await get<FilesResponse>('/api/files?recursive=true&force=true');
+}
+
+export async function loadPendingAppKeys(): Promise<void> {
+  if (!can('PLUGIN_APPKEYS_GRANT')) return;
+  const res = await get<{ pending?: Record<string, { app_id: string; user_id: string | null; user_token: string }> }>('/api/plugin/appkeys');
+  for (const p of Object.values(res.pending ?? {})) addAppKeyRequest({ app_name: p.app_id, user_id: p.user_id, user_token: p.user_token });
+}
+
+const quiet = (p: Promise<unknown>) => p.catch(() => undefined);
+
+let filesTimer: ReturnType<typeof setTimeout> | undefined;
+function reloadFilesSoon(): void {
+  clearTimeout(filesTimer);
+  filesTimer = setTimeout(() => void quiet(loadFiles()), 250);
+}
+let connTimer: ReturnType<typeof setTimeout> | undefined;
+function reloadConnectionSoon(): void {
+  clearTimeout(connTimer);
+  connTimer = setTimeout(() => void quiet(loadConnection()), 250);
+}
+
+// ---- session ----
+
+/** Passive login: picks up an existing session (or remember-me cookie) and tells who we are. */
+export async function refreshSession(): Promise<boolean> {
+  const res = await post<LoginResponse>('/api/login', { passive: true });
+  login.value = res.name ? res : null;
+  currentUser.value = await get<CurrentUser>('/api/currentuser');
+  return !!res.name;
+}
+
+export async function logout(): Promise<void> {
+  push?.stop();
+  await quiet(post('/api/logout'));
+  location.href = '/login';
+}
+
+// ---- push handling ----
+
+function applyState(p: Partial<StatePayload>, full: boolean): void {
+  if (p.state) printerState.value = p.state;
+  if (p.job) job.value = p.job;
+  if (p.progress) progress.value = p.progress;
+  if (p.currentZ !== undefined) currentZ.value = p.currentZ;
+  if (p.busyFiles) busyFiles.value = p.busyFiles;
+  if (p.markings) markings.value = p.markings;
+  if (full) {
+    temps.length = 0;
+    terminal.length = 0;
+  }
+  if (p.temps?.length || full) {
+    for (const t of p.temps ?? []) temps.push(t);
+    const cutoffMin = settings.value?.temperature?.cutoff ?? 30;
+    const oldest = (temps[temps.length - 1]?.time ?? 0) - cutoffMin * 60;
+    let drop = 0;
+    while (drop < temps.length && temps[drop].time < oldest) drop++;
+    if (drop) temps.splice(0, drop);
+    tempsVersion.value++;
+  }
+  if (p.logs?.length || full) {
+    for (const l of p.logs ?? []) terminal.push(l);
+    if (terminal.length > TERMINAL_MAX) terminal.splice(0, terminal.length - TERMINAL_MAX);
+    terminalVersion.value++;
+  }
+}
+
+function addAppKeyRequest(r: AppKeyRequest): void {
+  const me = userName.value;
+  if (r.user_id && r.user_id !== me) return;
+  if (appKeyRequests.value.some((x) => x.user_token === r.user_token)) return;
+  appKeyRequests.value = [...appKeyRequests.value, r];
+}
+
+const FILE_EVENTS = new Set(['UpdatedFiles', 'FileAdded', 'FileRemoved', 'FolderAdded', 'FolderRemoved', 'FileMoved',
+  'MetadataAnalysisFinished', 'MetadataStatisticsUpdated', 'TransferDone', 'PrintDone', 'PrintFailed', 'PrintCancelled']);
+const CONNECTION_EVENTS = new Set(['Connected', 'Disconnected', 'Connecting', 'PrinterStateChanged', 'Error']);
+const PROFILE_EVENTS = new Set(['PrinterProfileAdded', 'PrinterProfileModified', 'PrinterProfileDeleted']);
+
+function onPush(type: string, payload: unknown): void {
+  switch (type) {
+    case 'history':
+      applyState(payload as StatePayload, true);
+      break;
+    case 'current':
+      applyState(payload as StatePayload, false);
+      break;
+    case 'event': {
+      const ev = payload as { type: string; payload: Record<string, unknown> | null };
+      if (FILE_EVENTS.has(ev.type)) reloadFilesSoon();
+      if (CONNECTION_EVENTS.has(ev.type)) reloadConnectionSoon();
+      if (PROFILE_EVENTS.has(ev.type)) void quiet(loadProfiles());
+      if (ev.type === 'SettingsUpdated') void quiet(loadSettings());
+      if (ev.type === 'Error' && ev.payload?.error) notify(`Printer error: ${String(ev.payload.error)}`, 'error');
+      break;
+    }
+    case 'plugin': {
+      const msg = payload as { plugin: string; data: { type?: string } & Partial<AppKeyRequest> };
+      if (msg.plugin !== 'appkeys') break;
+      if (msg.data.type === 'request_access' && msg.data.user_token && can('PLUGIN_APPKEYS_GRANT')) {
+        addAppKeyRequest({ app_name: msg.data.app_name ?? 'An application', user_token: msg.data.user_token, user_id: msg.data.user_id ?? null });
+      } else if (msg.data.type === 'end_request') {
+        appKeyRequests.value = appKeyRequests.value.filter((r) => r.user_token !== msg.data.user_token);
+      }
+      break;
+    }
+    case 'reauthRequired': {
+      const reason = (payload as { reason?: string })?.reason;
+      void refreshSession().then((ok) => {
+        if (ok) void push?.reauth();
+        else if (reason !== 'modified') location.href = `/login?redirect=${encodeURIComponent(location.pathname)}`;
+      });
+      break;
+    }
+  }
+}
+
+let push: PushClient | undefined;
+
+export function startPush(): void {
+  push = new PushClient({
+    // A passive login per socket connection: after a server restart the old session id would be stale.
+    credentials: async () => {
+      await quiet(refreshSession());
+      const l = login.value;
+      return l?.name && l.session ? `${l.name}:${l.session}` : null;
+    },
+    onMessage: onPush,
+    onStatus: (up) => {
+      pushOnline.value = up;
+    },
+  });
+  push.start();
+}
+
+/** Loads everything the panels need after login; each part fails on its own (missing permission or endpoint). */
+export async function loadAll(): Promise<void> {
+  await Promise.all([quiet(loadSettings()), quiet(loadConnection()), quiet(loadProfiles()), quiet(loadFiles()), quiet(loadPendingAppKeys())]);
+}

@@ -261,12 +261,15 @@ export const DevelSection = obj({
     advancedOk: bool(false, 'Virtual printer answers with ADVANCED_OK (ok N P B)'),
     rxBuffer: int(128, 'Virtual printer receive buffer in bytes'),
     commandBuffer: int(4, 'Virtual printer planner slots'),
-    throttle: num(0.01, 'Seconds per move in the virtual printer (simulated motion)'),
+    throttle: num(0.1, 'Time scale of the virtual printer (motion, dwell, homing, heating): 1 real time, 0.1 ten times faster, 0 instant', { minimum: 0 }),
     okAfterResend: bool(true, 'Send ok after a resend request'),
     forceChecksum: bool(false, 'Require checksums'),
     resendEveryN: int(0, 'Fault injection: corrupt every Nth received line (0: off)'),
     dropOkEveryN: int(0, 'Fault injection: drop every Nth ok (0: off)'),
     busyInterval: num(2, 'Seconds between busy: processing messages'),
+    firmwareName: str('Marlin 2.1.2 (Gantry virtual printer)', 'FIRMWARE_NAME the virtual printer reports in M115'),
+    sharedNozzle: bool(false, 'All extruders of the virtual printer share one hotend'),
+    disconnectAfterLines: int(0, 'Fault injection: the virtual device vanishes after this many received lines (0: off)'),
   }),
 });
 

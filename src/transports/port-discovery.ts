@@ -1,0 +1,137 @@
+// Which serial ports and baudrates to offer: device scan (udev when present, /dev globs otherwise), settings globs, VIRTUAL.
+import { readdir, access, constants } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { SerialPort } from 'serialport';
+
+export const VIRTUAL_PORT = 'VIRTUAL';
+
+/** Where printers show up on Linux: stable by-id links and the usual USB/UART device names. */
+export const DEFAULT_PORT_GLOBS = ['/dev/serial/by-id/*', '/dev/ttyUSB*', '/dev/ttyACM*', '/dev/ttyAMA*', '/dev/rfcomm*'];
+
+/** The baudrates OctoPrint offers in the connection dialog. */
+export const STANDARD_BAUDRATES = [250000, 230400, 115200, 57600, 38400, 19200, 9600];
+/** Detection order: most likely first. */
+const DETECTION_ORDER = [115200, 250000, 230400, 57600, 38400, 19200, 9600];
+
+export interface PortDiscoverySettings {
+  additionalPorts: readonly string[];
+  blacklistedPorts: readonly string[];
+  /** Offer `VIRTUAL` (devel.virtualPrinter.enabled). */
+  virtualPrinter: boolean;
+  /** Patterns scanned for devices; tests point it at a fake /dev. */
+  deviceGlobs?: readonly string[];
+  /** Ask udev through SerialPort.list() when udevadm is installed (default true). */
+  useUdev?: boolean;
+}
+
+export interface BaudrateSettings {
+  additionalBaudrates: readonly number[];
+  blacklistedBaudrates: readonly number[];
+}
+
+/** fnmatch-style glob (`*`, `?`, `[...]`) → anchored RegExp for one path segment or a whole name. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end === -1) re += '\\[';
+      else {
+        let body = glob.slice(i + 1, end).replace(/\\/g, '\\\\');
+        if (body.startsWith('!')) body = '^' + body.slice(1);
+        re += `[${body}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\/]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+const hasMagic = (s: string) => /[*?[]/.test(s);
+
+/** Expands an absolute glob against the file system (wildcards allowed in any segment). Never throws. */
+export async function expandGlob(pattern: string): Promise<string[]> {
+  if (!hasMagic(pattern)) return (await exists(pattern)) ? [pattern] : [];
+  const segments = pattern.split('/');
+  let bases = [segments[0] === '' ? '/' : '.'];
+  for (let i = segments[0] === '' ? 1 : 0; i < segments.length; i++) {
+    const seg = segments[i];
+    if (seg === '') continue;
+    const next: string[] = [];
+    for (const base of bases) {
+      if (!hasMagic(seg)) {
+        next.push(join(base, seg));
+        continue;
+      }
+      const re = globToRegExp(seg);
+      const names = await readdir(base).catch(() => [] as string[]);
+      for (const n of names) if (re.test(n) && (n[0] !== '.' || seg[0] === '.')) next.push(join(base, n));
+    }
+    bases = next;
+  }
+  const out: string[] = [];
+  for (const p of bases) if (await exists(p)) out.push(p);
+  return out;
+}
+
+async function exists(p: string): Promise<boolean> {
+  return access(p, constants.F_OK).then(() => true, () => false);
+}
+
+/** SerialPort.list() spawns `udevadm` with no error handler: without it the spawn error would kill the process. */
+async function udevadmInstalled(): Promise<boolean> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && await access(join(dir, 'udevadm'), constants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
+
+async function udevPorts(): Promise<string[]> {
+  if (!await udevadmInstalled()) return [];
+  try {
+    const listed = await Promise.race([
+      SerialPort.list(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('udev list timed out')), 3000).unref()),
+    ]);
+    // Every PC reports 4–32 phantom on-board UARTs (ttyS*); printers are never there unless configured explicitly.
+    return listed.map((p) => p.path).filter((p) => !/^\/dev\/ttyS\d+$/.test(p));
+  } catch {
+    return [];
+  }
+}
+
+const natural = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+
+/** Ports to offer, naturally sorted: devices found + additionalPorts globs − blacklistedPorts globs (+ VIRTUAL). */
+export async function listPorts(s: PortDiscoverySettings): Promise<string[]> {
+  const found = new Set<string>();
+  if (s.useUdev ?? true) for (const p of await udevPorts()) found.add(p);
+  for (const g of [...(s.deviceGlobs ?? DEFAULT_PORT_GLOBS), ...s.additionalPorts]) {
+    for (const p of await expandGlob(g)) found.add(p);
+  }
+  const blacklist = s.blacklistedPorts.map(globToRegExp);
+  const ports = [...found].filter((p) => !blacklist.some((re) => re.test(p)));
+  if (s.virtualPrinter) ports.push(VIRTUAL_PORT);
+  return ports.sort(natural);
+}
+
+/** Baudrates for the connection dialog: the standard list + additional − blacklisted, fastest first. */
+export function baudrateOptions(s: BaudrateSettings): number[] {
+  const all = new Set([...STANDARD_BAUDRATES, ...s.additionalBaudrates]);
+  for (const b of s.blacklistedBaudrates) all.delete(b);
+  return [...all].sort((a, b) => b - a);
+}
+
+/**
+ * Baudrates to try while auto-detecting, in order: the last one that worked, additional ones (fastest first), then
+ * the likely ones. With several candidate ports only the two common rates are tried, to keep detection short.
+ */
+export function detectionBaudrates(s: BaudrateSettings, opts: { lastUsed?: number | null; portCount?: number } = {}): number[] {
+  const base = (opts.portCount ?? 1) > 1 ? [115200, 250000] : DETECTION_ORDER;
+  const order = [...(opts.lastUsed ? [opts.lastUsed] : []), ...[...s.additionalBaudrates].sort((a, b) => b - a), ...base];
+  const blacklisted = new Set(s.blacklistedBaudrates);
+  return [...new Set(order)].filter((b) => !blacklisted.has(b));
+}

@@ -1,0 +1,25 @@
+// `!!DEBUG:<name> [args]` commands for tests and demos: faults on demand (disconnect, kill, lost line, raw output).
+import type { Firmware } from './registry.ts';
+
+export interface DebugControl {
+  fw: Firmware;
+  /** The device vanishes (USB pulled): the transport closes with an error. */
+  disconnect(): void;
+  /** Drop the next received line without any answer. */
+  dropNext(): void;
+}
+
+export const debugCommands: Record<string, { description: string; run(ctl: DebugControl, args: string): void }> = {
+  disconnect: { description: 'Simulate a pulled USB cable', run: (ctl) => ctl.disconnect() },
+  kill: { description: 'Firmware halts as after M112', run: (ctl) => ctl.fw.kill('Printer halted. kill() called!') },
+  thermal_runaway: {
+    description: 'Fatal heater error, then halt',
+    run: (ctl) => {
+      ctl.fw.send('Error:Thermal Runaway, system stopped! Heater_ID: 0');
+      ctl.fw.kill('Printer halted. kill() called!');
+    },
+  },
+  dont_answer: { description: 'Swallow the next line (no ok)', run: (ctl) => ctl.dropNext() },
+  send: { description: 'Send the rest of the line verbatim', run: (ctl, args) => ctl.fw.send(args) },
+  action: { description: 'Send //action:<args>', run: (ctl, args) => ctl.fw.send(`//action:${args}`) },
+};

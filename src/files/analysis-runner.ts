@@ -1,0 +1,116 @@
+// Runs analyses of stored files through the analysis queue and keeps the results in metadata: honours
+// `gcodeAnalysis.runAt` (never / idle / always), interrupts and re-queues work when a print starts, emits
+// MetadataAnalysisStarted/Finished.
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import type { LocalStorage } from './local-storage.ts';
+import type { AnalysisOptions, AnalysisProgress, GcodeAnalysis } from './analysis/types.ts';
+import { isGcode } from './file-types.ts';
+import { joinPath } from './safe-path.ts';
+import type { StoredEntry } from './types.ts';
+
+/** The part of the analysis queue this runner uses (AnalysisQueue satisfies it). */
+export interface Analyser {
+  analyse(path: string, options?: AnalysisOptions, onProgress?: AnalysisProgress): Promise<GcodeAnalysis>;
+  cancel(path: string): number;
+}
+
+interface Deps {
+  storage: LocalStorage;
+  events: EventBus;
+  logger: Logger;
+  analyser?: Analyser;
+  options?: () => AnalysisOptions;
+  runAt: () => 'never' | 'idle' | 'always';
+  isPrinting: () => boolean;
+}
+
+export class AnalysisRunner {
+  /** Paths waiting to be analysed, with whether the user forced it. */
+  private readonly waiting = new Map<string, boolean>();
+  private readonly running = new Set<string>();
+  private stopped = false;
+
+  constructor(private readonly deps: Deps) {}
+
+  get available(): boolean {
+    return this.deps.analyser !== undefined;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.waiting.clear();
+    for (const p of this.running) this.deps.analyser?.cancel(this.deps.storage.abs(p.split('/')));
+  }
+
+  queue(parts: string[], force = false): void {
+    if (!this.deps.analyser || !isGcode(parts[parts.length - 1] ?? '')) return;
+    if (!force && this.deps.runAt() === 'never') return;
+    const path = joinPath(parts);
+    this.waiting.set(path, force || (this.waiting.get(path) ?? false));
+    this.pump();
+  }
+
+  /** Queues every gcode file that has no analysis yet (start-up, lost metadata). */
+  queueMissing(entries: StoredEntry[]): void {
+    for (const e of entries) {
+      if (e.kind === 'folder') this.queueMissing(e.children);
+      else if (!e.meta.analysis) this.queue(e.path.split('/'));
+    }
+  }
+
+  cancel(path: string): void {
+    this.waiting.delete(path);
+    if (this.running.has(path)) this.deps.analyser?.cancel(this.deps.storage.abs(path.split('/')));
+  }
+
+  printingChanged(printing: boolean): void {
+    if (printing && this.deps.runAt() === 'idle') {
+      // Analysis competes with streaming for CPU and disk: interrupt it and pick it up again afterwards.
+      for (const p of [...this.running]) {
+        this.waiting.set(p, false);
+        this.deps.analyser?.cancel(this.deps.storage.abs(p.split('/')));
+      }
+    } else if (!printing) {
+      this.pump();
+    }
+  }
+
+  private pump(): void {
+    if (this.stopped || !this.deps.analyser) return;
+    for (const [path, forced] of [...this.waiting]) {
+      if (this.running.has(path)) continue;
+      if (!forced && this.deps.runAt() === 'idle' && this.deps.isPrinting()) continue;
+      this.waiting.delete(path);
+      void this.run(path);
+    }
+  }
+
+  private async run(path: string): Promise<void> {
+    const { storage, events, analyser } = this.deps;
+    if (!analyser) return;
+    const parts = path.split('/');
+    const name = parts[parts.length - 1];
+    this.running.add(path);
+    events.emit('MetadataAnalysisStarted', { name, path, origin: 'local', type: 'gcode' });
+    try {
+      const abs = storage.abs(parts);
+      const before = await storage.statOf(parts);
+      const result = await analyser.analyse(abs, this.deps.options?.() ?? {});
+      const after = await storage.statOf(parts);
+      // The file changed (re-upload) or vanished while analysing: the result is stale.
+      if (!after || !before || after.mtimeMs !== before.mtimeMs || after.size !== before.size) return;
+      await storage.metadata.update(storage.abs(parts.slice(0, -1)), name, {
+        analysis: result as unknown as Record<string, unknown>,
+        analysisKey: `${after.size}:${Math.floor(after.mtimeMs)}`,
+      });
+      events.emit('MetadataAnalysisFinished', { name, path, origin: 'local', result });
+      events.emit('UpdatedFiles', { type: 'printables' });
+    } catch (err) {
+      this.deps.logger.debug({ err, path }, 'analysis did not complete');
+    } finally {
+      this.running.delete(path);
+      this.pump();
+    }
+  }
+}

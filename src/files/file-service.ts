@@ -1,0 +1,369 @@
+// Files service: the `local` location (uploads folder) as the rest of the host sees it — listing, upload intake,
+// folders, copy/move/delete with in-use guards, print history per file, background analysis — and its events.
+import { mkdir, readdir, unlink } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { join } from 'node:path';
+import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import type { ConfigStore } from '../config/config-store.ts';
+import { LocalStorage } from './local-storage.ts';
+import { UploadSink, TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
+import { parseStoredPath, sanitizeName, sanitizePath, joinPath } from './safe-path.ts';
+import { typePathOf, isGcode } from './file-types.ts';
+import type { PrintRecord } from './metadata-store.ts';
+import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
+import { AnalysisRunner, type Analyser } from './analysis-runner.ts';
+import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type StoredFile, type StoredFolder } from './types.ts';
+
+export interface FileServiceDeps {
+  root: string;
+  config: ConfigStore;
+  events: EventBus;
+  logger: Logger;
+  /** The analysis queue (src/files/analysis); without it files are stored unanalysed. */
+  analyser?: Analyser;
+  /** Options for the analyser from the current printer profile. */
+  analysisOptions?: () => AnalysisOptions;
+}
+
+export interface UploadTarget {
+  /** Folder field of the form (may be empty). */
+  folder?: string;
+  /** Requested file name (form `filename` or the part's file name); a folder part is honoured when `folder` is empty. */
+  filename: string;
+  userdata?: unknown;
+  noOverwrite?: boolean;
+  /** Caller may replace an existing file (FILES_DELETE). */
+  mayOverwrite?: boolean;
+}
+
+export class FileService {
+  readonly storage: LocalStorage;
+  private usage: FileUsage = noUsage;
+  private readonly analysis: AnalysisRunner;
+  /** When the listing last changed (ms); Last-Modified of listings. */
+  lastModified = Date.now();
+
+  constructor(private readonly deps: FileServiceDeps) {
+    this.storage = new LocalStorage(deps.root, deps.logger);
+    this.analysis = new AnalysisRunner({
+      storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
+      options: deps.analysisOptions, runAt: () => deps.config.current.gcodeAnalysis.runAt,
+      isPrinting: () => this.usage.isPrinting(),
+    });
+    const touch = () => { this.lastModified = Math.max(Date.now(), this.lastModified + 1000); };
+    deps.events.on('file-service', 'UpdatedFiles', touch);
+    deps.events.on('file-service', 'MetadataStatisticsUpdated', touch);
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.deps.root, { recursive: true });
+    await this.removeStaleTemps(this.deps.root);
+    // Files that arrived behind our back, or whose metadata was lost, are analysed in the background.
+    void this.storage.list(Infinity).then((entries) => this.analysis.queueMissing(entries)).catch(() => {});
+  }
+
+  async stop(): Promise<void> {
+    this.deps.events.removeOwner('file-service');
+    this.analysis.stop();
+  }
+
+  /** The job side plugs in here (in-use checks, deselect on delete, reload on overwrite). */
+  setUsage(usage: FileUsage): void {
+    this.usage = usage;
+  }
+
+  /** Called by the job runner when a job starts or ends (analysis waits for idle with runAt `idle`). */
+  printingChanged(printing: boolean): void {
+    this.analysis.printingChanged(printing);
+  }
+
+  get uploadsRoot(): string {
+    return this.deps.root;
+  }
+
+  private get reallyUniversal(): boolean {
+    return this.deps.config.current.feature.enforceReallyUniversalFilenames;
+  }
+
+  private emitChanged(): void {
+    this.deps.events.emit('UpdatedFiles', { type: 'printables' });
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  async list(opts: ListOptions = {}): Promise<StoredEntry[]> {
+    return this.storage.list(opts.recursive ? Infinity : 0, opts.filter);
+  }
+
+  /** One file or folder (folder: immediate children). */
+  async entry(path: string, opts: ListOptions = {}): Promise<StoredEntry> {
+    const parts = parseStoredPath(path);
+    const kind = await this.storage.kindOf(parts);
+    if (kind === 'file') return this.storage.fileEntry(parts);
+    if (kind === 'folder' && parts.length) return this.storage.folderEntry(parts, opts.recursive ? Infinity : 0, opts.filter);
+    throw notFound('File not found');
+  }
+
+  async file(path: string): Promise<StoredFile> {
+    const e = await this.entry(path);
+    if (e.kind !== 'file') throw notFound('File not found');
+    return e;
+  }
+
+  /** Absolute path of an existing file (downloads, job streaming). */
+  async absolutePath(path: string): Promise<string> {
+    const parts = parseStoredPath(path);
+    if ((await this.storage.kindOf(parts)) !== 'file' || !typePathOf(parts[parts.length - 1] ?? '')) throw notFound('File not found');
+    return this.storage.abs(parts);
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      return (await this.storage.kindOf(parseStoredPath(path))) !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  diskUsage(): Promise<{ free: number; total: number }> {
+    return this.storage.diskUsage();
+  }
+
+  /** The sanitised form of a folder + name, as stored (`/api/files/test sanitize`). */
+  sanitize(folder: string, name: string): string {
+    return joinPath([...sanitizePath(folder, this.reallyUniversal), sanitizeName(name, this.reallyUniversal)]);
+  }
+
+  // ---------------------------------------------------------------- upload
+
+  /** A temp sink in the uploads folder for an incoming upload (the HTTP layer streams into it). */
+  async newUploadSink(): Promise<UploadSink> {
+    const sink = new UploadSink(this.deps.root, this.deps.config.current.server.uploads.maxSize);
+    await sink.open();
+    return sink;
+  }
+
+  /** Where an upload would land: sanitised components and the display name. Throws 400 when nothing usable. */
+  uploadTarget(folder: string | undefined, filename: string): { parts: string[]; display: string } {
+    const bad = () => invalid('Can not upload file, invalid file name');
+    const nameParts = filename.replace(/\\/g, '/').split('/');
+    const rawName = nameParts.pop() ?? '';
+    let folderParts: string[];
+    try {
+      folderParts = folder ? sanitizePath(folder, this.reallyUniversal) : sanitizePath(nameParts.join('/'), this.reallyUniversal);
+    } catch {
+      throw bad();
+    }
+    const name = sanitizeName(rawName, this.reallyUniversal);
+    if (!name) throw bad();
+    return { parts: [...folderParts, name], display: rawName.normalize('NFC') };
+  }
+
+  /** Checks that run before the bytes are kept (in OctoPrint's order); also used by SD uploads. */
+  async checkUploadTarget(parts: string[], t: UploadTarget): Promise<void> {
+    const path = joinPath(parts);
+    if (this.usage.isInUse('local', path)) throw new DomainError(ErrorCodes.FILE_IN_USE, 'Trying to overwrite file that is currently being printed');
+    const kind = await this.storage.kindOf(parts);
+    if (kind === 'folder') throw conflict('A folder with that name already exists');
+    if (kind === 'file') {
+      if (t.noOverwrite) throw conflict('File already exists and noOverwrite was set');
+      if (t.mayOverwrite === false) throw new DomainError(ErrorCodes.FORBIDDEN, 'File already exists, cannot overwrite due to a lack of permissions');
+    }
+    if (!typePathOf(parts[parts.length - 1])) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Could not upload file, invalid type');
+  }
+
+  /** Moves a finished sink into place, records its metadata and announces it. The sink is discarded on any error. */
+  async storeUpload(sink: UploadSink, t: UploadTarget): Promise<StoredFile> {
+    try {
+      const { parts, display } = this.uploadTarget(t.folder, t.filename);
+      await this.checkUploadTarget(parts, t);
+      const hash = await sink.finish();
+      await this.storage.makeFolder(parts.slice(0, -1));
+      const replaced = (await this.storage.kindOf(parts)) === 'file';
+      const abs = this.storage.abs(parts);
+      await sink.commit(abs);
+      const folderAbs = this.storage.abs(parts.slice(0, -1));
+      const name = parts[parts.length - 1];
+      const old = await this.storage.metadata.get(folderAbs, name);
+      const st = await this.storage.statOf(parts);
+      await this.storage.metadata.set(folderAbs, name, {
+        // Print history survives a re-upload; the analysis belongs to the old content.
+        ...(old?.history ? { history: old.history } : {}),
+        ...(display !== name ? { display } : {}),
+        hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
+        ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
+      });
+      const entry = await this.storage.fileEntry(parts);
+      this.deps.events.emit('FileAdded', { storage: 'local', path: entry.path, name, type: entry.typePath, operation: 'add' });
+      this.emitChanged();
+      if (replaced) this.usage.replaced('local', entry.path);
+      this.analysis.queue(parts);
+      return entry;
+    } catch (err) {
+      await sink.discard();
+      throw err;
+    }
+  }
+
+  /** Emits the `Upload` event once select/print were decided (OctoPrint fires it last). */
+  announceUpload(payload: Record<string, unknown>): void {
+    this.deps.events.emit('Upload', payload);
+  }
+
+  // ---------------------------------------------------------------- folders, copy, move, delete
+
+  async createFolder(parent: string | undefined, foldername: string): Promise<StoredFolder> {
+    let parentParts: string[];
+    try {
+      parentParts = sanitizePath(parent ?? '', this.reallyUniversal);
+    } catch {
+      throw invalid('Could not create folder, invalid directory');
+    }
+    const name = sanitizeName(foldername.replace(/\//g, ''), this.reallyUniversal);
+    if (!name) throw invalid('folder name is empty');
+    if (typePathOf(name)) throw conflict('Can\'t create folder, please try another name');
+    const parts = [...parentParts, name];
+    const existed = (await this.storage.kindOf(parts)) === 'folder';
+    await this.storage.makeFolder(parts, foldername !== name ? foldername : undefined);
+    if (!existed) {
+      this.deps.events.emit('FolderAdded', { storage: 'local', path: joinPath(parts), name });
+      this.emitChanged();
+    }
+    return this.storage.folderEntry(parts, 0);
+  }
+
+  private async inUseBelow(parts: string[], kind: 'file' | 'folder'): Promise<boolean> {
+    if (kind === 'file') return this.usage.isInUse('local', joinPath(parts));
+    return (await this.storage.filesBelow(parts)).some((p) => this.usage.isInUse('local', p));
+  }
+
+  /** Copies or moves a file/folder (OctoPrint's destination rules); returns the new entry. */
+  async copyOrMove(path: string, destination: string, mode: 'copy' | 'move'): Promise<StoredEntry> {
+    const src = parseStoredPath(path);
+    const kind = src.length ? await this.storage.kindOf(src) : undefined;
+    if (!kind) throw notFound('Source path does not exist, invalid source');
+    const failed = (suffix = '') => new DomainError(ErrorCodes.INTERNAL, `Could not ${mode} ${path} to ${destination}${suffix}`);
+    let dst: string[];
+    try {
+      dst = sanitizePath(destination, this.reallyUniversal);
+    } catch {
+      throw invalid('Destination is invalid');
+    }
+    if (!dst.length) throw invalid('Destination is invalid');
+    const dstKind = await this.storage.kindOf(dst);
+    if (dstKind === 'folder' && joinPath(dst) !== joinPath(src)) dst = [...dst, src[src.length - 1]];
+    else if (dstKind !== undefined) throw conflict('Exception thrown by storage, bad folder/file name?');
+    if (await this.storage.kindOf(dst)) throw conflict('Exception thrown by storage, bad folder/file name?');
+    if (kind === 'folder' && joinPath(dst).startsWith(joinPath(src) + '/')) throw invalid('Source and destination are the same folder');
+    if (kind === 'file' && !typePathOf(dst[dst.length - 1])) {
+      throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, `Could not ${mode} ${path} to ${destination}, invalid type`);
+    }
+    if (mode === 'move' && (await this.inUseBelow(src, kind))) {
+      throw new DomainError(ErrorCodes.FILE_IN_USE, 'Trying to move a file or folder that is currently in use');
+    }
+    const srcFiles = mode === 'move' && kind === 'folder' ? await this.storage.filesBelow(src) : [];
+    try {
+      await this.storage.transfer(src, dst, mode);
+    } catch (err) {
+      if (err instanceof DomainError && err.code !== ErrorCodes.INTERNAL) throw err;
+      this.deps.logger.warn({ err, path, destination }, `${mode} failed`);
+      throw failed();
+    }
+    const srcPath = joinPath(src);
+    const dstPath = joinPath(dst);
+    const name = dst[dst.length - 1];
+    const ev = this.deps.events;
+    if (kind === 'file') {
+      const typePath = typePathOf(name) ?? [];
+      if (mode === 'move') {
+        this.usage.released('local', srcPath);
+        ev.emit('FileRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1], type: typePathOf(src[src.length - 1]) ?? [] });
+      }
+      ev.emit('FileAdded', { storage: 'local', path: dstPath, name, type: typePath, operation: mode });
+      if (mode === 'move') {
+        ev.emit('FileMoved', { storage: 'local', source_path: srcPath, source_name: src[src.length - 1],
+          source_type: typePathOf(src[src.length - 1]) ?? [], destination_path: dstPath, destination_name: name, destination_type: typePath });
+      }
+    } else {
+      if (mode === 'move') {
+        for (const f of srcFiles) this.usage.released('local', f);
+        ev.emit('FolderRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1] });
+      }
+      ev.emit('FolderAdded', { storage: 'local', path: dstPath, name });
+      if (mode === 'move') ev.emit('FolderMoved', { storage: 'local', source_path: srcPath, source_name: src[src.length - 1], destination_path: dstPath, destination_name: name });
+    }
+    this.emitChanged();
+    return kind === 'file' ? this.storage.fileEntry(dst) : this.storage.folderEntry(dst, 0);
+  }
+
+  async remove(path: string): Promise<void> {
+    const parts = parseStoredPath(path);
+    const kind = parts.length ? await this.storage.kindOf(parts) : undefined;
+    if (!kind || (kind === 'file' && !typePathOf(parts[parts.length - 1]))) throw notFound('File not found');
+    if (await this.inUseBelow(parts, kind)) {
+      throw new DomainError(ErrorCodes.FILE_IN_USE, kind === 'file'
+        ? 'Trying to delete a file that is currently in use'
+        : 'Trying to delete a folder that contains a file that is currently in use');
+    }
+    const files = kind === 'folder' ? await this.storage.filesBelow(parts) : [joinPath(parts)];
+    for (const f of files) {
+      this.usage.released('local', f);
+      this.analysis.cancel(f);
+    }
+    await this.storage.remove(parts);
+    const name = parts[parts.length - 1];
+    if (kind === 'file') this.deps.events.emit('FileRemoved', { storage: 'local', path: joinPath(parts), name, type: typePathOf(name) ?? [] });
+    else this.deps.events.emit('FolderRemoved', { storage: 'local', path: joinPath(parts), name });
+    this.emitChanged();
+  }
+
+  // ---------------------------------------------------------------- analysis and history
+
+  /** Queues a (re-)analysis now, whatever `runAt` says (the user asked). */
+  async analyse(path: string): Promise<void> {
+    const parts = parseStoredPath(path);
+    if ((await this.storage.kindOf(parts)) !== 'file') throw notFound('File not found');
+    if (!isGcode(parts[parts.length - 1]) || !this.analysis.available) throw invalid('No analysis possible');
+    this.analysis.queue(parts, true);
+  }
+
+  /** Resolves with the stored analysis, if any (job information, estimates). */
+  async analysisOf(path: string): Promise<GcodeAnalysis | undefined> {
+    try {
+      return (await this.file(path)).meta.analysis as GcodeAnalysis | undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Appends a finished print to the file's history (prints/statistics in listings). */
+  async recordPrint(path: string, record: PrintRecord): Promise<void> {
+    let parts: string[];
+    try {
+      parts = parseStoredPath(path);
+    } catch {
+      return;
+    }
+    if ((await this.storage.kindOf(parts)) !== 'file') return;
+    const folderAbs = this.storage.abs(parts.slice(0, -1));
+    const name = parts[parts.length - 1];
+    const meta = await this.storage.metadata.get(folderAbs, name);
+    await this.storage.metadata.update(folderAbs, name, { history: [...(meta?.history ?? []), record] });
+    this.deps.events.emit('MetadataStatisticsUpdated', { storage: 'local', path: joinPath(parts) });
+  }
+
+  private async removeStaleTemps(dir: string, depth = 0): Promise<void> {
+    let names: Dirent[];
+    try {
+      names = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const d of names) {
+      if (d.isFile() && d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) await unlink(join(dir, d.name)).catch(() => {});
+      else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await this.removeStaleTemps(join(dir, d.name), depth + 1);
+    }
+  }
+}

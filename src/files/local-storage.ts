@@ -1,0 +1,203 @@
+// The `local` location on disk: walking the uploads tree into entries, folder create/copy/move/delete, hashes and
+// disk usage. Knows paths and metadata, not events or jobs (file-service.ts orchestrates those).
+import { readdir, stat, mkdir, rm, rename, cp, statfs } from 'node:fs/promises';
+import { createReadStream, type Stats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { MetadataStore, type FileMeta } from './metadata-store.ts';
+import { typePathOf, matchesFilter } from './file-types.ts';
+import { resolveInside, joinPath } from './safe-path.ts';
+import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
+
+const contentKey = (st: Stats): string => `${st.size}:${Math.floor(st.mtimeMs)}`;
+
+/** Keys that become entry fields rather than pass-through metadata. */
+const ENTRY_KEYS = new Set(['display', 'hash', 'hashKey', 'analysisKey']);
+
+export function passThroughMeta(meta: FileMeta | undefined): FileMeta {
+  const out: FileMeta = {};
+  if (!meta) return out;
+  for (const [k, v] of Object.entries(meta)) if (!ENTRY_KEYS.has(k)) out[k] = v;
+  return out;
+}
+
+export async function sha1File(path: string): Promise<string> {
+  const h = createHash('sha1');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+export class LocalStorage {
+  readonly metadata: MetadataStore;
+
+  constructor(readonly root: string, private readonly logger: Logger) {
+    this.metadata = new MetadataStore(logger);
+  }
+
+  abs(parts: readonly string[]): string {
+    return resolveInside(this.root, parts);
+  }
+
+  async statOf(parts: readonly string[]): Promise<Stats | undefined> {
+    try {
+      return await stat(this.abs(parts));
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      return undefined;
+    }
+  }
+
+  async kindOf(parts: readonly string[]): Promise<'file' | 'folder' | undefined> {
+    const st = await this.statOf(parts);
+    if (!st) return undefined;
+    return st.isDirectory() ? 'folder' : st.isFile() ? 'file' : undefined;
+  }
+
+  /** The SHA-1 of a file, from metadata when it still matches the content, else computed and stored. */
+  async hashOf(parts: readonly string[], st: Stats): Promise<string | undefined> {
+    const folderAbs = this.abs(parts.slice(0, -1));
+    const name = parts[parts.length - 1];
+    const meta = await this.metadata.get(folderAbs, name);
+    const key = contentKey(st);
+    if (meta?.hash && meta.hashKey === key) return meta.hash;
+    try {
+      const hash = await sha1File(this.abs(parts));
+      await this.metadata.update(folderAbs, name, { hash, hashKey: key });
+      return hash;
+    } catch (err) {
+      this.logger.debug({ err, path: joinPath(parts) }, 'hash failed');
+      return undefined;
+    }
+  }
+
+  async fileEntry(parts: readonly string[], st?: Stats): Promise<StoredFile> {
+    const s = st ?? (await this.statOf(parts));
+    const name = parts[parts.length - 1];
+    const typePath = typePathOf(name);
+    if (!s || !s.isFile() || !typePath) throw notFound('File not found');
+    const meta = await this.metadata.get(this.abs(parts.slice(0, -1)), name);
+    return {
+      kind: 'file', origin: 'local', name, display: meta?.display ?? name, path: joinPath(parts), typePath,
+      size: s.size, date: Math.floor(s.mtimeMs / 1000), hash: await this.hashOf(parts, s), meta: passThroughMeta(meta),
+    };
+  }
+
+  /**
+   * A folder with its whole subtree (sizes need the whole tree anyway). `depth` limits how many levels keep their
+   * children: 0 = none, 1 = immediate children only, Infinity = everything.
+   */
+  async folderEntry(parts: readonly string[], depth: number, filter?: string): Promise<StoredFolder> {
+    const abs = this.abs(parts);
+    const children = await this.walk(parts, filter);
+    const size = children.reduce((n, c) => n + (c.size ?? 0), 0);
+    const name = parts[parts.length - 1] ?? '';
+    const meta = parts.length ? await this.metadata.get(this.abs(parts.slice(0, -1)), name) : undefined;
+    void abs;
+    return {
+      kind: 'folder', origin: 'local', name, display: meta?.display ?? name, path: joinPath(parts), size,
+      children: trimDepth(children, depth), meta: passThroughMeta(meta),
+    };
+  }
+
+  /** Every visible entry below a folder, sorted by name (hidden names and unknown types are skipped). */
+  private async walk(parts: readonly string[], filter?: string): Promise<StoredEntry[]> {
+    const abs = this.abs(parts);
+    let names: string[];
+    try {
+      names = await readdir(abs);
+    } catch {
+      return [];
+    }
+    names.sort();
+    const out: StoredEntry[] = [];
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const childParts = [...parts, name];
+      let st: Stats;
+      try {
+        st = await stat(join(abs, name));
+      } catch {
+        continue;
+      }
+      if (st.isDirectory()) {
+        out.push(await this.folderEntry(childParts, Infinity, filter));
+      } else if (st.isFile() && typePathOf(name) && (!filter || matchesFilter(name, filter))) {
+        out.push(await this.fileEntry(childParts, st));
+      }
+    }
+    return out;
+  }
+
+  async list(depth: number, filter?: string): Promise<StoredEntry[]> {
+    return (await this.folderEntry([], depth, filter)).children;
+  }
+
+  async makeFolder(parts: readonly string[], display?: string): Promise<void> {
+    let cur: string[] = [];
+    for (const p of parts) {
+      cur = [...cur, p];
+      const st = await this.statOf(cur);
+      if (st && !st.isDirectory()) throw conflict('Can\'t create folder, a file with that name exists');
+    }
+    await mkdir(this.abs(parts), { recursive: true });
+    if (display && parts.length && display !== parts[parts.length - 1]) {
+      await this.metadata.update(this.abs(parts.slice(0, -1)), parts[parts.length - 1], { display });
+    }
+  }
+
+  /** Copies or moves a file or folder with its metadata; the target must not exist and its parent must. */
+  async transfer(src: readonly string[], dst: readonly string[], mode: 'copy' | 'move'): Promise<void> {
+    const srcAbs = this.abs(src);
+    const dstAbs = this.abs(dst);
+    const parentSt = await this.statOf(dst.slice(0, -1));
+    if (!parentSt?.isDirectory()) throw new DomainError(ErrorCodes.INTERNAL, 'destination folder does not exist');
+    const srcFolder = this.abs(src.slice(0, -1));
+    const dstFolder = this.abs(dst.slice(0, -1));
+    const meta = await this.metadata.get(srcFolder, src[src.length - 1]);
+    if (mode === 'move') {
+      await rename(srcAbs, dstAbs);
+      this.metadata.forget(srcAbs);
+      await this.metadata.set(srcFolder, src[src.length - 1], undefined);
+    } else {
+      await cp(srcAbs, dstAbs, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+    }
+    if (meta) await this.metadata.set(dstFolder, dst[dst.length - 1], meta);
+  }
+
+  async remove(parts: readonly string[]): Promise<void> {
+    const abs = this.abs(parts);
+    await rm(abs, { recursive: true, force: true });
+    this.metadata.forget(abs);
+    await this.metadata.set(this.abs(parts.slice(0, -1)), parts[parts.length - 1], undefined);
+  }
+
+  /** Every file path (relative) below a folder, for in-use checks before folder operations. */
+  async filesBelow(parts: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    const visit = (entries: StoredEntry[]) => {
+      for (const e of entries) {
+        if (e.kind === 'file') out.push(e.path);
+        else visit(e.children);
+      }
+    };
+    visit((await this.folderEntry(parts, Infinity)).children);
+    return out;
+  }
+
+  async diskUsage(): Promise<{ free: number; total: number }> {
+    try {
+      const s = await statfs(this.root);
+      return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
+    } catch {
+      return { free: 0, total: 0 };
+    }
+  }
+}
+
+function trimDepth(entries: StoredEntry[], depth: number): StoredEntry[] {
+  if (depth <= 0) return entries.map((e) => (e.kind === 'folder' ? { ...e, children: [] } : e));
+  if (depth === Infinity) return entries;
+  return entries.map((e) => (e.kind === 'folder' ? { ...e, children: trimDepth(e.children, depth - 1) } : e));
+}

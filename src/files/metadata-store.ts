@@ -1,0 +1,109 @@
+// File metadata kept beside the files: one `.metadata.json` per folder, keyed by file/folder name (display name,
+// SHA-1 hash, analysis result, print history, userdata, any key a plugin adds). Written atomically; a missing or
+// corrupt file is treated as empty and rebuilt as entries are touched again.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../core/atomic-file.ts';
+import type { Logger } from '../core/logger.ts';
+
+export const METADATA_FILE = '.metadata.json';
+
+/** One finished print of a file. */
+export interface PrintRecord {
+  /** Unix seconds (float) when the print ended. */
+  timestamp: number;
+  success: boolean;
+  /** Seconds; only for completed prints. */
+  printTime?: number;
+  printerProfile?: string;
+}
+
+export interface FileMeta {
+  display?: string;
+  hash?: string;
+  /** `${size}:${mtimeMs}` of the content the hash belongs to. */
+  hashKey?: string;
+  analysis?: Record<string, unknown>;
+  /** `${size}:${mtimeMs}` of the content the analysis belongs to. */
+  analysisKey?: string;
+  history?: PrintRecord[];
+  userdata?: unknown;
+  [key: string]: unknown;
+}
+
+type FolderMeta = Record<string, FileMeta>;
+
+export class MetadataStore {
+  private readonly cache = new Map<string, Promise<FolderMeta>>();
+
+  constructor(private readonly logger: Logger) {}
+
+  private load(folderAbs: string): Promise<FolderMeta> {
+    let p = this.cache.get(folderAbs);
+    if (!p) {
+      p = readFile(join(folderAbs, METADATA_FILE), 'utf8').then(
+        (text) => {
+          const parsed = JSON.parse(text) as unknown;
+          return (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {}) as FolderMeta;
+        },
+        (err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') this.logger.warn({ err, folder: folderAbs }, 'unreadable metadata, starting afresh');
+          return {};
+        },
+      ).catch((err: unknown) => {
+        this.logger.warn({ err, folder: folderAbs }, 'corrupt metadata, starting afresh');
+        return {};
+      });
+      this.cache.set(folderAbs, p);
+    }
+    return p;
+  }
+
+  private async save(folderAbs: string, meta: FolderMeta): Promise<void> {
+    try {
+      await writeFileAtomic(join(folderAbs, METADATA_FILE), JSON.stringify(meta));
+    } catch (err) {
+      // The folder may be gone (deleted/moved meanwhile); metadata is rebuildable, so this is not fatal.
+      this.logger.debug({ err, folder: folderAbs }, 'metadata not saved');
+    }
+  }
+
+  async get(folderAbs: string, name: string): Promise<FileMeta | undefined> {
+    return (await this.load(folderAbs))[name];
+  }
+
+  async all(folderAbs: string): Promise<Readonly<FolderMeta>> {
+    return this.load(folderAbs);
+  }
+
+  /** Merges `patch` into the entry (a key set to undefined is removed) and persists the folder's metadata. */
+  async update(folderAbs: string, name: string, patch: Partial<FileMeta>): Promise<FileMeta> {
+    const meta = await this.load(folderAbs);
+    const entry: FileMeta = { ...(meta[name] ?? {}) };
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) delete entry[k];
+      else entry[k] = v;
+    }
+    meta[name] = entry;
+    await this.save(folderAbs, meta);
+    return entry;
+  }
+
+  async set(folderAbs: string, name: string, entry: FileMeta | undefined): Promise<void> {
+    const meta = await this.load(folderAbs);
+    if (entry === undefined) {
+      if (!(name in meta)) return;
+      delete meta[name];
+    } else {
+      meta[name] = entry;
+    }
+    await this.save(folderAbs, meta);
+  }
+
+  /** Forgets cached folders at or below a path (after a folder was deleted or moved on disk). */
+  forget(folderAbs: string): void {
+    for (const key of [...this.cache.keys()]) {
+      if (key === folderAbs || key.startsWith(folderAbs + '/')) this.cache.delete(key);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// Upload intake: streams incoming bytes into a hidden temp file (hashing on the way, size-capped) so an upload only
+// becomes visible by a rename once complete; an aborted or refused upload leaves nothing behind.
+import { open, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { join } from 'node:path';
+import { DomainError, ErrorCodes } from '../core/errors.ts';
+
+export const TEMP_PREFIX = '.upload-';
+export const TEMP_SUFFIX = '.tmp';
+
+export class UploadSink {
+  readonly tmpPath: string;
+  private fh: FileHandle | undefined;
+  private readonly hash: Hash = createHash('sha1');
+  private bytes = 0;
+  private closed = false;
+
+  constructor(dir: string, private readonly maxSize: number) {
+    this.tmpPath = join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+  }
+
+  async open(): Promise<void> {
+    this.fh = await open(this.tmpPath, 'wx', 0o644);
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  /** Writes one chunk; awaiting it is the back-pressure that keeps memory flat whatever the upload size. */
+  async write(chunk: Buffer): Promise<void> {
+    if (!this.fh) throw new Error('upload sink not open');
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxSize) throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, 'Upload exceeds the maximum upload size');
+    this.hash.update(chunk);
+    let off = 0;
+    while (off < chunk.length) {
+      const { bytesWritten } = await this.fh.write(chunk, off, chunk.length - off);
+      off += bytesWritten;
+    }
+  }
+
+  /** Flushes and closes; returns the SHA-1 of everything written. */
+  async finish(): Promise<string> {
+    if (!this.fh) throw new Error('upload sink not open');
+    await this.fh.sync();
+    await this.fh.close();
+    this.closed = true;
+    return this.hash.digest('hex');
+  }
+
+  /** Moves the finished temp file into place (copy + unlink across file systems). */
+  async commit(target: string): Promise<void> {
+    try {
+      await rename(this.tmpPath, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      await copyFile(this.tmpPath, target);
+      await unlink(this.tmpPath);
+    }
+  }
+
+  /** Removes every trace of the upload; safe to call more than once and after commit. */
+  async discard(): Promise<void> {
+    if (this.fh && !this.closed) {
+      this.closed = true;
+      await this.fh.close().catch(() => {});
+    }
+    await unlink(this.tmpPath).catch(() => {});
+  }
+}

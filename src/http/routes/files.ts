@@ -1,0 +1,150 @@
+// /api/files: listings (ETag/304), single entries, delete and the /api/files/test helper. Upload lives in
+// files-upload.ts, file commands in files-commands.ts, downloads in downloads.ts.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import type { FileService } from '../../files/file-service.ts';
+import type { SdCardFiles } from '../../files/sd-card.ts';
+import type { ConfigStore } from '../../config/config-store.ts';
+import type { JobControl } from '../../printer/job-types.ts';
+import { notFound, invalid } from '../../core/errors.ts';
+import { sendError } from '../error-mapper.ts';
+import { toWire, type WireEntry } from './files-entries.ts';
+import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
+import { registerUploadRoute } from './files-upload.ts';
+
+export interface FilesRouteDeps {
+  files: FileService;
+  config: ConfigStore;
+  /** The job runner (selection and printing after upload / the select command). */
+  jobs?: JobControl;
+  /** The printer's SD card as a location. */
+  sdFiles?: SdCardFiles;
+  /** Slicing of model files; without it `slice` answers "no slicer available". */
+  slice?: SliceHook;
+}
+
+const TRUTHY = new Set(['true', 'yes', 'y', '1']);
+export const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && TRUTHY.has(v.toLowerCase()));
+
+const ListQuery = Type.Object({
+  recursive: Type.Optional(Type.String()),
+  force: Type.Optional(Type.String()),
+  filter: Type.Optional(Type.String({ maxLength: 64 })),
+  _refresh: Type.Optional(Type.String()),
+}, { additionalProperties: true });
+const LocationParams = Type.Object({ location: Type.String() });
+const EntryParams = Type.Object({ location: Type.String(), '*': Type.String() });
+const TestBody = Type.Object({
+  command: Type.Optional(Type.String()),
+  storage: Type.Optional(Type.String()),
+  path: Type.Optional(Type.String()),
+  filename: Type.Optional(Type.String()),
+}, { additionalProperties: true });
+
+export function requireLocation(location: string, deps: FilesRouteDeps): 'local' | 'sdcard' {
+  if (location === 'local') return 'local';
+  if (location === 'sdcard' && deps.config.current.feature.sdSupport) return 'sdcard';
+  throw notFound('Unknown location');
+}
+
+/** Sends a listing with ETag/Last-Modified, or 304 when the client's copy is current (unless force/_refresh). */
+function sendConditional(request: FastifyRequest, reply: FastifyReply, body: unknown, lastModifiedMs: number) {
+  const q = request.query as { force?: string; _refresh?: string };
+  const json = JSON.stringify(body);
+  const etag = `"${createHash('sha1').update(json).digest('hex')}"`;
+  const lastModified = new Date(Math.floor(lastModifiedMs / 1000) * 1000);
+  const bypass = Boolean(q.force) || Boolean(q._refresh);
+  if (!bypass) {
+    const inm = request.headers['if-none-match'];
+    const ims = request.headers['if-modified-since'];
+    const etagMatch = inm !== undefined && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag);
+    const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= lastModified.getTime();
+    if (etagMatch || imsMatch) {
+      reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString());
+      return reply.code(304).removeHeader('Content-Type').send();
+    }
+  }
+  return reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString()).type('application/json').send(json);
+}
+
+export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void {
+  const { files } = deps;
+
+  const localListing = async (request: FastifyRequest, recursive: boolean, filter?: string): Promise<WireEntry[]> =>
+    (await files.list({ recursive, filter: filter || undefined })).map((e) => toWire(request, e));
+
+  const sdListing = async (request: FastifyRequest, force: boolean): Promise<WireEntry[]> => {
+    if (!deps.sdFiles || !deps.config.current.feature.sdSupport) return [];
+    return (await deps.sdFiles.list(force)).map((e) => toWire(request, e));
+  };
+
+  app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
+    const q = request.query;
+    const recursive = truthy(q.recursive);
+    const local = await localListing(request, recursive, q.filter);
+    const sd = await sdListing(request, truthy(q.force));
+    const usage = await files.diskUsage();
+    return sendConditional(request, reply, { files: [...local, ...sd], free: usage.free, total: usage.total }, files.lastModified);
+  });
+
+  app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery } },
+    async (request, reply) => {
+      const location = requireLocation(request.params.location, deps);
+      const q = request.query;
+      if (location === 'sdcard') return sendConditional(request, reply, { files: await sdListing(request, truthy(q.force)) }, files.lastModified);
+      const local = await localListing(request, truthy(q.recursive), q.filter);
+      const usage = await files.diskUsage();
+      return sendConditional(request, reply, { files: local, free: usage.free, total: usage.total }, files.lastModified);
+    });
+
+  app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' }, schema: { params: EntryParams, querystring: ListQuery } },
+    async (request, reply) => {
+      const location = requireLocation(request.params.location, deps);
+      const path = request.params['*'];
+      if (location === 'sdcard') {
+        if (!deps.sdFiles) throw notFound('File not found');
+        return reply.send(toWire(request, await deps.sdFiles.entry(path)));
+      }
+      const q = request.query;
+      const entry = await files.entry(path, { recursive: truthy(q.recursive), filter: q.filter || undefined });
+      return reply.send(toWire(request, entry));
+    });
+
+  app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams } }, async (request, reply) => {
+    const { location } = request.params;
+    if (location !== 'local' && location !== 'sdcard') return sendError(reply, 404);
+    requireLocation(location, deps);
+    const path = request.params['*'];
+    if (location === 'sdcard') {
+      if (!deps.sdFiles) throw notFound('File not found');
+      await deps.sdFiles.remove(path);
+    } else {
+      await files.remove(path);
+    }
+    return reply.code(204).send();
+  });
+
+  app.post('/api/files/test', { config: { access: 'FILES_LIST' }, schema: { body: TestBody } }, async (request) => {
+    const b = request.body;
+    if (b.command !== 'sanitize' && b.command !== 'exists') throw invalid('command is invalid');
+    if (typeof b.storage !== 'string' || typeof b.path !== 'string' || typeof b.filename !== 'string') throw invalid('Mandatory parameters missing');
+    if (b.storage !== 'local') throw notFound('Unknown location');
+    const sanitized = files.sanitize(b.path, b.filename);
+    if (b.command === 'sanitize') return { sanitized: `${files.uploadsRoot}/${sanitized}` };
+    if (!(await files.exists(sanitized))) return { exists: false };
+    const dot = sanitized.lastIndexOf('.');
+    const slash = sanitized.lastIndexOf('/');
+    const stem = dot > slash + 1 ? sanitized.slice(0, dot) : sanitized;
+    const ext = dot > slash + 1 ? sanitized.slice(dot) : '';
+    for (let n = 1; n < 10_000; n++) {
+      const candidate = `${stem}_${n}${ext}`;
+      if (!(await files.exists(candidate))) return { exists: true, suggestion: candidate.slice(slash + 1) };
+    }
+    return { exists: true };
+  });
+
+  registerFileCommandRoute(app, deps);
+  registerUploadRoute(app, deps);
+}

@@ -1,6 +1,5 @@
 // Composition root: the only file that knows every concrete class. Builds the services, wires them, starts and stops them in order.
 import { pino, multistream } from 'pino';
-import { createStream } from 'rotating-file-stream';
 import { readFileSync } from 'node:fs';
 import { ConfigStore } from './config/config-store.ts';
 import { resolvePaths, createFolders, type Paths } from './config/paths.ts';
@@ -13,11 +12,16 @@ import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
+import { EventSubscriptions } from './events/event-subscriptions.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
 import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
 import type { GantryApp } from './http/types.ts';
+import { SystemCommands } from './system/system-commands.ts';
+import { LanguagePacks } from './system/language-packs.ts';
+import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
+import { ensureInstallationId } from './system/installation.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -54,8 +58,7 @@ interface Service {
   stop(): Promise<void>;
 }
 
-function createLogger(paths: Paths, opts: StartOptions): pino.Logger {
-  const file = createStream('gantry.log', { path: paths.logs, size: '10M', maxFiles: 5 });
+function createLogger(file: ReopenableLogStream, opts: StartOptions): pino.Logger {
   const streams: pino.StreamEntry[] = [{ stream: file, level: 'trace' }];
   if (opts.logToConsole) streams.push({ stream: process.stdout, level: 'info' });
   return pino({ level: opts.logLevel ?? 'info', base: undefined }, multistream(streams));
@@ -69,8 +72,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   if (opts.settings) await config.patch(opts.settings);
   paths = resolvePaths(opts.baseDir, config.current);
   await createFolders(paths);
+  await ensureInstallationId(config);
 
-  const logger = createLogger(paths, opts);
+  // Reopenable so deleting gantry.log through the API does not leave the logger writing to an unlinked file.
+  const logStream = new ReopenableLogStream(paths.logs);
+  const logger = createLogger(logStream, opts);
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
   const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
@@ -93,11 +99,18 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   const push = new PushService({ config, events, access, clock, logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
+  const eventSubscriptions = new EventSubscriptions({ config, events, logger: logger.child({ svc: 'events' }) });
 
   // Start order matters: later services may use earlier ones; stop runs in reverse.
+  const systemCommands = new SystemCommands(config, logger.child({ svc: 'system' }));
+  const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
+  const logFiles = new LogFiles(paths.logs, logStream);
+
   const services: Service[] = [
+    { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
     { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); await push.stop(); } },
+    { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
@@ -113,7 +126,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, logger, version: VERSION });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, systemCommands, languagePacks, logFiles, logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
   app.addHook('preClose', async () => { push.detach(); });

@@ -1,0 +1,259 @@
+// Event subscriptions (config `events.subscriptions`): run a system command or send G-code when an event fires, with
+// OctoPrint's placeholders. System commands run as child processes (never blocking the loop), bounded and timed out.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { ConfigStore } from '../config/config-store.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import { formatCommand, pyIsoNow, pyRepr, UnknownPlaceholderError } from './placeholders.ts';
+
+/** What placeholders read besides the payload (printer and job services; absent parts give the documented defaults). */
+export interface EventContext {
+  currentZ(): number | null;
+  selectedFile(): { name: string; path: string; origin: string } | undefined;
+  /** Completion in percent, or null without a job. */
+  progress(): number | null;
+}
+
+/** Where `gcode` subscriptions send their lines (the printer service satisfies it). */
+export interface GcodeSink {
+  isOperational(): boolean;
+  commands(lines: string[], opts?: { tags?: string[] }): void;
+}
+
+export interface Subscription {
+  events: string[];
+  commands: string[];
+  type: 'system' | 'gcode';
+  debug: boolean;
+  shell: boolean;
+  name?: string;
+}
+
+export interface EventSubscriptionsDeps {
+  config: ConfigStore;
+  events: EventBus;
+  logger: Logger;
+  context?: EventContext;
+  gcode?: GcodeSink;
+}
+
+const OWNER = 'event-subscriptions';
+const MAX_RUNNING = 4;
+const MAX_QUEUED = 100;
+const MAX_OUTPUT = 16 * 1024;
+
+const asList = (v: unknown): string[] | undefined => {
+  if (typeof v === 'string') return v ? [v] : undefined;
+  if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string')) return v as string[];
+  return undefined;
+};
+
+/** Splits a command line into words for `shell: false` (quotes group words; no expansion of any kind). */
+export function splitArgs(line: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:\\.|[^"\\])*)"|'([^']*)'|(\S+)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(line))) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2] ?? m[3]);
+  return out;
+}
+
+export class EventSubscriptions {
+  private byEvent = new Map<string, Subscription[]>();
+  private running = new Set<ChildProcess>();
+  private queue: Array<() => Promise<void>> = [];
+  private active = 0;
+  private offConfig: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: EventSubscriptionsDeps) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.load();
+    this.offConfig = this.deps.config.onChange((next, prev) => {
+      if (next.events !== prev.events) this.load();
+    });
+    this.deps.events.onAny(OWNER, (name, payload) => this.onEvent(name, payload));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.deps.events.removeOwner(OWNER);
+    this.offConfig?.();
+    this.queue = [];
+    for (const p of this.running) killTree(p);
+    this.running.clear();
+  }
+
+  /** The subscriptions in effect (after validation), for diagnostics and tests. */
+  subscriptions(): Subscription[] {
+    return [...new Set([...this.byEvent.values()].flat())];
+  }
+
+  private load(): void {
+    const { config, logger } = this.deps;
+    this.byEvent.clear();
+    const section = config.current.events;
+    if (!section.enabled) return;
+    section.subscriptions.forEach((raw, i) => {
+      const entry = raw as Record<string, unknown>;
+      if (entry.enabled === false) return;
+      const events = asList(entry.event);
+      const commands = asList(entry.command);
+      const type = entry.type;
+      if (!events || !commands || (type !== 'system' && type !== 'gcode')) {
+        logger.warn({ index: i }, 'event subscription lacks event, command or a valid type; ignored');
+        return;
+      }
+      if (type === 'system' && typeof entry.shell !== 'boolean') {
+        logger.warn({ index: i, event: events },
+          'event subscription without "shell": running through the shell for now; this default is deprecated, set "shell" explicitly');
+      }
+      const sub: Subscription = {
+        events, commands, type, debug: entry.debug === true, shell: entry.shell !== false,
+        name: typeof entry.name === 'string' ? entry.name : undefined,
+      };
+      for (const e of events) this.byEvent.set(e, [...(this.byEvent.get(e) ?? []), sub]);
+    });
+  }
+
+  private placeholders(name: string, payload: unknown): Record<string, unknown> {
+    const ctx = this.deps.context;
+    const file = ctx?.selectedFile();
+    const z = ctx?.currentZ() ?? null;
+    const progress = ctx?.progress() ?? null;
+    const data = payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
+    let json: string;
+    try {
+      json = data ? JSON.stringify(data) : '{}';
+    } catch {
+      json = '';
+    }
+    const values: Record<string, unknown> = {
+      __eventname: name,
+      __now: pyIsoNow(new Date()),
+      __currentZ: z === null ? '-1' : String(z),
+      __filename: file?.name ?? 'NO FILE',
+      __filepath: file?.path ?? 'NO PATH',
+      __progress: progress === null ? '0' : String(Math.round(progress)),
+      __data: pyRepr(data ?? null),
+      __json: json,
+    };
+    if (file) values.__fileorigin = file.origin;
+    return data ? { ...values, ...data } : values;
+  }
+
+  private onEvent(name: string, payload: unknown): void {
+    const subs = this.byEvent.get(name);
+    if (!subs || this.stopped) return;
+    const values = this.placeholders(name, payload);
+    for (const sub of subs) {
+      const lines: string[] = [];
+      for (const template of sub.commands) {
+        try {
+          lines.push(formatCommand(template, values));
+        } catch (err) {
+          const why = err instanceof UnknownPlaceholderError ? `unknown placeholder {${err.placeholder}}` : (err as Error).message;
+          this.deps.logger.warn({ event: name, command: template, why }, 'event subscription command not run');
+          if (sub.type === 'system') break;
+        }
+      }
+      if (!lines.length) continue;
+      if (sub.debug) this.deps.logger.info({ event: name, type: sub.type, commands: lines }, 'event subscription triggered');
+      if (sub.type === 'gcode') this.sendGcode(name, lines);
+      else this.enqueue(() => this.runSystem(name, sub, lines));
+    }
+  }
+
+  private sendGcode(event: string, lines: string[]): void {
+    const sink = this.deps.gcode;
+    const split = lines.flatMap((l) => l.split('\n')).map((l) => l.trim()).filter(Boolean);
+    if (!sink || !sink.isOperational()) {
+      this.deps.logger.debug({ event, lines: split }, 'gcode event subscription dropped: printer not connected');
+      return;
+    }
+    try {
+      sink.commands(split, { tags: ['trigger:events.subscription'] });
+    } catch (err) {
+      this.deps.logger.warn({ err, event }, 'gcode event subscription could not be sent');
+    }
+  }
+
+  private enqueue(job: () => Promise<void>): void {
+    if (this.queue.length >= MAX_QUEUED) {
+      this.deps.logger.warn('too many event commands waiting; one dropped');
+      return;
+    }
+    this.queue.push(job);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.active < MAX_RUNNING && this.queue.length && !this.stopped) {
+      const job = this.queue.shift()!;
+      this.active++;
+      job().finally(() => {
+        this.active--;
+        this.pump();
+      });
+    }
+  }
+
+  /** A list runs in order; a failing command stops the rest (as OctoPrint does). */
+  private async runSystem(event: string, sub: Subscription, lines: string[]): Promise<void> {
+    for (const line of lines) {
+      if (this.stopped) return;
+      const code = await this.runOne(event, sub, line);
+      if (code !== 0) return;
+    }
+  }
+
+  private runOne(event: string, sub: Subscription, line: string): Promise<number> {
+    const { logger } = this.deps;
+    const timeoutMs = this.deps.config.current.events.commandTimeout * 1000;
+    return new Promise((resolve) => {
+      let child: ChildProcess;
+      try {
+        if (sub.shell) child = spawn('/bin/sh', ['-c', line], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+        else {
+          const [cmd, ...args] = splitArgs(line);
+          child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+        }
+      } catch (err) {
+        logger.warn({ err, event, command: sub.debug ? line : undefined }, 'event command could not be started');
+        resolve(-1);
+        return;
+      }
+      this.running.add(child);
+      let out = '';
+      const collect = (b: Buffer): void => { if (out.length < MAX_OUTPUT) out += b.toString('utf8', 0, Math.min(b.length, MAX_OUTPUT - out.length)); };
+      child.stdout?.on('data', collect);
+      child.stderr?.on('data', collect);
+      let timedOut = false;
+      const timer = setTimeout(() => { timedOut = true; killTree(child); }, timeoutMs);
+      timer.unref();
+      let finished = false;
+      const done = (code: number, err?: Error): void => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        this.running.delete(child);
+        const info = { event, code, timedOut, output: out.trimEnd() || undefined, command: sub.debug ? line : undefined, err };
+        if (code === 0) logger.info(info, 'event command finished');
+        else logger.warn(info, timedOut ? 'event command timed out and was killed' : 'event command failed');
+        resolve(code);
+      };
+      child.once('error', (err) => done(-1, err));
+      child.once('close', (code, signal) => done(code ?? (signal ? -1 : 0)));
+    });
+  }
+}
+
+/** The command runs in its own process group (detached) so a shell's children die with it. */
+function killTree(p: ChildProcess): void {
+  try {
+    if (p.pid) process.kill(-p.pid, 'SIGKILL');
+  } catch {
+    p.kill('SIGKILL');
+  }
+}

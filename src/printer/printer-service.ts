@@ -1,0 +1,433 @@
+// The printer service: owns the link (engine + transport), its state, readings, terminal and events; the API's printer.
+import type { ConfigStore } from '../config/config-store.ts';
+import type { Config } from '../config/schema.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import { conflict, invalid, notOperational } from '../core/errors.ts';
+import { ProtocolEngine } from '../protocol/engine.ts';
+import type { EngineHooks } from '../protocol/hooks.ts';
+import type { TransportFactory } from '../protocol/line-transport.ts';
+import { realTimers, type EngineSettings, type Timers } from '../protocol/settings.ts';
+import { STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
+import { JobStreamer } from '../protocol/job-stream.ts';
+import { PrinterReadings } from './printer-readings.ts';
+import { SerialLog } from './serial-log.ts';
+import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
+import { loadScript, renderScript } from './gcode-scripts.ts';
+import type {
+  ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
+  Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
+} from './types.ts';
+
+/** Ports and transports (main.ts supplies serial + VIRTUAL). */
+export interface PortProvider {
+  listPorts(): Promise<string[]>;
+  baudrates(): number[];
+  /** Baudrates to try when auto-detecting. */
+  detectionBaudrates(portCount: number): number[];
+  create: TransportFactory;
+}
+
+/** Printer profiles (PrinterProfiles satisfies it). */
+export interface ProfileSource {
+  get(id: string): LinkProfile | undefined;
+  getDefault(): LinkProfile;
+  select?(id: string | null): void;
+}
+
+export interface PrinterServiceDeps {
+  config: ConfigStore;
+  events: EventBus;
+  logger: Logger;
+  profiles: ProfileSource;
+  ports: PortProvider;
+  logsDir: string;
+  scriptsDir?: string | null;
+  timers?: Timers;
+}
+
+export function engineSettingsFrom(s: Config['serial']): Partial<EngineSettings> {
+  return {
+    helloCommand: s.helloCommand, waitForStartOnConnect: s.waitForStartOnConnect, alwaysSendChecksum: s.alwaysSendChecksum,
+    neverSendChecksum: s.neverSendChecksum, sendChecksumWithUnknownCommands: s.sendChecksumWithUnknownCommands,
+    unknownCommandsNeedAck: s.unknownCommandsNeedAck, checksumRequiringCommands: [...s.checksumRequiringCommands],
+    longRunningCommands: [...s.longRunningCommands], blockedCommands: [...s.blockedCommands], ignoredCommands: [...s.ignoredCommands],
+    pausingCommands: [...s.pausingCommands], emergencyCommands: [...s.emergencyCommands], disconnectOnErrors: s.disconnectOnErrors,
+    ignoreErrorsFromFirmware: s.ignoreErrorsFromFirmware, sendM112OnError: s.sendM112OnError, lastLineBufferSize: s.lastLineBufferSize,
+    supportResendsWithoutOk: s.supportResendsWithoutOk, swallowOkAfterResend: s.swallowOkAfterResend,
+    ignoreIdenticalResends: s.ignoreIdenticalResends, identicalResendsCountdown: s.identicalResendsCountdown,
+    abortHeatupOnCancel: s.abortHeatupOnCancel, logPositionOnPause: s.logPositionOnPause, firmwareDetection: s.firmwareDetection,
+    sdAlwaysAvailable: s.sdAlwaysAvailable, capabilities: { ...s.capabilities }, timeout: { ...s.timeout },
+    maxCommunicationTimeouts: { ...s.maxCommunicationTimeouts }, rxBufferSize: s.rxBufferSize, advancedOk: s.advancedOk,
+  };
+}
+
+export class PrinterService implements Printer {
+  private engine: ProtocolEngine | null = null;
+  private stateId: ConnectionStateId = 'OFFLINE';
+  private errorText = '';
+  private port: string | null = null;
+  private baudrate: number | null = null;
+  private profileId: string | null = null;
+  private readonly readings: PrinterReadings;
+  private readonly serialLog: SerialLog;
+  private listeners: PrinterListener[] = [];
+  private job: JobStreamer | null = null;
+  private readonly timers: Timers;
+  private connecting: Promise<void> | null = null;
+
+  constructor(private readonly deps: PrinterServiceDeps) {
+    this.timers = deps.timers ?? realTimers;
+    const c = deps.config.current;
+    this.readings = new PrinterReadings(c.temperature.cutoff);
+    this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines) => this.notify((l) => l.log?.(lines)));
+  }
+
+  async start(): Promise<void> {
+    const serial = this.deps.config.current.serial;
+    this.serialLog.setFileLogging(serial.log, this.deps.logsDir);
+    if (serial.autoconnect) {
+      this.connect({ port: serial.port ?? undefined, baudrate: serial.baudrate ?? undefined, profileId: this.deps.config.current.printerProfiles.default ?? undefined })
+        .catch((err: unknown) => this.deps.logger.warn({ err }, 'autoconnect failed'));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.disconnect();
+    this.serialLog.close();
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  async connect(opts: ConnectOptions): Promise<void> {
+    if (this.engine && LINK_ACTIVE_STATES.has(this.stateId)) await this.disconnect();
+    const profile = opts.profileId ? this.deps.profiles.get(opts.profileId) : this.deps.profiles.getDefault();
+    if (!profile) throw invalid('printerProfile is invalid');
+    const ports = await this.deps.ports.listPorts();
+    let port = opts.port && opts.port !== 'AUTO' ? opts.port : undefined;
+    const baud = opts.baudrate && opts.baudrate > 0 ? opts.baudrate : undefined;
+    if (port !== undefined && !ports.includes(port)) throw invalid('port is invalid');
+    this.profileId = profile.id;
+    this.deps.profiles.select?.(profile.id);
+    this.readings.reset();
+    this.serialLog.setFileLogging(this.deps.config.current.serial.log, this.deps.logsDir);
+    this.deps.events.emit('Connecting', {});
+    const engine = new ProtocolEngine(this.hooks(), engineSettingsFrom(this.deps.config.current.serial), this.timers);
+    engine.toolCount = profile.extruder.count;
+    engine.heatedBed = profile.heatedBed;
+    engine.temperatureOffsets = this.readings.offsets();
+    this.engine = engine;
+    if (port === undefined) {
+      // Auto-detection: a real serial port if there is exactly one candidate besides VIRTUAL, else VIRTUAL.
+      const real = ports.filter((p) => p !== 'VIRTUAL');
+      port = real[0] ?? ports[0];
+      if (port === undefined) {
+        this.applyState('ERROR', 'No more candidates to test, and no working port/baudrate combination detected.');
+        this.applyState('CLOSED_WITH_ERROR');
+        return;
+      }
+    }
+    const baudrate = baud ?? this.deps.ports.detectionBaudrates(1)[0] ?? 115200;
+    this.port = port;
+    this.baudrate = baudrate;
+    this.serialLog.info(`Connecting to port ${port}, baudrate ${baudrate}`);
+    const p = engine.connect({ transport: this.deps.ports.create(port, baudrate), port, baudrate })
+      .catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
+    this.connecting = p;
+    await p;
+    if (this.connecting === p) this.connecting = null;
+  }
+
+  async disconnect(): Promise<void> {
+    const engine = this.engine;
+    if (!engine) return;
+    this.deps.events.emit('Disconnecting', {});
+    this.job?.abort('Disconnected');
+    await engine.disconnect();
+    if (this.engine === engine) {
+      this.port = this.baudrate = null;
+      this.deps.profiles.select?.(null);
+    }
+  }
+
+  fakeAck(): void {
+    this.engine?.fakeAck();
+  }
+
+  private hooks(): EngineHooks {
+    const log = this.serialLog;
+    const events = this.deps.events;
+    return {
+      stateChanged: (id, error) => this.applyState(id, error),
+      sent: (wire) => log.sent(wire),
+      received: (line) => log.received(line),
+      connected: (port, baudrate) => {
+        events.emit('Connected', { port, baudrate });
+        void this.runScript('afterPrinterConnected', {});
+      },
+      disconnected: () => events.emit('Disconnected', {}),
+      temperatures: (t) => {
+        const profile = this.profile();
+        const entry = this.readings.applyReport(t, profile, Date.now());
+        if (this.engine) this.engine.targetsActive = this.readings.anyTargetActive();
+        this.notify((l) => l.temperature?.(entry));
+      },
+      targetReported: (heater, target) => this.readings.setTarget(heater === 'bed' ? 'bed' : `tool${heater}`, target),
+      firmware: (info) => events.emit('FirmwareData', { name: info.name, data: info.data }),
+      capability: (name, enabled) => {
+        if (name === 'CHAMBER_TEMPERATURE') this.readings.chamberCapability = enabled;
+      },
+      position: (p) => {
+        const e = this.engine;
+        const pos: Position = { x: p.x, y: p.y, z: p.z, e: p.e ?? p.es[e?.currentTool ?? 0] ?? null, t: e?.currentTool ?? null, f: e?.currentF ?? null };
+        this.readings.position = pos;
+        events.emit('PositionUpdate', { ...pos, reason: this.stateId === 'PAUSING' ? 'pause' : this.stateId === 'CANCELLING' ? 'cancel' : null });
+      },
+      sdReply: (r) => {
+        if (r.kind === 'cardOk') {
+          const first = !this.readings.sdReady;
+          this.readings.sdReady = true;
+          if (first) this.engine?.enqueue('M20');
+          this.notifyState();
+        } else if (r.kind === 'cardFail' || r.kind === 'cardReleased') {
+          this.readings.sdReady = false;
+          this.readings.sdFiles = [];
+          this.notifyState();
+        }
+      },
+      sdList: (entries) => {
+        this.readings.sdList(entries, this.deps.config.current.serial.sdLowerCase);
+        events.emit('UpdatedFiles', { type: 'printables' });
+      },
+      commandSent: (cmd, code) => {
+        this.readings.commandSent(cmd, code, this.engine?.currentTool ?? 0);
+        if (this.engine) this.engine.targetsActive = this.readings.anyTargetActive();
+        if (code === 'G28') events.emit('Home', {});
+      },
+      zChanged: (z, old) => {
+        events.emit('ZChange', { new: z, old });
+        this.notify((l) => l.z?.(z));
+      },
+      toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
+      action: (name, params) => this.onAction(name, params),
+      firmwareError: (text, fatal) => {
+        log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
+        this.notify((l) => l.message?.(text));
+      },
+      error: (text, reason) => events.emit('Error', { error: text, reason }),
+      commandSuppressed: (cmd, reason) => events.emit('CommandSuppressed', {
+        command: cmd, message: `Not sending ${cmd} to the printer, it is ${reason === 'blocked' ? 'blocked' : 'ignored'} by the settings`,
+        severity: reason === 'blocked' ? 'warn' : 'info',
+      }),
+      printerReset: () => {
+        events.emit('PrinterReset', { idle: this.job === null });
+        this.job?.abort('The printer was reset');
+      },
+      emergencyStop: () => events.emit('EStop', {}),
+      message: (text) => this.notify((l) => l.message?.(text)),
+      invalidTool: (tool, fallback) => events.emit('InvalidToolReported', { tool, fallback }),
+    };
+  }
+
+  private onAction(name: string, params: string): void {
+    const job = this.job;
+    switch (name) {
+      case 'pause': void job?.pause(); break;
+      case 'paused': job?.markPaused(); break;
+      case 'resume': job?.resume(); break;
+      case 'resumed': job?.resume(false); break;
+      case 'cancel': void job?.cancel(); break;
+      case 'disconnect': void this.disconnect(); break;
+      case 'sd_inserted': this.engine?.enqueue('M21'); break;
+      case 'sd_ejected': this.readings.sdReady = false; this.readings.sdFiles = []; this.notifyState(); break;
+      case 'sd_updated': this.sdRefresh(); break;
+      default: if (params) this.notify((l) => l.message?.(`${name}: ${params}`));
+    }
+  }
+
+  private applyState(id: ConnectionStateId, error?: string): void {
+    const was = this.stateId;
+    this.stateId = id;
+    if (error !== undefined) this.errorText = error;
+    if (id === 'OPEN_SERIAL' || id === 'DETECT_SERIAL') this.errorText = '';
+    if (!OPERATIONAL_STATES.has(id) && this.job) this.job.abort(this.errorText || 'Printer disconnected');
+    if (id === 'CLOSED' || id === 'CLOSED_WITH_ERROR') {
+      this.readings.sdReady = false;
+      this.readings.sdFiles = [];
+    }
+    if (was !== id) {
+      this.deps.events.emit('PrinterStateChanged', { state_id: id, state_string: STATE_TEXT[id] });
+      this.serialLog.info(`Changing monitoring state from "${STATE_TEXT[was]}" to "${STATE_TEXT[id]}"`);
+    }
+    this.notifyState();
+  }
+
+  private notifyState(): void {
+    const s = this.state();
+    this.notify((l) => l.state?.(s));
+  }
+
+  private notify(fn: (l: PrinterListener) => void): void {
+    for (const l of this.listeners) {
+      try {
+        fn(l);
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'printer listener failed');
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  state(): PrinterStateSnapshot {
+    const id = this.stateId;
+    const sdReady = this.deps.config.current.feature.sdSupport && this.readings.sdReady && OPERATIONAL_STATES.has(id);
+    return { id, text: STATE_TEXT[id], flags: stateFlags(id, sdReady), error: this.errorText };
+  }
+
+  connection(): ConnectionSnapshot {
+    const closed = this.stateId === 'OFFLINE' || this.stateId === 'CLOSED';
+    return {
+      state: closed ? 'Closed' : STATE_TEXT[this.stateId],
+      port: closed ? null : this.port,
+      baudrate: closed ? null : this.baudrate,
+      printerProfile: this.profileId ?? this.deps.profiles.getDefault().id,
+    };
+  }
+
+  isOperational(): boolean { return OPERATIONAL_STATES.has(this.stateId); }
+  isBusy(): boolean { return BUSY_STATES.has(this.stateId); }
+  isPrinting(): boolean { return this.job !== null; }
+
+  profile(): LinkProfile {
+    return (this.profileId ? this.deps.profiles.get(this.profileId) : undefined) ?? this.deps.profiles.getDefault();
+  }
+
+  temperatures(): TemperatureSnapshot { return this.readings.snapshot(this.profile()); }
+  temperatureHistory(limit?: number): TemperatureHistoryEntry[] { return this.readings.history.list(limit); }
+  offsets(): Record<string, number> { return this.readings.offsets(); }
+  currentZ(): number | null { return this.engine?.currentZ ?? null; }
+  lastPosition(): Position { return { ...this.readings.position }; }
+  terminal(): string[] { return this.serialLog.lines().slice(-this.deps.config.current.serial.terminalLogSize); }
+  resends(): ResendStats { return this.engine?.resendStats() ?? { count: 0, transmitted: 0, ratio: 0 }; }
+  firmwareName(): string { return this.engine?.firmwareName ?? ''; }
+  flowControl(): string { return this.engine?.flowControl ?? 'ping-pong'; }
+
+  subscribe(listener: PrinterListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  private link(): ProtocolEngine {
+    if (!this.engine || !this.isOperational()) throw notOperational();
+    return this.engine;
+  }
+
+  commands(lines: string[]): void {
+    const engine = this.link();
+    const profile = this.profile();
+    for (const raw of lines) {
+      const cmd = raw.trim();
+      if (cmd === '') continue;
+      // Heater commands for heaters the profile does not have are dropped, like tool numbers beyond the profile.
+      const upper = cmd.toUpperCase();
+      if (!profile.heatedBed && /^M(140|190)\b/.test(upper)) continue;
+      if (!profile.heatedChamber && /^M(141|191)\b/.test(upper)) continue;
+      if (this.deps.config.current.serial.sanityCheckTools && /^T\d+\b/.test(upper) && Number(upper.slice(1).split(' ')[0]) >= profile.extruder.count) continue;
+      engine.enqueue(cmd);
+    }
+  }
+
+  setTemperature(heater: string, target: number): void {
+    this.commands([targetCommand(heater, target)]);
+  }
+
+  setTemperatureOffsets(offsets: Record<string, number>): void {
+    this.readings.setOffsets(offsets);
+    if (this.engine) this.engine.temperatureOffsets = this.readings.offsets();
+    this.notifyState();
+  }
+
+  jog(axes: { x?: number; y?: number; z?: number }, opts: { relative?: boolean; speed?: number | false } = {}): void {
+    this.link();
+    this.commands(jogCommands(this.profile(), axes, opts));
+  }
+
+  home(axes: Array<'x' | 'y' | 'z'>): void {
+    this.link();
+    this.commands(homeCommands(axes));
+  }
+
+  extrude(amount: number, speed?: number): void {
+    this.link();
+    this.commands(extrudeCommands(this.profile(), amount, speed));
+  }
+
+  selectTool(tool: number): void {
+    this.commands([`T${tool}`]);
+  }
+
+  feedRate(percent: number): void { this.commands([`M220 S${percent}`]); }
+  flowRate(percent: number): void { this.commands([`M221 S${percent}`]); }
+
+  sdReady(): boolean { return this.readings.sdReady && this.isOperational(); }
+  sdFiles(): SdFileEntry[] { return this.isOperational() ? this.readings.sdFiles : []; }
+  sdInit(): void { this.commands(['M21']); }
+  sdRefresh(): void {
+    if (!this.readings.sdReady) return;
+    const c = this.deps.config.current.serial.capabilities;
+    this.commands([c.extended_m20 && this.engine?.firmwareName.toLowerCase().includes('marlin') ? 'M20 L' : 'M20']);
+  }
+  sdRelease(): void {
+    this.commands(['M22']);
+    this.readings.sdReady = false;
+    this.readings.sdFiles = [];
+    this.notifyState();
+  }
+
+  /** Renders a GCODE script; null when no such script exists. */
+  async script(name: string, context: Record<string, unknown> = {}): Promise<string[] | null> {
+    const c = this.deps.config.current;
+    const text = await loadScript(name, c.scripts.gcode, this.deps.scriptsDir ?? null, this.profile());
+    if (text === null) return null;
+    return renderScript(text, {
+      printer_profile: this.profile(), last_position: this.readings.position, last_temperature: this.temperatures(), ...context,
+    });
+  }
+
+  /** Renders and queues a script; fires GcodeScript<Name>Running/Finished. False when the script is unknown. */
+  async runScript(name: string, context: Record<string, unknown>): Promise<boolean> {
+    const lines = await this.script(name, context).catch(() => null);
+    if (lines === null) return false;
+    const event = name.charAt(0).toUpperCase() + name.slice(1);
+    this.deps.events.emit(`GcodeScript${event}Running`, context);
+    if (lines.length > 0 && this.isOperational()) this.commands(lines);
+    this.deps.events.emit(`GcodeScript${event}Finished`, context);
+    return true;
+  }
+
+  streamJob(source: JobLineSource, listener: JobStreamListener, opts: JobStreamOptions = {}): JobStream {
+    const engine = this.link();
+    if (this.job || this.isBusy()) throw conflict('Printer is already printing');
+    const serial = this.deps.config.current.serial;
+    const streamer = new JobStreamer(engine, source, {
+      progress: (pos) => listener.progress?.(pos),
+      stateChanged: (s) => listener.stateChanged?.(s),
+      finished: (outcome, pos, error) => {
+        if (this.job === streamer) this.job = null;
+        listener.finished(outcome, pos, error);
+      },
+    }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, ...opts });
+    this.job = streamer;
+    streamer.start();
+    return {
+      get filepos() { return streamer.filepos; },
+      pause: () => streamer.pause(),
+      resume: () => streamer.resume(),
+      cancel: async () => { await streamer.cancel(); },
+      done: streamer.done,
+    };
+  }
+}

@@ -28,6 +28,17 @@ import type { SdCardFiles } from '../files/sd-card.ts';
 import type { JobControl } from '../printer/job-types.ts';
 import { registerFilesRoutes } from './routes/files.ts';
 import { registerDownloadRoutes } from './routes/downloads.ts';
+import { registerConnectionRoutes } from './routes/connection.ts';
+import { registerPrinterRoutes } from './routes/printer.ts';
+import type { PrinterService, PortProvider } from '../printer/printer-service.ts';
+import { registerSettingsRoutes, type SerialOptionsProvider } from './routes/settings.ts';
+import { registerSystemRoutes } from './routes/system.ts';
+import { registerLanguageRoutes } from './routes/languages.ts';
+import { registerLogRoutes } from './routes/logs.ts';
+import { registerUtilRoutes } from './routes/util.ts';
+import type { SystemCommands } from '../system/system-commands.ts';
+import type { LanguagePacks } from '../system/language-packs.ts';
+import type { LogFiles } from '../system/log-files.ts';
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -42,6 +53,14 @@ export interface AppServices {
   jobs?: JobControl;
   /** The printer's SD card as the `sdcard` files location. */
   sdFiles?: SdCardFiles;
+  systemCommands: SystemCommands;
+  languagePacks: LanguagePacks;
+  logFiles: LogFiles;
+  /** Live serial port/baudrate choices for /api/settings (the printer link's); config-only fallback when absent. */
+  serialOptions?: SerialOptionsProvider;
+  /** The printer link and the ports it can use. */
+  printer?: PrinterService;
+  ports?: PortProvider;
   logger: Logger;
   version: string;
 }
@@ -110,15 +129,24 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
-  registerSlicingRoutes(app, services);
   registerLoginRoutes(app, services);
   registerAccessRoutes(app, services);
   registerAppKeyRoutes(app, services);
   registerAppsAuthRoutes(app, services);
   registerSettingsApiKeyRoutes(app, services);
+  registerSlicingRoutes(app, services);
   registerPrinterProfileRoutes(app, services);
   registerFilesRoutes(app, services);
   registerDownloadRoutes(app, services);
+  if (services.printer && services.ports) {
+    registerConnectionRoutes(app, { ...services, printer: services.printer, ports: services.ports });
+    registerPrinterRoutes(app, { ...services, printer: services.printer });
+  }
+  registerSettingsRoutes(app, services);
+  registerSystemRoutes(app, services);
+  registerLanguageRoutes(app, services);
+  registerLogRoutes(app, services);
+  registerUtilRoutes(app);
 
   return app;
 }

@@ -1,0 +1,49 @@
+// /api/logs (list, delete) and /downloads/logs/{filename}: the logs folder for admins, never a path outside it.
+import { createReadStream } from 'node:fs';
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import type { LogFiles } from '../../system/log-files.ts';
+import { DomainError } from '../../core/errors.ts';
+import { requestBase } from './system.ts';
+
+const NameParams = Type.Object({ filename: Type.String() });
+
+export function registerLogRoutes(app: GantryApp, deps: { logFiles: LogFiles }): void {
+  const logs = deps.logFiles;
+
+  app.get('/api/logs', { config: { access: 'ADMIN' } }, async (request) => {
+    const base = requestBase(request);
+    const { files, free } = await logs.list();
+    return {
+      files: files.map((f) => ({
+        ...f,
+        refs: {
+          resource: `${base}/api/logs/${encodeURIComponent(f.name)}`,
+          download: `${base}/downloads/logs/${encodeURIComponent(f.name)}`,
+        },
+      })),
+      free,
+    };
+  });
+
+  app.delete('/api/logs/:filename', { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request, reply) => {
+    await logs.delete(request.params.filename);
+    return reply.code(204).send();
+  });
+
+  app.get('/downloads/logs/:filename', { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request, reply) => {
+    let path: string;
+    try {
+      path = await logs.resolve(request.params.filename);
+    } catch (err) {
+      // Download handlers answer like a static file server: a small HTML page, not JSON.
+      if (!(err instanceof DomainError)) throw err;
+      return reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>');
+    }
+    const safeName = request.params.filename.replace(/[^\w.-]/g, '_');
+    return reply
+      .type('text/plain; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="${safeName}"; filename*=UTF-8''${encodeURIComponent(request.params.filename)}`)
+      .send(createReadStream(path));
+  });
+}

@@ -1,0 +1,173 @@
+// /api/settings and /api/settings/templates: the settings tree in OctoPrint's wire shape, partial updates, UI template order.
+import { createHash } from 'node:crypto';
+import { mkdir, access as fsAccess, constants } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import type { ConfigStore } from '../../config/config-store.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Paths } from '../../config/paths.ts';
+import type { EventBus } from '../../core/event-bus.ts';
+import { invalid } from '../../core/errors.ts';
+import { sendError } from '../error-mapper.ts';
+import { apiToPatch, fieldsToApi, isPlain, setPath } from '../settings-map.ts';
+
+type Plain = Record<string, unknown>;
+
+export interface SerialOptions { ports: string[]; baudrates: number[] }
+/** Live port and baudrate choices (the printer link provides them; a config-only fallback is used until it exists). */
+export type SerialOptionsProvider = () => Promise<SerialOptions> | SerialOptions;
+
+const STANDARD_BAUDRATES = [250000, 230400, 115200, 57600, 38400, 19200, 9600];
+
+export function configSerialOptions(config: Config): SerialOptions {
+  const s = config.serial;
+  const ports = s.additionalPorts.filter((p) => !/[*?[]/.test(p));
+  if (config.devel.virtualPrinter.enabled) ports.push('VIRTUAL');
+  const baudrates = [...new Set([...STANDARD_BAUDRATES, ...s.additionalBaudrates])]
+    .filter((b) => !s.blacklistedBaudrates.includes(b)).sort((a, b) => b - a);
+  return { ports, baudrates };
+}
+
+export interface SettingsDeps {
+  config: ConfigStore;
+  paths: Paths;
+  events: EventBus;
+  serialOptions?: SerialOptionsProvider;
+}
+
+const FOLDERS: Array<[api: string, configKey: keyof Config['folder'], fallback: (p: Paths) => string]> = [
+  ['uploads', 'uploads', (p) => p.uploads],
+  ['timelapse', 'timelapse', (p) => p.timelapse],
+  ['timelapseTmp', 'timelapse_tmp', (p) => join(p.timelapse, 'tmp')],
+  ['logs', 'logs', (p) => p.logs],
+  ['watched', 'watched', (p) => p.watched],
+];
+
+const entry = (id: string, name: string) => ({ id, name });
+/** Order of our own UI's components per template type (the UI lays itself out from this). */
+export const TEMPLATE_ORDER = {
+  about: [entry('about', 'About Gantry'), entry('license', 'License'), entry('thirdparty', 'Third party licenses')],
+  generic: [],
+  navbar: [entry('settings', 'Settings'), entry('systemmenu', 'System'), entry('login', 'Login')],
+  settings: [entry('section_printer', 'Printer'), entry('serial', 'Serial Connection'), entry('printerprofiles', 'Printer Profiles'),
+    entry('temperatures', 'Temperatures'), entry('terminalfilters', 'Terminal Filters'), entry('gcodescripts', 'GCODE Scripts'),
+    entry('section_features', 'Features'), entry('features', 'Features'), entry('webcam', 'Webcam & Timelapse'),
+    entry('api', 'API'), entry('section_server', 'Gantry'), entry('accesscontrol', 'Access Control'), entry('folders', 'Folders'),
+    entry('appearance', 'Appearance'), entry('logs', 'Logs'), entry('server', 'Server'), entry('system', 'System commands')],
+  sidebar: [entry('connection', 'Connection'), entry('state', 'State'), entry('files', 'Files')],
+  tab: [entry('temperature', 'Temperature'), entry('control', 'Control'), entry('gcodeviewer', 'GCode Viewer'),
+    entry('terminal', 'Terminal'), entry('timelapse', 'Timelapse')],
+  usersettings: [entry('access', 'Access'), entry('interface', 'Interface')],
+  wizard: [],
+};
+
+const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
+
+export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void {
+  const { config, paths, events } = deps;
+  const serialOptions = deps.serialOptions ?? (() => configSerialOptions(config.current));
+
+  const folderPath = (configured: string | null | undefined, fallback: string) =>
+    (configured ? resolve(paths.base, expandHome(configured)) : fallback);
+
+  async function tree(request: FastifyRequest): Promise<Plain> {
+    const c = config.current;
+    const out = fieldsToApi(c);
+    const isAdmin = request.identity.has('ADMIN');
+    setPath(out, ['api', 'key'], isAdmin ? c.api.key : 'n/a');
+
+    for (const [api, key, fallback] of FOLDERS) setPath(out, ['folder', api], folderPath(c.folder[key], fallback(paths)));
+
+    const options = await serialOptions();
+    setPath(out, ['serial', 'portOptions'], options.ports);
+    setPath(out, ['serial', 'baudrateOptions'], options.baudrates);
+
+    const scripts = Object.fromEntries(Object.entries(c.scripts.gcode).filter(([, v]) => typeof v === 'string'));
+    setPath(out, ['scripts', 'gcode'], scripts);
+
+    const plugins = c.plugins as Plain;
+    const pluginDiscovery = isPlain(plugins.discovery) ? plugins.discovery : {};
+    out.plugins = { ...structuredClone(plugins), discovery: { ...structuredClone(pluginDiscovery), upnpUuid: c.server.uuid } };
+
+    if (request.identity.has('WEBCAM')) {
+      const w = out.webcam as Plain;
+      const compat = { stream: c.webcam.stream, snapshot: c.webcam.snapshot, streamRatio: c.webcam.streamRatio,
+        streamTimeout: c.webcam.streamTimeout, snapshotTimeout: c.webcam.snapshotTimeout,
+        snapshotSslValidation: c.webcam.snapshotSslValidation, cacheBuster: c.webcam.cacheBuster };
+      w.defaultWebcam = 'classic';
+      w.snapshotWebcam = 'classic';
+      w.webcams = [{ name: 'classic', displayName: 'Classic Webcam', canSnapshot: c.webcam.snapshot !== '',
+        snapshotDisplay: c.webcam.snapshot || null, flipH: c.webcam.flipH, flipV: c.webcam.flipV, rotate90: c.webcam.rotate90,
+        extras: {}, compat, provider: 'classicwebcam' }];
+    } else {
+      out.webcam = {};
+    }
+    return out;
+  }
+
+  app.get('/api/settings', { config: { access: 'SETTINGS_READ' } }, async (request) => tree(request));
+
+  app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: { body: Type.Unknown() } }, async (request, reply) => {
+    const body = request.body;
+    if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
+    const mapped = apiToPatch(body);
+    if ('problem' in mapped) throw invalid(`Invalid value for ${mapped.problem.field}: ${mapped.problem.message}`);
+    const { patch } = mapped;
+
+    await normaliseFolders(patch);
+    const bitrate = (patch.webcam as Plain | undefined)?.bitrate;
+    if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
+      throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
+    }
+    if ('plugins' in body) patch.plugins = pluginPatch(body.plugins);
+
+    if (Object.keys(patch).length > 0) {
+      await config.patch(patch);
+      events.emit('SettingsUpdated', {
+        config_hash: createHash('sha1').update(JSON.stringify(config.overrides)).digest('hex'),
+        effective_hash: config.hash(),
+      });
+    }
+    return tree(request);
+  });
+
+  app.get('/api/settings/templates', { config: { access: 'ADMIN' } }, async () => ({ order: TEMPLATE_ORDER }));
+
+  /** Folders must be usable; one equal to its default is stored as unset so the default keeps following the base dir. */
+  async function normaliseFolders(patch: Plain): Promise<void> {
+    const folder = patch.folder as Plain | undefined;
+    if (!folder) return;
+    for (const [, key, fallback] of FOLDERS) {
+      const value = folder[key];
+      if (value === undefined || value === null) continue;
+      if (typeof value !== 'string' || value.trim() === '') throw invalid('At least one of the configured folders is invalid');
+      const abs = resolve(paths.base, expandHome(value));
+      if (abs === fallback(paths)) {
+        folder[key] = null;
+        continue;
+      }
+      try {
+        await mkdir(abs, { recursive: true });
+        await fsAccess(abs, constants.W_OK);
+      } catch {
+        throw invalid('At least one of the configured folders is invalid');
+      }
+    }
+  }
+}
+
+/** Plugin settings are stored as sent, per plugin; the discovery uuid is the installation's and is never overwritten. */
+function pluginPatch(plugins: unknown): Plain {
+  if (!isPlain(plugins)) throw invalid('Invalid value for plugins: must be an object');
+  const out: Plain = {};
+  for (const [id, value] of Object.entries(plugins)) {
+    if (!isPlain(value)) throw invalid(`Invalid value for plugins.${id}: must be an object`);
+    const copy = structuredClone(value);
+    if (id === 'discovery') delete copy.upnpUuid;
+    out[id] = copy;
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+// /api/system/commands (list, run) and the deprecated POST /api/system wrapper, in OctoPrint's wire shape.
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import { DIVIDER, type CommandSource, type SystemCommand, type SystemCommands } from '../../system/system-commands.ts';
+import { sendError } from '../error-mapper.ts';
+
+function firstHeader(h: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(h) ? h[0] : h;
+  return v ? v.split(',')[0].trim() : undefined;
+}
+
+/** Absolute base URL of this request as the client sees it (reverse-proxy headers honoured), for `resource`/`refs` URLs. */
+export function requestBase(request: FastifyRequest): string {
+  const h = request.headers;
+  const scheme = firstHeader(h['x-forwarded-proto']) ?? firstHeader(h['x-scheme']) ?? request.protocol;
+  const host = firstHeader(h['x-forwarded-host']) ?? firstHeader(h.host) ?? 'localhost';
+  const prefix = (firstHeader(h['x-script-name']) ?? firstHeader(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
+  return `${scheme}://${host}${prefix}`;
+}
+
+const SourceParams = Type.Object({ source: Type.String() });
+const ActionParams = Type.Object({ source: Type.String(), action: Type.String() });
+
+export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: SystemCommands }): void {
+  const commands = deps.systemCommands;
+
+  const toWire = (request: FastifyRequest, c: SystemCommand) => ({
+    action: c.action,
+    name: c.action === DIVIDER ? (c.name === DIVIDER ? '' : c.name) : c.name,
+    ...(c.confirm ? { confirm: c.confirm } : {}),
+    source: c.source,
+    resource: `${requestBase(request)}/api/system/commands/${c.source}/${encodeURIComponent(c.action)}`,
+  });
+  const listOf = (request: FastifyRequest, source: CommandSource) => commands.list(source).map((c) => toWire(request, c));
+
+  app.get('/api/system/commands', { config: { access: 'SYSTEM' } }, async (request) => ({
+    core: listOf(request, 'core'),
+    custom: listOf(request, 'custom'),
+  }));
+
+  app.get('/api/system/commands/:source', { config: { access: 'SYSTEM' }, schema: { params: SourceParams } }, async (request, reply) => {
+    const { source } = request.params;
+    if (!commands.isSource(source)) return sendError(reply, 404);
+    return listOf(request, source);
+  });
+
+  app.post('/api/system/commands/:source/:action', {
+    config: { access: 'SYSTEM' },
+    schema: { params: ActionParams, body: Type.Unknown() },
+  }, async (request, reply) => {
+    await commands.execute(request.params.source, request.params.action);
+    return reply.code(204).send();
+  });
+
+  // Deprecated since OctoPrint 1.3; old scripts still post `action` as JSON or form data.
+  app.post('/api/system', {
+    config: { access: 'SYSTEM' },
+    schema: { body: Type.Unknown(), querystring: Type.Object({ action: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+  }, async (request, reply) => {
+    request.log.warn('POST /api/system is deprecated, use POST /api/system/commands/custom/{action}');
+    const body = request.body as Record<string, unknown> | undefined;
+    const action = typeof body?.action === 'string' ? body.action : request.query.action;
+    if (!action) return sendError(reply, 400, 'No action given');
+    await commands.execute('custom', action);
+    return reply.code(204).send();
+  });
+}

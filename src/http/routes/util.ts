@@ -1,0 +1,13 @@
+// POST /api/util/test: the admin's connectivity and file-system checks; 200 whenever the test could run, 400 for bad parameters.
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import { runUtilTest } from '../../system/util-tests.ts';
+
+const TestBody = Type.Object({ command: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+export function registerUtilRoutes(app: GantryApp): void {
+  app.post('/api/util/test', { config: { access: 'ADMIN' }, schema: { body: TestBody } }, async (request) => {
+    const { command, ...params } = request.body;
+    return runUtilTest(command ?? '', params, request.ip);
+  });
+}

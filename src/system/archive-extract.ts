@@ -1,0 +1,170 @@
+// Safe archive extraction (zip, tar, tar.gz): treats every archive as hostile — no paths outside the target, no links or
+// devices, capped entry count and total size. Extracts into a directory the caller throws away on failure.
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve, sep } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import yauzl from 'yauzl';
+import { list as tarList, extract as tarExtract } from 'tar';
+import { DomainError, invalid } from '../core/errors.ts';
+
+export interface ExtractLimits {
+  maxEntries: number;
+  maxTotalBytes: number;
+}
+
+export type ArchiveKind = 'zip' | 'tar' | 'tgz';
+
+/** Archive kind from a file name; undefined for anything else. */
+export function archiveKind(filename: string): ArchiveKind | undefined {
+  const n = filename.toLowerCase();
+  if (n.endsWith('.zip')) return 'zip';
+  if (n.endsWith('.tar.gz') || n.endsWith('.tgz')) return 'tgz';
+  if (n.endsWith('.tar')) return 'tar';
+  return undefined;
+}
+
+/** Checks one member name and returns its path below `root`; throws on anything that could land elsewhere. */
+export function safeMemberPath(root: string, name: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (name === '' || name.includes('\\') || name.startsWith('/') || /^[a-zA-Z]:/.test(name) || /[\u0000]/.test(name)) {
+    throw invalid(`Unsafe path in archive: ${name}`);
+  }
+  const parts = name.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.some((p) => p === '..')) throw invalid(`Unsafe path in archive: ${name}`);
+  const target = resolve(root, ...parts);
+  if (target !== root && !target.startsWith(root + sep)) throw invalid(`Unsafe path in archive: ${name}`);
+  return target;
+}
+
+class Budget {
+  entries = 0;
+  bytes = 0;
+  constructor(private readonly limits: ExtractLimits) {}
+  /** Refuses early when the declared size alone would exceed the budget. */
+  check(n: number): void {
+    if (this.bytes + n > this.limits.maxTotalBytes) throw invalid(`Archive expands to more than ${this.limits.maxTotalBytes} bytes`);
+  }
+  entry(): void {
+    if (++this.entries > this.limits.maxEntries) throw invalid(`Archive has more than ${this.limits.maxEntries} entries`);
+  }
+  add(n: number): void {
+    this.bytes += n;
+    if (this.bytes > this.limits.maxTotalBytes) throw invalid(`Archive expands to more than ${this.limits.maxTotalBytes} bytes`);
+  }
+}
+
+export async function extractArchive(file: string, kind: ArchiveKind, dest: string, limits: ExtractLimits): Promise<void> {
+  const root = resolve(dest);
+  await mkdir(root, { recursive: true });
+  if (kind === 'zip') await extractZip(file, root, new Budget(limits));
+  else await extractTar(file, root, limits);
+}
+
+const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000;
+
+function extractZip(file: string, root: string, budget: Budget): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: true }, (err, zip) => {
+      if (err || !zip) return reject(invalid(`Not a valid zip archive: ${err?.message ?? 'unreadable'}`));
+      let failed = false;
+      const fail = (e: unknown) => {
+        if (failed) return;
+        failed = true;
+        zip.close();
+        reject(e instanceof DomainError ? e : invalid(`Not a valid zip archive: ${(e as Error).message}`));
+      };
+      zip.on('error', fail);
+      zip.on('end', () => { if (!failed) resolvePromise(); });
+      zip.on('entry', (entry: yauzl.Entry) => {
+        void (async () => {
+          budget.entry();
+          const target = safeMemberPath(root, entry.fileName);
+          // Unix mode lives in the upper 16 bits; 0 means "made on a system without modes" (a plain file or folder).
+          const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+          const isDir = entry.fileName.endsWith('/');
+          if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) throw invalid(`Links and special files are not allowed: ${entry.fileName}`);
+          if (entry.isEncrypted()) throw invalid(`Encrypted entries are not supported: ${entry.fileName}`);
+          if (isDir) {
+            await mkdir(target, { recursive: true });
+          } else {
+            budget.check(entry.uncompressedSize);
+            await mkdir(dirname(target), { recursive: true });
+            const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
+              zip.openReadStream(entry, (e, s) => (e || !s ? rej(e ?? new Error('no stream')) : res(s))));
+            await pipeline(stream, counter(budget), createWriteStream(target, { flags: 'wx', mode: 0o644 }));
+          }
+          zip.readEntry();
+        })().catch(fail);
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+/** Counts bytes as they are written so a lying size header cannot exceed the budget. */
+function counter(budget: Budget): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      try {
+        budget.add(chunk.length);
+        cb(null, chunk);
+      } catch (err) {
+        cb(err as Error);
+      }
+    },
+  });
+}
+
+async function extractTar(file: string, root: string, limits: ExtractLimits): Promise<void> {
+  // Pass 1: read every header and refuse the archive before a single byte is written.
+  const budget = new Budget(limits);
+  let problem: unknown;
+  try {
+    await tarList({
+      file,
+      strict: true,
+      onReadEntry: (entry) => {
+        if (problem) return;
+        try {
+          budget.entry();
+          safeMemberPath(root, entry.path);
+          if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'Directory') {
+            throw invalid(`Links and special files are not allowed: ${entry.path}`);
+          }
+          budget.add(entry.size ?? 0);
+        } catch (err) {
+          problem = err;
+        }
+      },
+    });
+  } catch (err) {
+    throw invalid(`Not a valid tar archive: ${(err as Error).message}`);
+  }
+  if (problem) throw problem;
+  if (budget.entries === 0) throw invalid('Not a valid tar archive: no entries');
+
+  // Pass 2: extract, with tar's own guards on as well and anything unexpected filtered out.
+  const written = new Budget(limits);
+  await tarExtract({
+    file,
+    cwd: root,
+    strict: true,
+    preservePaths: false,
+    preserveOwner: false,
+    noMtime: true,
+    maxDepth: 32,
+    filter: (path, entry) => {
+      const e = entry as { type?: string; size?: number };
+      if (e.type !== 'File' && e.type !== 'OldFile' && e.type !== 'Directory') return false;
+      try {
+        safeMemberPath(root, path);
+        written.add(e.size ?? 0);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
+}

@@ -1,0 +1,260 @@
+// Settings API: every mapped field read and written through its config.yaml path, api.key visibility, bad input, live effects.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { SETTINGS_FIELDS, getPath, setPath } from '../../src/http/settings-map.ts';
+
+type Plain = Record<string, unknown>;
+
+async function getSettings(s: TestServer, key?: string): Promise<Plain> {
+  const res = await s.api('/api/settings', key ? { key } : {});
+  assert.equal(res.status, 200);
+  return res.json() as Promise<Plain>;
+}
+
+async function postSettings(s: TestServer, body: unknown, key?: string): Promise<Response> {
+  return s.api('/api/settings', { method: 'POST', json: body, ...(key ? { key } : {}) });
+}
+
+async function onDisk(s: TestServer): Promise<Plain> {
+  return (parseYaml(await readFile(s.paths.config, 'utf8')) ?? {}) as Plain;
+}
+
+/** A value for each field that differs from its default and passes validation. */
+function sampleFor(api: string, current: unknown, dir: string): unknown {
+  const explicit: Record<string, unknown> = {
+    'appearance.color': 'violet',
+    'appearance.defaultLanguage': 'de',
+    'gcodeAnalysis.runAt': 'always',
+    'scripts.gcode': { afterPrintDone: 'M84\nM117 Done', beforePrintStarted: 'G28' },
+    'serial.port': '/dev/ttyUSB7',
+    'serial.baudrate': 115200,
+    'serial.useParityWorkaround': 'always',
+    'serial.notifySuppressedCommands': 'never',
+    'serial.supportResendsWIthoutOk': true,
+    'serial.supportResendsWithoutOk': false,
+    'serial.encoding': 'utf-8',
+    'serial.additionalBaudrates': [500000],
+    'serial.blacklistedBaudrates': [9600],
+    'serial.additionalPorts': ['/dev/ttyS*'],
+    'serial.blacklistedPorts': ['/dev/ttyAMA0'],
+    'server.commands.systemShutdownCommand': 'sudo shutdown -h now',
+    'server.commands.systemRestartCommand': 'sudo reboot',
+    'server.commands.serverRestartCommand': 'sudo systemctl restart gantry',
+    'server.onlineCheck.enabled': true,
+    'server.onlineCheck.interval': 30,
+    'server.pluginBlacklist.enabled': false,
+    'server.pluginBlacklist.ttl': 60,
+    'slicing.defaultSlicer': 'prusaslicer',
+    'system.actions': [{ action: 'hello', name: 'Say hello', command: 'echo hello', confirm: 'Sure?' }, { action: 'divider' }],
+    'system.events': [{ event: 'PrintDone', command: 'echo done', type: 'system' }],
+    'temperature.profiles': [{ name: 'PETG', extruder: 240, bed: 80 }],
+    'terminalFilters': [{ name: 'Only this', regex: '^Recv: ok$' }],
+    'webcam.streamRatio': '4:3',
+    'webcam.streamUrl': 'http://127.0.0.1:8080/?action=stream',
+    'webcam.snapshotUrl': 'http://127.0.0.1:8080/?action=snapshot',
+    'webcam.ffmpegPath': '/usr/bin/ffmpeg',
+    'webcam.bitrate': '5000k',
+    'webcam.ffmpegVideoCodec': 'mpeg2video',
+    'folder.uploads': join(dir, 'up'),
+    'folder.timelapse': join(dir, 'tl'),
+    'folder.timelapseTmp': join(dir, 'tltmp'),
+    'folder.logs': join(dir, 'logs2'),
+    'folder.watched': join(dir, 'watch'),
+  };
+  if (api in explicit) return explicit[api];
+  if (typeof current === 'boolean') return !current;
+  if (typeof current === 'number') return Number.isInteger(current) ? (current > 1 ? current - 1 : current + 1) : current + 0.5;
+  if (typeof current === 'string') return `${current}x`;
+  if (Array.isArray(current)) return [...current, 'M999'];
+  throw new Error(`no sample for ${api} (current ${JSON.stringify(current)})`);
+}
+
+test('every settings field is read, written through its config.yaml path, and read back', async (t) => {
+  const s = await startTestServer(t);
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-folders-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  let count = 0;
+  for (const f of SETTINGS_FIELDS) {
+    if (f.readOnly) continue;
+    const before = await getSettings(s);
+    const current = getPath(before, f.api.split('.'));
+    assert.notEqual(current, undefined, `GET lacks ${f.api}`);
+    const value = sampleFor(f.api, current, dir);
+    const body: Plain = {};
+    setPath(body, f.api.split('.'), value);
+    const res = await postSettings(s, body);
+    assert.equal(res.status, 200, `${f.api}: ${await res.clone().text()}`);
+    const answered = await res.json() as Plain;
+    assert.deepEqual(getPath(answered, f.api.split('.')), value, `POST answer for ${f.api}`);
+    assert.deepEqual(getPath(await getSettings(s), f.api.split('.')), value, `GET after POST for ${f.api}`);
+    const stored = getPath(await onDisk(s), f.config);
+    assert.deepEqual(stored, f.fromApi ? f.fromApi(value) : value, `config.yaml ${f.config.join('.')} for ${f.api}`);
+    count++;
+  }
+  assert.ok(count > 130, `only ${count} fields covered`);
+});
+
+test('renamed fields land under their config.yaml names', async (t) => {
+  const s = await startTestServer(t);
+  const res = await postSettings(s, {
+    feature: { gcodeViewer: false, sizeThreshold: 1000, mobileSizeThreshold: 500, waitForStart: true },
+    serial: { timeoutConnection: 12.5, maxTimeoutsIdle: 0, capAutoreportTemp: false, timeoutCommunication: 45 },
+    webcam: { ffmpegPath: '/opt/ffmpeg', streamUrl: '/webcam/?action=stream' },
+    printer: { defaultExtrusionLength: 7 },
+    folder: { timelapseTmp: join(s.baseDir, 'elsewhere-tmp') },
+    server: { onlineCheck: { interval: 10 }, pluginBlacklist: { ttl: 2 } },
+  });
+  assert.equal(res.status, 200);
+  const disk = await onDisk(s);
+  assert.deepEqual(disk.gcodeViewer, { enabled: false, sizeThreshold: 1000, mobileSizeThreshold: 500 });
+  assert.equal(getPath(disk, ['serial', 'waitForStartOnConnect']), true);
+  assert.equal(getPath(disk, ['serial', 'timeout', 'connection']), 12.5);
+  assert.equal(getPath(disk, ['serial', 'timeout', 'communication']), 45);
+  assert.equal(getPath(disk, ['serial', 'maxCommunicationTimeouts', 'idle']), 0);
+  assert.equal(getPath(disk, ['serial', 'capabilities', 'autoreport_temp']), false);
+  assert.equal(getPath(disk, ['webcam', 'ffmpeg']), '/opt/ffmpeg');
+  assert.equal(getPath(disk, ['webcam', 'stream']), '/webcam/?action=stream');
+  assert.equal(getPath(disk, ['printerParameters', 'defaultExtrusionLength']), 7);
+  assert.equal(getPath(disk, ['folder', 'timelapse_tmp']), join(s.baseDir, 'elsewhere-tmp'));
+  assert.equal(getPath(disk, ['server', 'onlineCheck', 'interval']), 600);
+  assert.equal(getPath(disk, ['server', 'pluginBlacklist', 'ttl']), 120);
+  // The engine reads timeouts from config.current, so the change is live without a restart.
+  assert.equal(s.config.current.serial.timeout.connection, 12.5);
+  const got = await getSettings(s);
+  assert.equal(getPath(got, ['server', 'onlineCheck', 'interval']), 10);
+  assert.equal(getPath(got, ['feature', 'waitForStart']), true);
+  assert.equal(getPath(got, ['serial', 'waitForStart']), true);
+});
+
+test('defaults: the reference values clients rely on', async (t) => {
+  const s = await startTestServer(t);
+  const g = await getSettings(s);
+  assert.equal(getPath(g, ['serial', 'timeoutConnection']), 10);
+  assert.deepEqual(getPath(g, ['serial', 'longRunningCommands']), ['G4', 'G28', 'G29', 'G30', 'G32', 'M400', 'M226', 'M600']);
+  assert.equal(getPath(g, ['server', 'onlineCheck', 'interval']), 15);
+  assert.equal(getPath(g, ['server', 'pluginBlacklist', 'ttl']), 15);
+  assert.deepEqual(getPath(g, ['temperature', 'profiles']), [{ name: 'ABS', extruder: 210, bed: 100 }, { name: 'PLA', extruder: 180, bed: 60 }]);
+  assert.equal(getPath(g, ['appearance', 'color']), 'default');
+  assert.equal(getPath(g, ['feature', 'gcodeViewer']), true);
+  assert.equal(getPath(g, ['folder', 'uploads']), s.paths.uploads);
+  assert.equal(getPath(g, ['folder', 'timelapseTmp']), join(s.paths.timelapse, 'tmp'));
+  assert.ok(Array.isArray(getPath(g, ['serial', 'portOptions'])));
+  assert.ok((getPath(g, ['serial', 'baudrateOptions']) as number[]).includes(115200));
+  assert.equal(getPath(g, ['gcodeAnalysis', 'runAt']), 'idle');
+  assert.equal(typeof getPath(g, ['webcam', 'webcamEnabled']), 'boolean');
+  assert.equal(getPath(g, ['webcam', 'streamUrl']), '');
+});
+
+test('api.key: admins see it, other readers get "n/a", and nobody can set it', async (t) => {
+  const s = await startTestServer(t);
+  await s.access.users.addUser({ name: 'reader', password: 'secret-pass-1', groups: ['users'] });
+  const readerKey = await s.access.users.generateUserKey('reader');
+  assert.equal(getPath(await getSettings(s), ['api', 'key']), s.apiKey);
+  const asReader = await getSettings(s, readerKey);
+  assert.equal(getPath(asReader, ['api', 'key']), 'n/a');
+  // Readers may read but not write.
+  assert.equal((await postSettings(s, { appearance: { name: 'x' } }, readerKey)).status, 403);
+
+  const res = await postSettings(s, { api: { key: 'attacker-chosen', allowCrossOrigin: true } });
+  assert.equal(res.status, 200);
+  assert.equal(s.config.current.api.key, s.apiKey);
+  assert.equal(getPath(await res.json(), ['api', 'key']), s.apiKey);
+  assert.equal(s.config.current.api.allowCrossOrigin, true);
+});
+
+test('webcam block only with WEBCAM; templates only for admins; anonymous is refused', async (t) => {
+  const s = await startTestServer(t);
+  await s.access.users.addUser({ name: 'blind', password: 'secret-pass-2', groups: [], permissions: ['SETTINGS_READ'] });
+  const key = await s.access.users.generateUserKey('blind');
+  assert.deepEqual((await getSettings(s, key)).webcam, {});
+  const admin = await getSettings(s);
+  assert.equal(getPath(admin, ['webcam', 'webcams', '0', 'name']) ?? (admin.webcam as { webcams: Array<{ name: string }> }).webcams[0].name, 'classic');
+  assert.equal((await s.api('/api/settings', { key: null })).status, 403);
+
+  const tpl = await s.api('/api/settings/templates');
+  assert.equal(tpl.status, 200);
+  const { order } = await tpl.json() as { order: Record<string, Array<{ id: string; name: string }>> };
+  for (const k of ['about', 'generic', 'navbar', 'settings', 'sidebar', 'tab', 'usersettings', 'wizard']) assert.ok(Array.isArray(order[k]), k);
+  assert.deepEqual(order.tab.map((e) => e.id).slice(0, 4), ['temperature', 'control', 'gcodeviewer', 'terminal']);
+  assert.equal((await s.api('/api/settings/templates', { key })).status, 403);
+});
+
+test('a wrong type or out-of-range value is 400 naming the field, and nothing is saved', async (t) => {
+  const s = await startTestServer(t);
+  assert.equal((await postSettings(s, { appearance: { name: 'Before' } })).status, 200);
+  const before = await readFile(s.paths.config, 'utf8');
+  const cases: Array<[unknown, RegExp]> = [
+    [{ appearance: { name: 'After' }, serial: { timeoutConnection: 'soon' } }, /serial\.timeoutConnection/],
+    [{ appearance: { name: 'After', color: 'plaid' } }, /appearance\.color/],
+    [{ temperature: { sendAutomaticallyAfter: 31 } }, /temperature\.sendAutomaticallyAfter/],
+    [{ temperature: { profiles: [{ name: 'X', extruder: 'hot', bed: 60 }] } }, /temperature\.profiles/],
+    [{ feature: { sizeThreshold: -1 } }, /feature\.sizeThreshold/],
+    [{ serial: 'fast' }, /serial/],
+    [{ server: { onlineCheck: { interval: 'hourly' } } }, /server\.onlineCheck\.interval/],
+    [{ webcam: { bitrate: 'lots' } }, /bitrate/],
+    [{ plugins: { foo: 3 } }, /plugins\.foo/],
+    [{ folder: { uploads: '' } }, /folders is invalid/],
+  ];
+  for (const [body, pattern] of cases) {
+    const res = await postSettings(s, body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.match((await res.json() as { error: string }).error, pattern);
+  }
+  const bad = await s.api('/api/settings', { method: 'POST', body: '[1,2]', headers: { 'Content-Type': 'application/json' } });
+  assert.equal(bad.status, 400);
+  assert.deepEqual(await bad.json(), { error: 'Malformed JSON body in request' });
+  assert.equal(await readFile(s.paths.config, 'utf8'), before);
+  assert.equal(s.config.current.appearance.name, 'Before');
+});
+
+test('POST fires SettingsUpdated, arrays replace, unknown keys are ignored, {} changes nothing', async (t) => {
+  const s = await startTestServer(t);
+  const seen: Array<{ config_hash: string; effective_hash: string }> = [];
+  s.events.on('test', 'SettingsUpdated', (p) => seen.push(p));
+  const res = await postSettings(s, { serial: { longRunningCommands: ['G28'] }, nonsense: { a: 1 }, appearance: { bogus: true } });
+  assert.equal(res.status, 200);
+  assert.deepEqual(s.config.current.serial.longRunningCommands, ['G28']);
+  assert.equal(seen.length, 1);
+  assert.match(seen[0].config_hash, /^[0-9a-f]{40}$/);
+  assert.equal(seen[0].effective_hash, s.config.hash());
+  assert.equal((await onDisk(s)).nonsense, undefined);
+  const unchanged = await readFile(s.paths.config, 'utf8');
+  const empty = await postSettings(s, {});
+  assert.equal(empty.status, 200);
+  assert.equal(await readFile(s.paths.config, 'utf8'), unchanged);
+});
+
+test('CORS follows api.allowCrossOrigin at once', async (t) => {
+  const s = await startTestServer(t);
+  const probe = () => s.api('/api/version', { headers: { Origin: 'http://elsewhere.example' } });
+  assert.equal((await probe()).headers.get('access-control-allow-origin'), null);
+  assert.equal((await postSettings(s, { api: { allowCrossOrigin: true } })).status, 200);
+  assert.equal((await probe()).headers.get('access-control-allow-origin'), 'http://elsewhere.example');
+});
+
+test('plugins subtree is kept; discovery.upnpUuid is a stable per-installation UUID', async (t) => {
+  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-uuid-'));
+  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const first = await startTestServer(undefined, { baseDir });
+  const g1 = await getSettings(first);
+  const uuid = getPath(g1, ['plugins', 'discovery', 'upnpUuid']) as string;
+  assert.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const res = await postSettings(first, { plugins: { myplugin: { level: 3, nested: { a: [1, 2] } }, discovery: { upnpUuid: 'forged', publicPort: 80 } } });
+  assert.equal(res.status, 200);
+  await first.stop();
+
+  const second = await startTestServer(undefined, { baseDir });
+  try {
+    const g2 = await getSettings(second);
+    assert.equal(getPath(g2, ['plugins', 'discovery', 'upnpUuid']), uuid);
+    assert.equal(getPath(g2, ['plugins', 'discovery', 'publicPort']), 80);
+    assert.deepEqual(getPath(g2, ['plugins', 'myplugin']), { level: 3, nested: { a: [1, 2] } });
+  } finally {
+    await second.stop();
+  }
+});

@@ -14,6 +14,9 @@ import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { EventSubscriptions } from './events/event-subscriptions.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
+import { PrinterService, type PortProvider } from './printer/printer-service.ts';
+import { createTransportFactory } from './transports/transport-factory.ts';
+import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
 import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
@@ -46,6 +49,7 @@ export interface Gantry {
   push: PushService;
   slicing: SlicingService;
   printerProfiles: PrinterProfiles;
+  printer: PrinterService;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -97,7 +101,22 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     }),
   });
 
-  const push = new PushService({ config, events, access, clock, logger: logger.child({ svc: 'push' }) });
+  // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
+  const transportFactory = createTransportFactory({ settings: () => config.current, virtualSdFolder: null });
+  const ports: PortProvider = {
+    listPorts: () => listPorts({
+      additionalPorts: config.current.serial.additionalPorts, blacklistedPorts: config.current.serial.blacklistedPorts,
+      virtualPrinter: config.current.devel.virtualPrinter.enabled,
+    }),
+    baudrates: () => baudrateOptions(config.current.serial),
+    detectionBaudrates: (portCount) => detectionBaudrates(config.current.serial, { lastUsed: config.current.serial.baudrate, portCount }),
+    create: transportFactory,
+  };
+  const printer = new PrinterService({
+    config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
+  });
+
+  const push = new PushService({ config, events, access, clock, printer, logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const eventSubscriptions = new EventSubscriptions({ config, events, logger: logger.child({ svc: 'events' }) });
 
@@ -114,6 +133,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
+    { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
   ];
   const started: Service[] = [];
   try {
@@ -126,7 +146,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, systemCommands, languagePacks, logFiles, logger, version: VERSION });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, systemCommands, languagePacks, logFiles, printer, ports,
+    serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
   app.addHook('preClose', async () => { push.detach(); });
@@ -157,5 +178,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, logger, stop };
 }

@@ -238,6 +238,9 @@ export class ProtocolEngine {
     this.enqueue('M115');
     if (this.settings.sdAlwaysAvailable) this.enqueue('M20');
     else this.enqueue('M21');
+    // A first reading right away, so clients do not see empty temperatures until the first poll or autoreport.
+    this.lastPollAt = this.timers.now();
+    this.enqueue('M105', { poll: true });
   }
 
   /** The firmware rebooted under us (`start` while operational): resynchronise. */

@@ -11,6 +11,6 @@ test('Marlin connect: hello, M115, capabilities, autoreport, busy keepalive', as
   assert.equal(rig.engine.emergencyParser, true);
   assert.equal(rig.engine.currentZ, 5);
   const temps = rig.events.filter(([n]) => n === 'temperatures');
-  assert.equal(temps.length, 1);
+  assert.equal(temps.length, 2);
   assert.ok(rig.events.some(([n]) => n === 'position'));
 });

@@ -1,12 +1,15 @@
 // Command line: `gantry serve` runs the host; `gantry user …` and `gantry apikey` set it up headless.
 import { parseArgs } from 'node:util';
-import { startGantry, VERSION } from './main.ts';
+import { readFileSync } from 'node:fs';
 import { defaultBaseDir, resolvePaths, createFolders } from './config/paths.ts';
 import { ConfigStore, ConfigError } from './config/config-store.ts';
 import { AccessService } from './access/access-service.ts';
 import { systemClock } from './core/clock.ts';
 import { silentLogger } from './core/logger.ts';
 import { DomainError } from './core/errors.ts';
+
+// main.ts pulls in every service; headless set-up commands start much faster without it.
+const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const USAGE = `gantry ${VERSION} — 3D printer host with an OctoPrint-compatible API
 
@@ -52,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'serve') {
     const port = values.port !== undefined ? Number(values.port) : undefined;
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`invalid --port ${values.port}`);
+    const { startGantry } = await import('./main.ts');
     const gantry = await startGantry({ baseDir, host: values.host, port, logToConsole: true });
     process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     let signalled = false;

@@ -1,7 +1,7 @@
 // The analyser proper: reads slicer metadata from the file's ends, streams its bytes through the interpreter, and builds the result.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Interpreter, type Box } from './interpreter.ts';
-import { countStated, limitsFromConfig, marlinDefaults, overlayLimits } from './limits.ts';
+import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
 import { parseSlicerComments, type SlicerMeta } from './slicer-meta.ts';
 import type { AnalysisOptions, AnalysisProgress, Area, Dimensions, GcodeAnalysis } from './types.ts';
 
@@ -10,23 +10,36 @@ const CHUNK = 1 << 20;
 const HEAD_BYTES = 128 * 1024;
 const TAIL_BYTES = 256 * 1024;
 
+// Slicer comments are read from the first and last bytes only; the seams' cut lines are dropped.
+function metaFromEnds(head: Buffer, tail: Buffer | null): SlicerMeta {
+  if (!tail) return parseSlicerComments(head.toString('latin1'));
+  const headText = head.toString('latin1');
+  const tailText = tail.toString('latin1');
+  return parseSlicerComments(headText.slice(0, headText.lastIndexOf('\n') + 1) + tailText.slice(tailText.indexOf('\n') + 1));
+}
+
 function readMeta(fd: number, size: number): SlicerMeta {
-  let text: string;
   if (size <= HEAD_BYTES + TAIL_BYTES) {
     const buf = Buffer.allocUnsafe(size);
     const n = readSync(fd, buf, 0, size, 0);
-    text = buf.toString('latin1', 0, n);
-  } else {
-    const head = Buffer.allocUnsafe(HEAD_BYTES);
-    const tail = Buffer.allocUnsafe(TAIL_BYTES);
-    const h = readSync(fd, head, 0, HEAD_BYTES, 0);
-    const t = readSync(fd, tail, 0, TAIL_BYTES, size - TAIL_BYTES);
-    // Drop the cut lines at the seams so no half comment is read as a key.
-    const headText = head.toString('latin1', 0, h);
-    const tailText = tail.toString('latin1', 0, t);
-    text = headText.slice(0, headText.lastIndexOf('\n') + 1) + tailText.slice(tailText.indexOf('\n') + 1);
+    return metaFromEnds(buf.subarray(0, n), null);
   }
-  return parseSlicerComments(text);
+  const head = Buffer.allocUnsafe(HEAD_BYTES);
+  const tail = Buffer.allocUnsafe(TAIL_BYTES);
+  const h = readSync(fd, head, 0, HEAD_BYTES, 0);
+  const t = readSync(fd, tail, 0, TAIL_BYTES, size - TAIL_BYTES);
+  return metaFromEnds(head.subarray(0, h), tail.subarray(0, t));
+}
+
+/** Analyses G-code held in memory (tests, small snippets); files go through analyseFile. */
+export function analyseBuffer(data: Buffer | string, options: AnalysisOptions = {}): GcodeAnalysis {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const meta = buf.length <= HEAD_BYTES + TAIL_BYTES
+    ? metaFromEnds(buf, null)
+    : metaFromEnds(buf.subarray(0, HEAD_BYTES), buf.subarray(buf.length - TAIL_BYTES));
+  const analyser = new GcodeAnalyser(meta, options);
+  analyser.write(buf);
+  return analyser.finish();
 }
 
 /** Sets up limits (defaults < profile < slicer config) and interprets a stream of chunks; usable without a file. */
@@ -43,7 +56,7 @@ export class GcodeAnalyser {
     const limits = marlinDefaults();
     let source: 'file' | 'profile' | 'default' = 'default';
     if (overlayLimits(limits, options.limits)) source = 'profile';
-    const fromConfig = limitsFromConfig(meta.config);
+    const fromConfig = limitsFromConfig(withCuraDefinition(meta.config));
     if (countStated(fromConfig.limits) > 1 || fromConfig.classicJerk) {
       overlayLimits(limits, fromConfig.limits);
       source = 'file';
@@ -105,7 +118,8 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
     slicer: meta.report,
     naivePrintTime: it.naiveSeconds,
     limitsSource: it.limitsFromFile ? 'file' as const : limitsSource,
-    cornering: it.planner.limits.junctionDeviation > 0 ? 'junction-deviation' as const : 'jerk' as const,
+    cornering: it.planner.limits.combinedXyJerk ? 'jerk-xy' as const
+      : it.planner.limits.junctionDeviation > 0 ? 'junction-deviation' as const : 'jerk' as const,
     hasM73: it.hasM73,
     toolsUsed: it.toolsUsed,
     lines: it.lines,
@@ -141,19 +155,28 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
     const buf = Buffer.allocUnsafe(CHUNK);
     let pos = 0;
     let start = 0; // bytes of an incomplete line kept at the front of buf
+    let skipping = false; // inside a line longer than the buffer
     while (true) {
       const n = readSync(fd, buf, start, CHUNK - start, pos);
       if (n <= 0) break;
       pos += n;
       const end = start + n;
-      let consumed = analyser.interpreter.feedBytes(buf, 0, end);
-      if (consumed === 0 && end === CHUNK) {
-        // A line longer than the buffer (base64 thumbnails are split, so this is pathological): skip it.
-        analyser.interpreter.interpretLine(buf, 0, end);
-        consumed = end;
+      let from = 0;
+      if (skipping) {
+        const nl = buf.indexOf(10, 0);
+        if (nl < 0 || nl >= end) { start = 0; onProgress?.(pos / size); continue; }
+        from = nl + 1;
+        skipping = false;
       }
-      buf.copyWithin(0, consumed, end);
-      start = end - consumed;
+      const consumed = analyser.interpreter.feedBytes(buf, from, end);
+      if (consumed === 0 && end === CHUNK) {
+        // No G-code line is a megabyte long (thumbnails are split into short lines): treat it as junk.
+        skipping = true;
+        start = 0;
+      } else {
+        buf.copyWithin(0, consumed, end);
+        start = end - consumed;
+      }
       onProgress?.(size > 0 ? Math.min(1, pos / size) : 1);
     }
     if (start > 0) analyser.interpreter.interpretLine(buf, 0, start);

@@ -1,6 +1,6 @@
 // Public interface of G-code analysis: the worker-thread queue the file service calls after each upload, and the result types.
 export { AnalysisQueue, AnalysisCancelledError, type AnalysisQueueOptions } from './queue.ts';
-export { analyseFile, GcodeAnalyser } from './analyse-file.ts';
+export { analyseBuffer, analyseFile, GcodeAnalyser } from './analyse-file.ts';
 export { parseSlicerComments } from './slicer-meta.ts';
 export type {
   AnalysisOptions, AnalysisProgress, Area, Dimensions, GantryAnalysisExtras, GcodeAnalysis, MachineLimits, SlicerReport,

@@ -1,6 +1,12 @@
 // G-code interpreter for analysis: machine state (position, units, modes, tools), filament, bounds, and the moves it feeds the planner.
 import { Planner } from './planner.ts';
-import { ScannedLine, scanCommand, scanParams } from './line-scanner.ts';
+import * as scanner from './line-scanner.ts';
+import { ScannedLine } from './line-scanner.ts';
+
+// Bound once: under tsx's module transform every use of an imported binding is a getter call, too slow per line.
+const { scanCommand, scanParams } = scanner;
+const PE = 4, PF = 5, PI = 8, PJ = 9, PP = 15, PR = 17, PS = 18, PT = 19, PX = 23, PY = 24, PZ = 25;
+const XYZ = (1 << PX) | (1 << PY) | (1 << PZ);
 import type { MachineLimits } from './types.ts';
 
 const TWO_PI = Math.PI * 2;
@@ -66,12 +72,12 @@ export class Interpreter {
 
   /** Interprets every complete line in buf[start, end); returns the index after the last newline consumed. */
   feedBytes(buf: Uint8Array, start: number, end: number): number {
+    // A plain byte loop: Buffer#indexOf costs a native call per line, more than scanning the bytes.
     let lineStart = start;
-    let nl = buf.indexOf(10, lineStart);
-    while (nl >= 0 && nl < end) {
-      this.interpretLine(buf, lineStart, nl);
-      lineStart = nl + 1;
-      nl = buf.indexOf(10, lineStart);
+    for (let i = start; i < end; i++) {
+      if (buf[i] !== 10) continue;
+      this.interpretLine(buf, lineStart, i);
+      lineStart = i + 1;
     }
     return lineStart;
   }
@@ -96,7 +102,7 @@ export class Interpreter {
       case 2: case 3: scanParams(buf, end, l); this.arc(l, l.code === 2); return;
       case 4: {
         scanParams(buf, end, l);
-        const s = l.has('S') ? l.get('S') : l.has('P') ? l.get('P') / 1000 : 0;
+        const s = l.has(PS) ? l.get(PS) : l.has(PP) ? l.get(PP) / 1000 : 0;
         this.planner.dwell(s);
         if (s > 0) this.naiveSeconds += s;
         return;
@@ -105,10 +111,12 @@ export class Interpreter {
       case 21: this.scale = 1; return;
       case 28: {
         scanParams(buf, end, l);
-        const all = !(l.has('X') || l.has('Y') || l.has('Z'));
-        if (all || l.has('X')) this.x = 0;
-        if (all || l.has('Y')) this.y = 0;
-        if (all || l.has('Z')) this.z = 0;
+        // "G28 X" names the axis without a number, so look at the words seen, not the values.
+        const named = l.seen;
+        const all = (named & XYZ) === 0;
+        if (all || (named & (1 << PX)) !== 0) this.x = 0;
+        if (all || (named & (1 << PY)) !== 0) this.y = 0;
+        if (all || (named & (1 << PZ)) !== 0) this.z = 0;
         this.planner.flush();
         return;
       }
@@ -117,10 +125,10 @@ export class Interpreter {
       case 92: {
         scanParams(buf, end, l);
         if (l.mask === 0) { this.x = this.y = this.z = 0; this.currentE[this.tool] = 0; return; }
-        if (l.has('X')) this.x = l.get('X') * this.scale;
-        if (l.has('Y')) this.y = l.get('Y') * this.scale;
-        if (l.has('Z')) this.z = l.get('Z') * this.scale;
-        if (l.has('E')) this.currentE[this.tool] = l.get('E') * this.scale;
+        if (l.has(PX)) this.x = l.get(PX) * this.scale;
+        if (l.has(PY)) this.y = l.get(PY) * this.scale;
+        if (l.has(PZ)) this.z = l.get(PZ) * this.scale;
+        if (l.has(PE)) this.currentE[this.tool] = l.get(PE) * this.scale;
         return;
       }
       case 29: case 30: case 32: case 34: this.planner.flush(); return;
@@ -135,24 +143,24 @@ export class Interpreter {
       case 82: this.relativeE = false; return;
       case 83: this.relativeE = true; return;
       case 73: this.hasM73 = true; return;
-      case 220: scanParams(buf, end, l); if (l.has('S') && l.get('S') > 0) this.speedFactor = l.get('S') / 100; return;
+      case 220: scanParams(buf, end, l); if (l.has(PS) && l.get(PS) > 0) this.speedFactor = l.get(PS) / 100; return;
       case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); return;
       case 203: scanParams(buf, end, l); this.axes(l, lim.maxFeedrate, this.opts.reprapFirmware ? 1 / 60 : 1); return;
-      case 566: scanParams(buf, end, l); this.axes(l, lim.jerk, 1 / 60); this.useJerk(); return;
+      case 566: scanParams(buf, end, l); this.axes(l, lim.jerk, 1 / 60, true); this.useJerk(); return;
       case 204: {
         scanParams(buf, end, l);
-        if (l.has('S') && l.get('S') > 0) lim.printAcceleration = lim.travelAcceleration = l.get('S');
-        if (l.has('P') && l.get('P') > 0) lim.printAcceleration = l.get('P');
-        if (l.has('R') && l.get('R') > 0) lim.retractAcceleration = l.get('R');
-        if (l.has('T') && l.get('T') > 0) lim.travelAcceleration = l.get('T');
+        if (l.has(PS) && l.get(PS) > 0) lim.printAcceleration = lim.travelAcceleration = l.get(PS);
+        if (l.has(PP) && l.get(PP) > 0) lim.printAcceleration = l.get(PP);
+        if (l.has(PR) && l.get(PR) > 0) lim.retractAcceleration = l.get(PR);
+        if (l.has(PT) && l.get(PT) > 0) lim.travelAcceleration = l.get(PT);
         return;
       }
       case 205: {
         scanParams(buf, end, l);
-        if (l.has('X') || l.has('Y') || l.has('Z') || l.has('E')) { this.axes(l, lim.jerk, 1); this.useJerk(); }
-        if (l.has('J') && l.get('J') > 0) { lim.junctionDeviation = l.get('J'); this.limitsFromFile = true; }
-        if (l.has('S') && l.get('S') >= 0) lim.minimumFeedrate = l.get('S');
-        if (l.has('T') && l.get('T') >= 0) lim.minimumTravelFeedrate = l.get('T');
+        if (l.has(PX) || l.has(PY) || l.has(PZ) || l.has(PE)) { this.axes(l, lim.jerk, 1, true); this.useJerk(); }
+        if (l.has(PJ) && l.get(PJ) > 0) { lim.junctionDeviation = l.get(PJ); this.limitsFromFile = true; }
+        if (l.has(PS) && l.get(PS) >= 0) lim.minimumFeedrate = l.get(PS);
+        if (l.has(PT) && l.get(PT) >= 0) lim.minimumTravelFeedrate = l.get(PT);
         return;
       }
       default: return;
@@ -164,11 +172,13 @@ export class Interpreter {
     this.limitsFromFile = true;
   }
 
-  private axes(l: ScannedLine, target: { x: number; y: number; z: number; e: number }, unit: number): void {
-    if (l.has('X') && l.get('X') > 0) target.x = l.get('X') * unit;
-    if (l.has('Y') && l.get('Y') > 0) target.y = l.get('Y') * unit;
-    if (l.has('Z') && l.get('Z') > 0) target.z = l.get('Z') * unit;
-    if (l.has('E') && l.get('E') > 0) target.e = l.get('E') * unit;
+  // Jerk may be 0 (stop at every corner); a zero speed or acceleration limit is a typo and ignored.
+  private axes(l: ScannedLine, target: { x: number; y: number; z: number; e: number }, unit: number, zeroOk = false): void {
+    const ok = (slot: number): boolean => l.has(slot) && (l.get(slot) > 0 || (zeroOk && l.get(slot) === 0));
+    if (ok(PX)) target.x = l.get(PX) * unit;
+    if (ok(PY)) target.y = l.get(PY) * unit;
+    if (ok(PZ)) target.z = l.get(PZ) * unit;
+    if (ok(PE)) target.e = l.get(PE) * unit;
   }
 
   private selectTool(n: number): void {
@@ -181,10 +191,10 @@ export class Interpreter {
 
   // Applies F and E words; returns the E delta in mm.
   private extrude(l: ScannedLine): number {
-    if (l.has('F') && l.get('F') > 0) this.feed = (l.get('F') * this.scale) / 60;
-    if (!l.has('E')) return 0;
+    if (l.has(PF) && l.get(PF) > 0) this.feed = (l.get(PF) * this.scale) / 60;
+    if (!l.has(PE)) return 0;
     const t = this.tool;
-    const e = l.get('E') * this.scale;
+    const e = l.get(PE) * this.scale;
     const delta = this.relative || this.relativeE ? e : e - this.currentE[t];
     this.currentE[t] += delta;
     const total = (this.totalExtrusion[t] += delta);
@@ -192,17 +202,17 @@ export class Interpreter {
     return delta;
   }
 
-  private target(l: ScannedLine, axis: 'X' | 'Y' | 'Z', current: number): number {
+  private target(l: ScannedLine, axis: number, current: number): number {
     if (!l.has(axis)) return current;
     const v = l.get(axis) * this.scale;
     return this.relative ? current + v : v;
   }
 
   private linear(l: ScannedLine): void {
-    const tx = this.target(l, 'X', this.x), ty = this.target(l, 'Y', this.y), tz = this.target(l, 'Z', this.z);
+    const tx = this.target(l, PX, this.x), ty = this.target(l, PY, this.y), tz = this.target(l, PZ, this.z);
     const de = this.extrude(l);
     const dx = tx - this.x, dy = ty - this.y, dz = tz - this.z;
-    if ((l.mask & 0x3800000) !== 0) { // X, Y or Z given
+    if ((l.mask & XYZ) !== 0) {
       this.travelBox.add(this.x, this.y, this.z);
       this.travelBox.add(tx, ty, tz);
       if (de > 0) { this.printBox.add(this.x, this.y, this.z); this.printBox.add(tx, ty, tz); }
@@ -223,24 +233,24 @@ export class Interpreter {
 
   private arc(l: ScannedLine, clockwise: boolean): void {
     const sx = this.x, sy = this.y, sz = this.z;
-    const tx = this.target(l, 'X', sx), ty = this.target(l, 'Y', sy), tz = this.target(l, 'Z', sz);
+    const tx = this.target(l, PX, sx), ty = this.target(l, PY, sy), tz = this.target(l, PZ, sz);
     const de = this.extrude(l);
     let cx: number, cy: number;
-    if (l.has('R')) {
+    if (l.has(PR)) {
       // Centre on the perpendicular bisector of the chord; R < 0 asks for the longer of the two arcs.
-      const r = l.get('R') * this.scale;
+      const r = l.get(PR) * this.scale;
       const mx = (tx - sx) / 2, my = (ty - sy) / 2;
-      const half = Math.hypot(mx, my);
+      const half = Math.sqrt(mx * mx + my * my);
       if (half === 0) { this.linear(l); return; }
       const h = Math.sqrt(Math.max(0, r * r - half * half));
       const sign = (clockwise ? -1 : 1) * (r < 0 ? -1 : 1);
       cx = sx + mx - (sign * h * my) / half;
       cy = sy + my + (sign * h * mx) / half;
     } else {
-      cx = sx + (l.has('I') ? l.get('I') * this.scale : 0);
-      cy = sy + (l.has('J') ? l.get('J') * this.scale : 0);
+      cx = sx + (l.has(PI) ? l.get(PI) * this.scale : 0);
+      cy = sy + (l.has(PJ) ? l.get(PJ) * this.scale : 0);
     }
-    const r = Math.hypot(sx - cx, sy - cy);
+    const r = Math.sqrt((sx - cx) * (sx - cx) + (sy - cy) * (sy - cy));
     if (!(r > 0)) { this.linear(l); return; }
     const a0 = Math.atan2(sy - cy, sx - cx);
     const a1 = Math.atan2(ty - cy, tx - cx);
@@ -250,7 +260,7 @@ export class Interpreter {
     if (sweep < 1e-9 && Math.abs(tx - sx) < 1e-6 && Math.abs(ty - sy) < 1e-6) sweep = TWO_PI;
     const planar = sweep * r;
     const dz = tz - sz;
-    const len = Math.hypot(planar, dz);
+    const len = Math.sqrt(planar * planar + dz * dz);
 
     this.arcBounds(cx, cy, r, a0, sweep, clockwise, sx, sy, sz, tx, ty, tz, de > 0);
     this.x = tx; this.y = ty; this.z = tz;

@@ -11,6 +11,7 @@ export function marlinDefaults(): MachineLimits {
     travelAcceleration: 3000,
     jerk: { x: 10, y: 10, z: 0.3, e: 5 },
     junctionDeviation: 0.013,
+    combinedXyJerk: false,
     minimumFeedrate: 0,
     minimumTravelFeedrate: 0,
   };
@@ -27,7 +28,8 @@ export function overlayLimits(dst: MachineLimits, src: AnalysisOptions['limits']
     if (!axes) continue;
     for (const axis of ['x', 'y', 'z', 'e'] as const) {
       const v = axes[axis];
-      if (pos(v) && v > 0) { dst[key][axis] = v; changed = true; }
+      // A zero jerk is meaningful (stop at every corner); a zero speed or acceleration limit is not.
+      if (pos(v) && (v > 0 || key === 'jerk')) { dst[key][axis] = v; changed = true; }
     }
   }
   for (const key of ['printAcceleration', 'retractAcceleration', 'travelAcceleration', 'junctionDeviation',
@@ -35,6 +37,7 @@ export function overlayLimits(dst: MachineLimits, src: AnalysisOptions['limits']
     const v = src[key];
     if (pos(v)) { dst[key] = v; changed = true; }
   }
+  if (typeof src.combinedXyJerk === 'boolean') { dst.combinedXyJerk = src.combinedXyJerk; changed = true; }
   return changed;
 }
 
@@ -46,27 +49,59 @@ function first(config: Map<string, string>, key: string): number | undefined {
   return Number.isFinite(v) && v >= 0 ? v : undefined;
 }
 
+// Cura writes only the user's changes plus the machine definition's name; the limits Cura assumed come from the
+// definition. Values as in Cura's fdmprinter (the base of every definition) and creality_base (Ender/CR printers).
+const CURA_DEFINITIONS: { match: RegExp; limits: Record<string, string> }[] = [
+  { match: /^creality/, limits: {
+    machine_max_feedrate_x: '500', machine_max_feedrate_y: '500', machine_max_feedrate_z: '10', machine_max_feedrate_e: '50',
+    machine_max_acceleration_x: '500', machine_max_acceleration_y: '500', machine_max_acceleration_z: '100',
+    machine_max_acceleration_e: '5000', machine_acceleration: '500',
+    machine_max_jerk_xy: '10', machine_max_jerk_z: '0.4', machine_max_jerk_e: '5' } },
+  { match: /./, limits: {
+    machine_max_feedrate_x: '299792458000', machine_max_feedrate_y: '299792458000',
+    machine_max_feedrate_z: '299792458000', machine_max_feedrate_e: '299792458000',
+    machine_max_acceleration_x: '9000', machine_max_acceleration_y: '9000', machine_max_acceleration_z: '100',
+    machine_max_acceleration_e: '10000', machine_acceleration: '4000',
+    machine_max_jerk_xy: '20', machine_max_jerk_z: '0.4', machine_max_jerk_e: '5' } },
+];
+
+/** Adds the limits implied by a Cura machine definition to a Cura file's settings (the file's own settings win). */
+export function withCuraDefinition(config: Map<string, string>): Map<string, string> {
+  const definition = config.get('definition');
+  if (definition === undefined || !config.has('TIME')) return config;
+  const entry = CURA_DEFINITIONS.find((d) => d.match.test(definition));
+  if (!entry) return config;
+  const merged = new Map(config);
+  for (const [k, v] of Object.entries(entry.limits)) if (!merged.has(k)) merged.set(k, v);
+  return merged;
+}
+
 /**
  * Limits stated by the slicer's config block (PrusaSlicer/SuperSlicer/Orca/Bambu `machine_max_*`, Cura
  * `machine_max_*` settings). Returns the partial limits plus whether cornering is classic jerk.
  */
 export function limitsFromConfig(config: Map<string, string>): { limits: NonNullable<AnalysisOptions['limits']>; classicJerk: boolean } {
-  const axes = (prefix: string, alt?: string) => {
+  const axes = (prefix: string, alt?: string, zeroOk = false) => {
     const out: Partial<Record<'x' | 'y' | 'z' | 'e', number>> = {};
     for (const a of ['x', 'y', 'z', 'e'] as const) {
       const v = first(config, `${prefix}${a}`) ?? (alt ? first(config, `${alt}${a}`) : undefined);
-      if (v !== undefined && v > 0) out[a] = v;
+      if (v !== undefined && (v > 0 || zeroOk)) out[a] = v;
     }
     return out;
   };
   const limits: NonNullable<AnalysisOptions['limits']> = {
     maxFeedrate: axes('machine_max_feedrate_', 'machine_max_speed_'),
     maxAcceleration: axes('machine_max_acceleration_'),
-    jerk: axes('machine_max_jerk_'),
+    jerk: axes('machine_max_jerk_', undefined, true),
   };
   // Cura names one XY jerk.
   const curaJerk = first(config, 'machine_max_jerk_xy');
-  if (curaJerk !== undefined) limits.jerk = { ...limits.jerk, x: curaJerk, y: curaJerk };
+  const curaAccel = first(config, 'machine_acceleration');
+  if (curaAccel !== undefined && curaAccel > 0) limits.retractAcceleration = curaAccel;
+  if (curaJerk !== undefined) {
+    limits.jerk = { ...limits.jerk, x: curaJerk, y: curaJerk };
+    limits.combinedXyJerk = true;
+  }
   const extruding = first(config, 'machine_max_acceleration_extruding') ?? first(config, 'machine_acceleration');
   if (extruding !== undefined && extruding > 0) limits.printAcceleration = extruding;
   const retracting = first(config, 'machine_max_acceleration_retracting');
@@ -86,6 +121,6 @@ export function limitsFromConfig(config: Map<string, string>): { limits: NonNull
 /** Number of fields the config block stated (0 = nothing usable). */
 export function countStated(l: NonNullable<AnalysisOptions['limits']>): number {
   let n = 0;
-  for (const v of Object.values(l)) n += typeof v === 'number' ? 1 : Object.keys(v ?? {}).length;
+  for (const v of Object.values(l)) n += typeof v === 'object' ? Object.keys(v ?? {}).length : 1;
   return n;
 }

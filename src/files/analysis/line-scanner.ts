@@ -6,22 +6,25 @@ export class ScannedLine {
   code = -1;
   sub = -1;
   mask = 0;
+  /** Like mask, but for every letter seen, with or without a number ("G28 X"). */
+  seen = 0;
   readonly values = new Float64Array(26);
   /** Index just after the command word, where parameter scanning starts. */
   paramStart = 0;
 
-  has(letter: string): boolean {
-    return (this.mask & (1 << (letter.charCodeAt(0) - 65))) !== 0;
+  /** `slot` is one of the P* constants (letter - 'A'). */
+  has(slot: number): boolean {
+    return ((this.mask >> slot) & 1) !== 0;
   }
-  get(letter: string): number {
-    return this.values[letter.charCodeAt(0) - 65];
+  get(slot: number): number {
+    return this.values[slot];
   }
 }
 
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
-/** Parsed number of the last successful parseNumber call. */
-export let lastNumber = 0;
+/** Parsed number of the last successful parseNumber call (a typed array: a plain `let` would box every double). */
+export const parsed = new Float64Array(1);
 
 /** Parses a decimal number (optional sign, digits, optional fraction) at `i`; returns the index after it, or -1 if none. */
 export function parseNumber(buf: Uint8Array, i: number, end: number): number {
@@ -57,7 +60,7 @@ export function parseNumber(buf: Uint8Array, i: number, end: number): number {
   }
   if (digits === 0) return -1;
   const v = fracDigits > 0 ? int + frac / POW10[fracDigits] : int;
-  lastNumber = neg ? -v : v;
+  parsed[0] = neg ? -v : v;
   return i;
 }
 
@@ -78,13 +81,15 @@ export function scanCommand(buf: Uint8Array, start: number, end: number, out: Sc
   const letter = buf[i] & ~32; // upper-case
   if (letter !== 71 && letter !== 77 && letter !== 84) return false;
   const j = parseNumber(buf, i + 1, end);
-  if (j < 0 || lastNumber < 0) return false;
+  const num = parsed[0];
+  if (j < 0 || num < 0) return false;
   out.letter = letter;
-  out.code = Math.trunc(lastNumber);
+  out.code = Math.trunc(num);
   // "M73.2" parses as 73.2: the fraction is the sub-code.
-  const frac = lastNumber - out.code;
+  const frac = num - out.code;
   out.sub = frac > 0 ? Math.round(frac * 10) : -1;
   out.mask = 0;
+  out.seen = 0;
   out.paramStart = j;
   return true;
 }
@@ -93,6 +98,7 @@ export function scanCommand(buf: Uint8Array, start: number, end: number, out: Sc
 export function scanParams(buf: Uint8Array, end: number, out: ScannedLine): void {
   let i = out.paramStart;
   let mask = 0;
+  let seen = 0;
   const values = out.values;
   while (i < end) {
     const c = buf[i];
@@ -104,10 +110,11 @@ export function scanParams(buf: Uint8Array, end: number, out: ScannedLine): void
     }
     const up = c & ~32;
     if (up >= 65 && up <= 90) {
+      seen |= 1 << (up - 65);
       const j = parseNumber(buf, i + 1, end);
       if (j > 0) {
         const slot = up - 65;
-        values[slot] = lastNumber;
+        values[slot] = parsed[0];
         mask |= 1 << slot;
         i = j;
         continue;
@@ -116,4 +123,5 @@ export function scanParams(buf: Uint8Array, end: number, out: ScannedLine): void
     i++;
   }
   out.mask = mask;
+  out.seen = seen;
 }

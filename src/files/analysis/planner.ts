@@ -5,7 +5,7 @@ import type { MachineLimits } from './types.ts';
 const WINDOW = 256;
 const COMMIT = 128;
 /** Speed the planner may always enter or leave a junction at (Marlin's MINIMUM_PLANNER_SPEED, mm/s). */
-const MIN_PLANNER_SPEED = 0.05;
+export const MIN_PLANNER_SPEED = 0.05;
 
 /** Time of one move with the given entry/exit/nominal speeds (trapezoid, or triangle when it cannot reach nominal). */
 export function trapezoidTime(length: number, entry: number, exit: number, nominal: number, accel: number): number {
@@ -100,10 +100,15 @@ export class Planner {
     if (Math.abs(ve) > jerk.e) safe = Math.min(safe, (v * jerk.e) / Math.abs(ve));
 
     const xyz = ax + ay + az > 0;
+    if (L.combinedXyJerk) safe = this.combinedSafeSpeed(v, vz, ve);
+    // Marlin 2 with junction deviation starts every move after a stop from (almost) zero.
+    else if (L.junctionDeviation > 0 && xyz) safe = Math.min(v, MIN_PLANNER_SPEED);
     let vJunction = safe;
     if (this.prevValid) {
-      if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
-        const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.hypot(ux, uy, uz));
+      if (L.combinedXyJerk) {
+        vJunction = this.combinedJunction(v, vx, vy, vz, ve);
+      } else if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
+        const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
         vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, L.junctionDeviation));
       } else {
         vJunction = this.classicJunction(v, vx, vy, vz, ve, safe);
@@ -116,7 +121,7 @@ export class Planner {
     this.prevSafe = safe;
     const ex = Number.isNaN(endUx) ? ux : endUx, ey = Number.isNaN(endUy) ? uy : endUy, ez = Number.isNaN(endUz) ? uz : endUz;
     this.prevV[0] = ex * v; this.prevV[1] = ey * v; this.prevV[2] = ez * v; this.prevV[3] = ve;
-    const norm = Math.hypot(ex, ey, ez);
+    const norm = Math.sqrt(ex * ex + ey * ey + ez * ez);
     this.prevXyz = xyz;
     if (norm > 0) { this.prevU[0] = ex / norm; this.prevU[1] = ey / norm; this.prevU[2] = ez / norm; }
   }
@@ -143,6 +148,29 @@ export class Planner {
     const threshold = vmax * 0.99;
     if (this.prevSafe > threshold && safe > threshold) vmax = safe;
     return vmax;
+  }
+
+  // Marlin 1.0 (and Cura's estimator): from standstill only half the XY jerk, less if Z or E would jump too much.
+  private combinedSafeSpeed(v: number, vz: number, ve: number): number {
+    const jerk = this.limits.jerk;
+    let safe = jerk.x / 2;
+    if (Math.abs(vz) > jerk.z / 2) safe = Math.min(safe, jerk.z / 2);
+    if (Math.abs(ve) > jerk.e / 2) safe = Math.min(safe, jerk.e / 2);
+    return Math.min(safe, v);
+  }
+
+  // Marlin 1.0: the XY velocity vector may change by the XY jerk at full speed on both sides, else both are scaled down.
+  private combinedJunction(v: number, vx: number, vy: number, vz: number, ve: number): number {
+    const jerk = this.limits.jerk;
+    const p = this.prevV;
+    const dx = vx - p[0], dy = vy - p[1];
+    const xy = Math.sqrt(dx * dx + dy * dy);
+    let factor = xy > jerk.x ? jerk.x / xy : 1;
+    const dz = Math.abs(vz - p[2]);
+    if (dz > jerk.z) factor = Math.min(factor, jerk.z / dz);
+    const de = Math.abs(ve - p[3]);
+    if (de > jerk.e) factor = Math.min(factor, jerk.e / de);
+    return Math.min(this.prevNominal, v * factor);
   }
 
   /** Adds a pause (G4, firmware retract time): the machine stops, so planning restarts from standstill. */

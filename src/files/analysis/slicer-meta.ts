@@ -38,7 +38,9 @@ function parseCuraSettings(joined: string, config: Map<string, string>): void {
 /** Reads comment lines from `text` (the file's head and tail) into slicer metadata. */
 export function parseSlicerComments(text: string): SlicerMeta {
   const config = new Map<string, string>();
-  const report: SlicerReport = { name: null, estimatedPrintTime: null, filamentLength: null, filamentDiameter: null };
+  const report: SlicerReport = {
+    name: null, estimatedPrintTime: null, estimatedModelTime: null, filamentLength: null, filamentDiameter: null,
+  };
   let cura = '';
   for (const raw of text.split('\n')) {
     if (raw.charCodeAt(0) !== 59 /* ; */) continue;
@@ -53,8 +55,12 @@ export function parseSlicerComments(text: string): SlicerMeta {
       else if (gen) report.name = gen[1];
     }
     // Bambu writes two durations on one line; the total includes the start sequence, like the moves we plan.
-    const bambu = /total estimated time:\s*(.+)$/.exec(line);
-    if (bambu) { config.set('total estimated time', bambu[1]); continue; }
+    const bambu = /^; model printing time:\s*([^;]+);\s*total estimated time:\s*(.+)$/.exec(line);
+    if (bambu) {
+      config.set('model printing time', bambu[1]);
+      config.set('total estimated time', bambu[2]);
+      continue;
+    }
     const kv = /^;\s*([A-Za-z_][^=:]*?)\s*[=:]\s?(.*)$/.exec(line) ?? /^;\s+([A-Za-z_]\w*),(.*)$/.exec(line);
     if (kv && !config.has(kv[1])) config.set(kv[1], kv[2].trim());
   }
@@ -63,6 +69,8 @@ export function parseSlicerComments(text: string): SlicerMeta {
   const time = config.get('estimated printing time (normal mode)') ?? config.get('total estimated time')
     ?? config.get('Build time') ?? config.get('model printing time');
   if (time !== undefined) report.estimatedPrintTime = parseDuration(time);
+  const model = config.get('model printing time');
+  if (model !== undefined) report.estimatedModelTime = parseDuration(model);
   const curaTime = config.get('TIME');
   if (report.estimatedPrintTime === null && curaTime !== undefined && Number.isFinite(Number(curaTime))) {
     report.estimatedPrintTime = Number(curaTime);

@@ -16,6 +16,8 @@ export interface MachineLimits {
   jerk: { x: number; y: number; z: number; e: number };
   /** Junction deviation in mm (M205 J). > 0 selects junction-deviation cornering instead of classic jerk. */
   junctionDeviation: number;
+  /** Marlin 1.0-style classic jerk (what Cura's estimator models): one limit for the XY velocity vector change. */
+  combinedXyJerk: boolean;
   /** Minimum feedrate for printing / travel moves, mm/s (M205 S / T). */
   minimumFeedrate: number;
   minimumTravelFeedrate: number;
@@ -26,7 +28,7 @@ export interface AnalysisOptions {
   filamentDiameter?: number[];
   /** Limits from the printer profile, used where the file states none. */
   limits?: Partial<{
-    [K in keyof MachineLimits]: MachineLimits[K] extends number ? number : Partial<MachineLimits[K]>;
+    [K in keyof MachineLimits]: MachineLimits[K] extends number | boolean ? MachineLimits[K] : Partial<MachineLimits[K]>;
   }>;
   /** Feedrate before the file sets one, mm/min (OctoPrint's profile X/Y speed). Default 6000. */
   defaultFeedrate?: number;
@@ -52,6 +54,11 @@ export interface SlicerReport {
   name: string | null;
   /** The slicer's own print-time estimate in seconds, if the file carries one. */
   estimatedPrintTime: number | null;
+  /**
+   * BambuStudio/Orca's "model printing time": the estimate without the allowance it adds for the printer's start
+   * sequence (heating, levelling), which no move-based model can reproduce. Null for other slicers.
+   */
+  estimatedModelTime: number | null;
   /** The slicer's filament length in mm, per tool, if the file carries it. */
   filamentLength: number[] | null;
   /** Filament diameter read from the file (mm, per tool), if any. */
@@ -66,7 +73,7 @@ export interface GantryAnalysisExtras {
   /** Where the kinematic limits came from, most specific first: 'file' (M20x / config block), 'profile', 'default'. */
   limitsSource: 'file' | 'profile' | 'default';
   /** Cornering model used: classic jerk or junction deviation. */
-  cornering: 'jerk' | 'junction-deviation';
+  cornering: 'jerk' | 'jerk-xy' | 'junction-deviation';
   /** The file contains M73 progress lines (so the job runner can use them while printing). */
   hasM73: boolean;
   /** Tools selected by the file (T<n>), in order of first use. */

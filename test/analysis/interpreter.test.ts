@@ -1,0 +1,164 @@
+// G-code semantics of the analyser: arcs, units, extrusion modes, tools, bounds, limits from the file, slicer comments.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyseBuffer } from '../../src/files/analysis/analyse-file.ts';
+import { parseDuration, parseSlicerComments } from '../../src/files/analysis/slicer-meta.ts';
+import { trapezoidTime } from '../../src/files/analysis/planner.ts';
+
+const close = (actual: number | null | undefined, expected: number, tol = 1e-6, msg = ''): void =>
+  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) <= tol,
+    `${msg} expected ${expected}, got ${actual}`);
+
+test('a full circle (G2 with only I) is 2πr long and its bounds are the whole circle', () => {
+  // 10 mm/s: the duration-only time is the length / 10.
+  const r = analyseBuffer('G21\nG90\nM83\nG1 X0 Y0 F600\nG2 I10 J0 E5\n');
+  close(r.gantry.naivePrintTime, (2 * Math.PI * 10) / 10, 1e-9);
+  const a = r.printingArea;
+  close(a.minX, 0); close(a.maxX, 20); close(a.minY, -10); close(a.maxY, 10);
+});
+
+test('quarter arcs: G3 sweeps the short way, G2 the long way; bounds follow the sweep', () => {
+  const ccw = analyseBuffer('M83\nG1 X10 Y0 F600\nG3 X0 Y10 I-10 J0 E1\n');
+  close(ccw.gantry.naivePrintTime, 1 + (Math.PI / 2) * 10 / 10, 1e-9);
+  close(ccw.printingArea.minX, 0); close(ccw.printingArea.maxX, 10);
+  close(ccw.printingArea.minY, 0); close(ccw.printingArea.maxY, 10);
+  const cw = analyseBuffer('M83\nG1 X10 Y0 F600\nG2 X0 Y10 I-10 J0 E1\n');
+  close(cw.gantry.naivePrintTime, 1 + (3 * Math.PI / 2) * 10 / 10, 1e-9);
+  close(cw.printingArea.minX, -10); close(cw.printingArea.maxX, 10);
+  close(cw.printingArea.minY, -10); close(cw.printingArea.maxY, 10);
+});
+
+test('R-form arcs: G2 X20 R10 from the origin is the upper semicircle', () => {
+  const r = analyseBuffer('M83\nG1 X0 Y0 F600\nG2 X20 Y0 R10 E1\n');
+  close(r.printingArea.maxY, 10);
+  close(r.printingArea.minY, 0);
+  close(r.gantry.naivePrintTime, Math.PI, 1e-9);
+});
+
+test('G20 switches to inches for coordinates, E and F; G21 back to mm', () => {
+  const r = analyseBuffer('M83\nG20\nG1 X1 Y1 E0.1 F60\nG21\nG1 X30 E1\n');
+  close(r.printingArea.maxX, 30);
+  close(r.printingArea.maxY, 25.4);
+  close(r.dimensions.depth, 25.4);
+  close(r.filament.tool0?.length, 2.54 + 1);
+});
+
+test('filament: M82 absolute with retract/prime and G92 resets, then M83 relative', () => {
+  const gcode = [
+    'M82', 'G1 X10 E5 F1200', 'G1 E3', 'G1 E5', 'G1 X20 E10', 'G92 E0', 'G1 X30 E2',
+    'M83', 'G1 X40 E1', 'G1 E-1', 'G1 E1', 'G1 X50 E1',
+  ].join('\n');
+  const r = analyseBuffer(gcode, { filamentDiameter: [1.75] });
+  close(r.filament.tool0?.length, 14);
+  close(r.filament.tool0?.volume, (14 * Math.PI * 0.875 ** 2) / 1000);
+});
+
+test('G91 makes E relative too; G92 with no words zeroes everything', () => {
+  const r = analyseBuffer('G91\nG1 X10 E2 F600\nG1 X10 E2\nG90\nG92\nG1 X5 E1\n');
+  close(r.filament.tool0?.length, 4 + 1);
+  close(r.printingArea.minX, 0);
+  close(r.printingArea.maxX, 20);
+});
+
+test('tools: T<n> switches the extruder counted; T beyond the tool count is ignored', () => {
+  const r = analyseBuffer('M83\nG1 X1 E2 F600\nT1\nG1 X2 E3\nT255\nG1 X3 E4\nT0\nG1 X4 E1\n');
+  close(r.filament.tool0?.length, 3);
+  close(r.filament.tool1?.length, 7);
+  assert.deepEqual(r.gantry.toolsUsed, [1, 0]);
+});
+
+test('G28 homes the named axes to 0; printing area ignores travel, travel area includes it', () => {
+  const r = analyseBuffer('M83\nG1 X50 Y50 Z5 F6000\nG28 X\nG1 Y60 Z0.2 E1\n');
+  close(r.printingArea.minX, 0); close(r.printingArea.maxX, 0);
+  close(r.printingArea.minY, 50); close(r.printingArea.maxY, 60);
+  close(r.travelArea.maxX, 50);
+  close(r.travelArea.maxZ, 5);
+  close(r.printingArea.minZ, 0, 0, 'minZ starts at bedZ');
+  close(r.dimensions.height, 5);
+});
+
+test('parameters without spaces, lower case, line numbers and checksums parse', () => {
+  const r = analyseBuffer('N1 m83*12\nN2 g1x10y5e1f600*99 ; comment E99\n(paren) G1 X99 E99\n');
+  close(r.printingArea.maxX, 10);
+  close(r.printingArea.maxY, 5);
+  close(r.filament.tool0?.length, 1);
+});
+
+test('G4 dwell adds time (S seconds, P milliseconds) to both estimates', () => {
+  const base = analyseBuffer('M83\nG1 X10 E1 F600\n');
+  const dwell = analyseBuffer('M83\nG1 X10 E1 F600\nG4 S2\nG4 P500\n');
+  close(dwell.estimatedPrintTime! - base.estimatedPrintTime!, 2.5, 1e-6);
+  close(dwell.gantry.naivePrintTime - base.gantry.naivePrintTime, 2.5, 1e-9);
+});
+
+test('no extrusion: the OctoPrint empty result', () => {
+  const r = analyseBuffer('G28\nG1 X10 Y10 F6000\n');
+  assert.equal(r._empty, true);
+  assert.deepEqual(r.filament, {});
+  assert.equal(r.estimatedPrintTime, undefined);
+  assert.deepEqual(r.printingArea, { minX: 0, maxX: 0, minY: 0, maxY: 0, minZ: 0, maxZ: 0 });
+});
+
+test('limits in the file (M201/M203/M204/M205) drive the estimate and the cornering model', () => {
+  const moves = 'M83\nG1 X100 E1 F6000\n';
+  const limited = analyseBuffer('M201 X100 Y100\nM203 X1000 Y1000\nM204 P100 T100\nM205 X0 Y0 E0\n' + moves);
+  close(limited.estimatedPrintTime, trapezoidTime(100, 0, 0, 100, 100), 1e-9);
+  assert.equal(limited.gantry.limitsSource, 'file');
+  assert.equal(limited.gantry.cornering, 'jerk');
+  const jd = analyseBuffer('M205 J0.02\n' + moves);
+  assert.equal(jd.gantry.cornering, 'junction-deviation');
+  // Nothing in the file: the profile's limits, else Marlin's defaults (3000 mm/s², 300 mm/s).
+  const profile = analyseBuffer(moves, { limits: { printAcceleration: 100, maxAcceleration: { x: 100 } } });
+  assert.equal(profile.gantry.limitsSource, 'profile');
+  close(profile.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 100), 1e-9); // junction deviation: from 0.05 mm/s
+  const defaults = analyseBuffer(moves);
+  assert.equal(defaults.gantry.limitsSource, 'default');
+  close(defaults.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 3000), 1e-9);
+});
+
+test('a PrusaSlicer config block states the limits even without M201..M205 lines', () => {
+  const footer = '; machine_max_acceleration_extruding = 100,50\n; machine_max_acceleration_x = 100,50\n'
+    + '; machine_max_jerk_x = 0,0\n; machine_max_jerk_y = 0,0\n; machine_max_feedrate_x = 500,200\n';
+  const r = analyseBuffer('M83\nG1 X100 E1 F6000\n' + footer);
+  close(r.estimatedPrintTime, trapezoidTime(100, 0, 0, 100, 100), 1e-9);
+  assert.equal(r.gantry.limitsSource, 'file');
+});
+
+test('slicer comments: names, estimates, filament and diameters of each slicer family', () => {
+  assert.equal(parseDuration('1d 2h 3m 4s'), 93784);
+  assert.equal(parseDuration('3 hours 45 minutes'), 13500);
+  assert.equal(parseDuration('58m 5s'), 3485);
+  const prusa = parseSlicerComments('; generated by PrusaSlicer 2.7.1+win64 on 2024-01-19 at 09:01:30 UTC\n'
+    + '; filament used [mm] = 4069.38\n; estimated printing time (normal mode) = 1h 16m 1s\n; filament_diameter = 1.75\n');
+  assert.deepEqual(prusa.report, { name: 'PrusaSlicer 2.7.1+win64', estimatedPrintTime: 4561, estimatedModelTime: null,
+    filamentLength: [4069.38], filamentDiameter: [1.75] });
+  const cura = parseSlicerComments(';FLAVOR:Marlin\n;TIME:420\n;Filament used: 0.32958m, 1.5m\n;Generated with Cura_SteamEngine 4.8.0\n');
+  assert.equal(cura.report.name, 'Cura_SteamEngine 4.8.0');
+  assert.equal(cura.report.estimatedPrintTime, 420);
+  assert.deepEqual(cura.report.filamentLength, [329.58, 1500]);
+  const s3d = parseSlicerComments('; G-Code generated by Simplify3D(R) Version 4.1.2\n;   filamentDiameter,2.85\n'
+    + ';   Build time: 1 hours 2 minutes\n;   Filament length: 1234.5 mm (1.23 m)\n');
+  assert.deepEqual(s3d.report, { name: 'Simplify3D 4.1.2', estimatedPrintTime: 3720, estimatedModelTime: null,
+    filamentLength: [1234.5], filamentDiameter: [2.85] });
+  const bambu = parseSlicerComments('; BambuStudio 01.08.04.51\n; model printing time: 1h 0m 1s; total estimated time: 1h 6m 2s\n'
+    + '; filament_diameter: 1.75,1.75\n');
+  assert.deepEqual(bambu.report, { name: 'BambuStudio 01.08.04.51', estimatedPrintTime: 3962, estimatedModelTime: 3601,
+    filamentLength: null, filamentDiameter: [1.75, 1.75] });
+});
+
+test('a line longer than the read buffer is skipped, the lines around it still count', async () => {
+  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { analyseFile } = await import('../../src/files/analysis/analyse-file.ts');
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-analysis-'));
+  try {
+    const path = join(dir, 'long.gcode');
+    await writeFile(path, `M83\nG1 X10 E1 F600\n;${'x'.repeat(3 << 20)}\nG1 X20 E1\n`);
+    const r = analyseFile(path);
+    close(r.filament.tool0?.length, 2);
+    close(r.printingArea.maxX, 20);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

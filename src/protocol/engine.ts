@@ -77,6 +77,7 @@ export class ProtocolEngine {
   private hellosSent = 0;
   private sawStart = false;
   private busyConfirmed = false;
+  private busySeen = false;
   private pumping = false;
   private writeError = (err: unknown): void => this.onClose(err instanceof Error ? err : new Error(String(err)));
 
@@ -184,6 +185,7 @@ export class ProtocolEngine {
     this.autoreportTemp = false;
     this.emergencyParser = false;
     this.busyConfirmed = false;
+    this.busySeen = false;
     this.router.reset();
   }
 
@@ -357,8 +359,8 @@ export class ProtocolEngine {
             continue;
           }
           cmd = q.cmd;
-          if (q.poll) this.pollPending = false;
           if (!this.sendCommand(cmd, false)) break;
+          if (q.poll) this.pollPending = false;
           this.shiftQueue();
           continue;
         }
@@ -366,7 +368,11 @@ export class ProtocolEngine {
           if (this.inFlight.count > 0 && !this.flow.canSend(this.inFlight, 1)) break;
           const raw = this.stagedFileLine ?? this.feed.next();
           this.stagedFileLine = null;
-          if (raw === null) break;
+          if (raw === null) {
+            // The feed may have queued its own lines (end of file, pause) while answering.
+            if (this.queueHead < this.queue.length) continue;
+            break;
+          }
           if (!this.sendCommand(raw, true)) {
             this.stagedFileLine = raw;
             break;
@@ -558,8 +564,8 @@ export class ProtocolEngine {
         return;
       case ReplyKind.Busy:
         this.lastOkAt = this.lastRxAt;
-        if (!this.busyConfirmed && this.settings.capabilities.busy_protocol && this.isOperational()) {
-          this.busyConfirmed = true;
+        if (!this.busySeen && this.settings.capabilities.busy_protocol && this.isOperational()) {
+          this.busySeen = true;
           this.enqueue(`M113 S${Math.max(this.settings.timeout.communicationBusy - 1, 1)}`);
         }
         return;
@@ -624,7 +630,7 @@ export class ProtocolEngine {
         this.fail(`Printer keeps requesting line ${n} again and again, communication stuck`, 'resend_loop');
         return;
       }
-    } else this.consecutiveResends = 0;
+    } else this.consecutiveResends = 1;
     this.lastResendNumber = n;
     if (this.history.get(n) === undefined) {
       if (this.jobActive) this.fail(`Printer requested line ${n} but no sufficient history is available, can't resend`, 'resend');
@@ -813,7 +819,9 @@ export class ProtocolEngine {
     } else if (this.jobActive) {
       this.hooks.message?.('Communication timeout while printing, trying to trigger response from printer');
       this.inFlight.shift();
+      this.lastPollAt = this.timers.now();
       this.enqueue('M105', { poll: true });
+      this.pump();
     } else if (this.inFlight.count > 0) {
       this.inFlight.clear();
       this.pump();

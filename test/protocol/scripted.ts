@@ -8,7 +8,7 @@ import { ProtocolEngine } from '../../src/protocol/engine.ts';
 import type { EngineHooks } from '../../src/protocol/hooks.ts';
 import type { EngineSettings } from '../../src/protocol/settings.ts';
 import { JobStreamer, type JobLineBatch, type JobOutcome } from '../../src/protocol/job-stream.ts';
-import type { ConnectionStateId } from '../../src/protocol/connection-state.ts';
+import { OPERATIONAL_STATES, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
 
 export class ScriptedTransport implements LineTransport {
   readonly name = 'SCRIPTED';
@@ -92,26 +92,39 @@ export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: Engi
   const states: ConnectionStateId[] = [];
   const events: Array<[string, unknown]> = [];
   const record = (name: string) => (...args: unknown[]) => { events.push([name, args.length === 1 ? args[0] : args]); };
+  // Like the printer service: actions drive the job, a lost link or a printer reset fails it.
+  const rig = { transport, timers, states, events } as Rig;
   const hooks: EngineHooks = {
-    stateChanged: (s) => { states.push(s); },
+    stateChanged: (s) => {
+      states.push(s);
+      if (!OPERATIONAL_STATES.has(s)) rig.job?.abort('link lost');
+    },
     temperatures: record('temperatures'),
     firmware: record('firmware'),
     capability: record('capability'),
     position: record('position'),
     sdList: record('sdList'),
     sdReply: record('sdReply'),
-    action: record('action'),
+    action: (name, params) => {
+      events.push(['action', [name, params]]);
+      if (name === 'pause') void rig.job?.pause();
+      else if (name === 'resume') rig.job?.resume();
+      else if (name === 'cancel') void rig.job?.cancel();
+    },
     firmwareError: record('firmwareError'),
     error: record('error'),
     zChanged: record('zChanged'),
     toolChanged: record('toolChanged'),
     commandSuppressed: record('commandSuppressed'),
     emergencyStop: record('emergencyStop'),
-    printerReset: record('printerReset'),
+    printerReset: () => {
+      events.push(['printerReset', null]);
+      rig.job?.abort('printer reset');
+    },
     ...extraHooks,
   };
-  const engine = new ProtocolEngine(hooks, settings, timers);
-  return { engine, transport, timers, states, events };
+  rig.engine = new ProtocolEngine(hooks, settings, timers);
+  return rig;
 }
 
 export async function* batches(lines: string[], size = 3): AsyncGenerator<JobLineBatch> {
@@ -151,6 +164,9 @@ export async function runTranscript(rig: Rig, text: string): Promise<void> {
         case 'connect':
           await rig.engine.connect({ transport: rig.transport, port: 'SCRIPTED', baudrate: 115200 });
           break;
+        case 'ready':
+          await ready(rig, arg || 'Marlin');
+          break;
         case 'send':
           rig.engine.enqueue(arg);
           break;
@@ -172,6 +188,35 @@ export async function runTranscript(rig: Rig, text: string): Promise<void> {
       }
     } else throw new Error(`bad ${where}`);
   }
+}
+
+const FIRMWARE: Record<string, string[]> = {
+  Marlin: ['FIRMWARE_NAME:Marlin 2.1.2 (Jun 1 2023 12:00:00) SOURCE_CODE_URL:github.com/MarlinFirmware/Marlin PROTOCOL_VERSION:1.0 MACHINE_TYPE:Ender-3 EXTRUDER_COUNT:1', 'Cap:EMERGENCY_PARSER:1'],
+  MarlinNoParser: ['FIRMWARE_NAME:Marlin 2.0.9.3 (Dec 1 2021) SOURCE_CODE_URL:github.com/MarlinFirmware/Marlin PROTOCOL_VERSION:1.0 MACHINE_TYPE:Ender-3 EXTRUDER_COUNT:1'],
+  Prusa: ['FIRMWARE_NAME:Prusa-Firmware 3.13.0 based on Marlin FIRMWARE_URL:https://github.com/prusa3d/Prusa-Firmware PROTOCOL_VERSION:1.0 MACHINE_TYPE:Prusa i3 MK3S EXTRUDER_COUNT:1'],
+  RRF: ['FIRMWARE_NAME: RepRapFirmware for Duet 3 MB6HC FIRMWARE_VERSION: 3.4.5 ELECTRONICS: Duet 3 MB6HC v1.01 FIRMWARE_DATE: 2022-11-30'],
+  Klipper: ['FIRMWARE_NAME:Klipper FIRMWARE_VERSION:v0.12.0-85-gd785b396'],
+};
+
+/** Connects and answers the start-up dialogue (every line gets an ok; M115 gets the firmware's report first). */
+async function ready(rig: Rig, firmware: string): Promise<void> {
+  await rig.engine.connect({ transport: rig.transport, port: 'SCRIPTED', baudrate: 115200 });
+  rig.transport.reply('ok');
+  for (let i = 0; i < 20; i++) {
+    await flush();
+    const line = rig.transport.take();
+    if (line === undefined) {
+      if (rig.engine.linesInFlight === 0) break;
+      rig.transport.reply('ok');
+      continue;
+    }
+    if (line.includes('M115')) for (const l of FIRMWARE[firmware]) rig.transport.reply(l);
+    rig.transport.reply('ok');
+  }
+  await flush();
+  rig.transport.readIndex = rig.transport.written.length;
+  assert.equal(rig.engine.state, 'OPERATIONAL');
+  assert.equal(rig.engine.linesInFlight, 0);
 }
 
 export function transcript(name: string): string {

@@ -14,3 +14,53 @@ test('Marlin connect: hello, M115, capabilities, autoreport, busy keepalive', as
   assert.equal(temps.length, 2);
   assert.ok(rig.events.some(([n]) => n === 'position'));
 });
+
+const cases: Array<{ file: string; settings?: Record<string, unknown>; check?: (rig: ReturnType<typeof makeRig>) => void }> = [
+  { file: 'marlin-resend-pingpong.txt', check: (r) => assert.equal(r.engine.resendStats().count, 1) },
+  { file: 'marlin-resend-storm.txt', settings: { rxBufferSize: 48 }, check: (r) => assert.equal(r.engine.flowControl, 'send-ahead') },
+  { file: 'marlin-resend-without-ok.txt' },
+  { file: 'marlin-resend-loop.txt', check: (r) => assert.ok(r.events.some(([n, p]) => n === 'error' && String((p as unknown[])[1]) === 'resend_loop')) },
+  { file: 'marlin-lost-ok.txt' },
+  { file: 'marlin-busy-homing.txt' },
+  {
+    file: 'marlin-thermal-runaway.txt',
+    check: (r) => {
+      assert.match(r.engine.error, /Thermal Runaway.*Printer halted/);
+      assert.deepEqual(r.states.slice(-2), ['ERROR', 'CLOSED_WITH_ERROR']);
+    },
+  },
+  { file: 'cable-pulled.txt', check: (r) => assert.match(r.engine.error, /ENXIO/) },
+  { file: 'emergency-m112.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'emergencyStop')) },
+  { file: 'cancel-during-heatup.txt' },
+  { file: 'cancel-without-emergency-parser.txt' },
+  { file: 'advanced-ok.txt', check: (r) => assert.equal(r.engine.flowControl, 'advanced-ok') },
+  {
+    file: 'klipper.txt',
+    check: (r) => {
+      assert.ok(r.events.some(([n, p]) => n === 'firmwareError' && (p as unknown[])[1] === false));
+      const t = r.events.filter(([n]) => n === 'temperatures').at(-1)![1] as unknown[];
+      const temps = t[0] as { tools: Map<number, unknown>; bed: unknown };
+      assert.deepEqual(temps.tools.get(0), { actual: 22.9, target: 0 });
+      assert.deepEqual(temps.bed, { actual: 23, target: 0 });
+    },
+  },
+  { file: 'rrf.txt', check: (r) => assert.equal(r.engine.state, 'OPERATIONAL') },
+  {
+    file: 'prusa.txt',
+    check: (r) => {
+      const t = r.events.filter(([n]) => n === 'temperatures').at(-1)![1] as unknown[];
+      const temps = t[0] as { custom: Map<string, unknown> };
+      assert.deepEqual(temps.custom.get('A'), { actual: 38.5, target: null });
+    },
+  },
+  { file: 'printer-reset.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'printerReset')) },
+  { file: 'action-pause-resume.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'position')) },
+];
+
+for (const c of cases) {
+  test(`transcript ${c.file}`, async () => {
+    const rig = makeRig(c.settings);
+    await runTranscript(rig, transcript(c.file));
+    c.check?.(rig);
+  });
+}

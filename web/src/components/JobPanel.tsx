@@ -33,7 +33,7 @@ export function JobPanel() {
         <dt>File</dt><dd data-testid="job-file">{hasFile ? (file?.display || file?.name) : 'none selected'}{hasFile && file?.origin === 'sdcard' ? ' (SD)' : ''}</dd>
         {hasFile && <><dt>Size</dt><dd>{bytes(file?.size)}</dd></>}
         {j?.estimatedPrintTime ? <><dt>Estimated</dt><dd>{duration(j.estimatedPrintTime)}</dd></> : null}
-        {j?.filament ? <><dt>Filament</dt><dd>{filament(j.filament as Record<string, unknown>)}</dd></> : null}
+        {hasFile && filament(j?.filament as Record<string, unknown>) !== '–' ? <><dt>Filament</dt><dd>{filament(j?.filament as Record<string, unknown>)}</dd></> : null}
         <dt>Elapsed</dt><dd data-testid="job-elapsed">{duration(p?.printTime)}</dd>
         <dt>Left</dt>
         <dd data-testid="job-left">{duration(p?.printTimeLeft)}

@@ -13,7 +13,7 @@ function gcodeFiles(entries: FileEntry[], out: FileEntry[] = []): FileEntry[] {
   return out;
 }
 
-function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, showTravel: boolean): void {
+function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, showTravel: boolean, fitPart: boolean): void {
   const dpr = window.devicePixelRatio || 1;
   const size = canvas.clientWidth;
   canvas.width = size * dpr;
@@ -27,7 +27,7 @@ function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, sho
   const vol = currentProfile.value?.volume;
   const b = parsed.bounds;
   let minX = b.minX, maxX = b.maxX, minY = b.minY, maxY = b.maxY;
-  if (vol && vol.width > 0 && vol.depth > 0) {
+  if (vol && vol.width > 0 && vol.depth > 0 && !fitPart) {
     const centered = vol.origin === 'center' || vol.formFactor === 'circular';
     minX = Math.min(minX, centered ? -vol.width / 2 : 0);
     maxX = Math.max(maxX, centered ? vol.width / 2 : vol.width);
@@ -72,6 +72,7 @@ export function PreviewTab() {
   const [layer, setLayer] = useState(0);
   const [follow, setFollow] = useState(true);
   const [travel, setTravel] = useState(false);
+  const [fitPart, setFitPart] = useState(false);
   const choices = gcodeFiles(files.value?.files ?? []);
   const printingPath = job.value?.file?.origin === 'local' ? job.value.file.path ?? null : null;
   const path = previewPath.value ?? printingPath;
@@ -104,8 +105,8 @@ export function PreviewTab() {
   }
 
   useEffect(() => {
-    if (canvas.current && parsed) draw(canvas.current, parsed, shown, travel);
-  }, [parsed, shown, travel]);
+    if (canvas.current && parsed) draw(canvas.current, parsed, shown, travel, fitPart);
+  }, [parsed, shown, travel, fitPart]);
 
   return (
     <div class="preview">
@@ -128,6 +129,7 @@ export function PreviewTab() {
           </div>
           <div class="filters">
             <label class="check"><input type="checkbox" checked={travel} onChange={(e) => setTravel(e.currentTarget.checked)} /> Show travel moves</label>
+            <label class="check"><input type="checkbox" checked={fitPart} onChange={(e) => setFitPart(e.currentTarget.checked)} /> Zoom to the part</label>
             {path === printingPath && <label class="check"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} /> Follow print</label>}
           </div>
         </>

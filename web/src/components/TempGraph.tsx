@@ -42,14 +42,15 @@ export function TempGraph() {
     const el = box.current;
     if (!el) return;
     const keys = heaterKeys();
+    if (keys.length === 0) return;
     const sig = keys.join(',');
     if (!plot.current || sig !== keysRef.current) {
       plot.current?.destroy();
       keysRef.current = sig;
       const series: uPlot.Series[] = [{}];
       for (const k of keys) {
-        series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
-        series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
+        series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
+        series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
       }
       plot.current = new uPlot({
         width: el.clientWidth || 600,

@@ -73,3 +73,56 @@ test('with access control off every caller is a full admin', async (t) => {
   assert.equal((await s.api('/api/version', { key: null })).status, 200);
   assert.equal((await s.api('/api/version', { key: 'whatever' })).status, 200);
 });
+
+test('every request leaves one line with method, path, status and time in logs/gantry.log', async (t) => {
+  const s = await startTestServer(t);
+  await s.api(`/api/version?apikey=${s.apiKey}`, { key: null });
+  await s.api('/api/does-not-exist');
+  await s.stop();
+  const { readFile } = await import('node:fs/promises');
+  const lines = (await readFile(`${s.paths.logs}/gantry.log`, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const requests = lines.filter((l) => l.msg === 'request');
+  const version = requests.find((l) => l.path === '/api/version');
+  assert.ok(version, 'request line for /api/version');
+  assert.equal(version.method, 'GET');
+  assert.equal(version.status, 200);
+  assert.equal(typeof version.ms, 'number');
+  assert.ok(!JSON.stringify(version).includes(s.apiKey), 'query strings (API keys) are not logged');
+  assert.equal(requests.find((l) => l.path === '/api/does-not-exist')?.status, 404);
+});
+
+test('first run creates admin (admins + users) with only a password hash, and a global key', async (t) => {
+  const s = await startTestServer(t);
+  const admin = s.access.users.getUser('admin');
+  assert.ok(admin);
+  assert.deepEqual(admin.groups, ['admins', 'users']);
+  assert.match(admin.passwordHash, /^scrypt\$/);
+  assert.match(s.apiKey, /^[0-9A-F]{32}$/);
+  const { readFile } = await import('node:fs/promises');
+  assert.match(await readFile(s.paths.users, 'utf8'), /admin:/);
+});
+
+test('config writes are atomic and keep keys the schema does not know', async (t) => {
+  const { mkdtemp, writeFile, readFile, readdir, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { parse } = await import('yaml');
+  const { ConfigStore } = await import('../../src/config/config-store.ts');
+  const dir = await mkdtemp(`${tmpdir()}/gantry-config-`);
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = `${dir}/config.yaml`;
+  await writeFile(file, 'plugins:\n  myplugin:\n    answer: 42\nserver:\n  port: 5123\n  madeUpKey: keep me\nsomeOtherTool:\n  x: [1, 2]\n');
+  const store = await ConfigStore.load(file);
+  // Many overlapping writes: the file always ends up complete and equal to the last one.
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.patch({ appearance: { name: `printer ${i}` } })));
+  const doc = parse(await readFile(file, 'utf8')) as Record<string, Record<string, unknown>>;
+  assert.equal(doc.appearance.name, 'printer 19');
+  assert.deepEqual(doc.plugins, { myplugin: { answer: 42 } });
+  assert.equal(doc.server.madeUpKey, 'keep me');
+  assert.equal(doc.server.port, 5123);
+  assert.deepEqual(doc.someOtherTool, { x: [1, 2] });
+  assert.deepEqual((await readdir(dir)).sort(), ['config.yaml'], 'no temp files left behind');
+  // An invalid change is refused and leaves the file alone.
+  const before = await readFile(file, 'utf8');
+  await assert.rejects(store.patch({ server: { port: 'x' } }), /server\.port/);
+  assert.equal(await readFile(file, 'utf8'), before);
+});

@@ -118,6 +118,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   const push = new PushService({ config, events, access, clock, printer, logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
+  const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const eventSubscriptions = new EventSubscriptions({ config, events, logger: logger.child({ svc: 'events' }) });
 
   // Start order matters: later services may use earlier ones; stop runs in reverse.
@@ -128,7 +129,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
-    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); await push.stop(); } },
+    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); await push.stop(); } },
     { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },

@@ -10,6 +10,10 @@ import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
+import { SdCardFiles } from './files/sd-card.ts';
+import { JobRunner } from './printer/job-runner.ts';
+import { PrintHistory } from './printer/print-history.ts';
+import { sdTransfer } from './printer/sd-transfer.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { EventSubscriptions } from './events/event-subscriptions.ts';
@@ -116,6 +120,20 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
   });
 
+  const jobRunner = new JobRunner({
+    printer, files, events, clock, logger: logger.child({ svc: 'jobs' }),
+    history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
+    scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
+    sdPollInterval: () => config.current.serial.timeout.sdStatus,
+  });
+  files.setUsage(jobRunner);
+  const sdFiles = new SdCardFiles({
+    printer, files, events, logger: logger.child({ svc: 'sdcard' }),
+    transfer: (abs, remote) => sdTransfer(printer, abs, remote),
+    afterTransfer: (remote, o) => jobRunner.select('sdcard', remote, { print: o.print, user: o.user }),
+    isInUse: (name) => jobRunner.isInUse('sdcard', name),
+  });
+
   const push = new PushService({ config, events, access, clock, printer, logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
@@ -135,6 +153,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
+    { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
   ];
   const started: Service[] = [];
   try {
@@ -147,7 +166,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, systemCommands, languagePacks, logFiles, printer, ports,
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, printer, ports,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.

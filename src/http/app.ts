@@ -26,6 +26,8 @@ import type { PrinterProfiles } from '../printer/printer-profiles.ts';
 import type { FileService } from '../files/file-service.ts';
 import type { SdCardFiles } from '../files/sd-card.ts';
 import type { JobControl } from '../printer/job-types.ts';
+import type { JobRunner } from '../printer/job-runner.ts';
+import { registerJobRoutes } from './routes/job.ts';
 import { registerFilesRoutes } from './routes/files.ts';
 import { registerDownloadRoutes } from './routes/downloads.ts';
 import { registerConnectionRoutes } from './routes/connection.ts';
@@ -51,6 +53,7 @@ export interface AppServices {
   files: FileService;
   /** The job runner, once the printer link exists. */
   jobs?: JobControl;
+  jobRunner?: JobRunner;
   /** The printer's SD card as the `sdcard` files location. */
   sdFiles?: SdCardFiles;
   systemCommands: SystemCommands;
@@ -142,6 +145,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     registerConnectionRoutes(app, { ...services, printer: services.printer, ports: services.ports });
     registerPrinterRoutes(app, { ...services, printer: services.printer });
   }
+  if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
   registerLanguageRoutes(app, services);

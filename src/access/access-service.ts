@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
 import { UserStore, type UserRecord } from './user-store.ts';
-import { SessionStore } from './sessions.ts';
+import { SessionStore, type SessionEndReason } from './sessions.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -13,6 +13,12 @@ import { AppSessionKeys, type AppSessionTimeouts } from './app-sessions.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { makeRememberToken, checkRememberToken } from './remember.ts';
 import { isExternalAddress, inNetworks, networkList } from './network.ts';
+
+/**
+ * Someone must authenticate again: the sessions of `user` (or, with `user` undefined, every anonymous caller) lost or
+ * changed their rights. `session` is set when one particular session ended. The push channel sends `reauthRequired`.
+ */
+export interface ReauthNotice { user: string | undefined; session?: string; reason: SessionEndReason }
 
 /** Resolves a key that is neither the global nor a user key (app keys, app session keys). */
 export type KeyResolver = (key: string) => { user: string; mechanism: LoginMechanism } | 'global' | undefined;
@@ -29,6 +35,7 @@ export class AccessService {
   /** Failed password logins per client address. */
   readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
+  private reauthListeners: Array<(n: ReauthNotice) => void> = [];
 
   constructor(
     private readonly config: ConfigStore,
@@ -42,8 +49,11 @@ export class AccessService {
     this.appKeys = new AppKeyService(paths.appKeys ?? join(dirname(paths.users), 'data', 'appkeys', 'keys.yaml'), clock, options.appKeyTimeouts);
     this.appSessions = new AppSessionKeys(() => this.config.current.api.apps, clock, options.appSessionTimeouts);
     this.loginThrottle = new LoginThrottle(clock);
+    this.sessions.onEnd((s, reason) => this.reauth({ user: s.user, session: s.id, reason }));
+    this.users.onGroupChanged((key) => { if (key === 'guests') this.reauth({ user: undefined, reason: 'modified' }); });
     this.users.onUserChanged((name) => {
       const u = this.users.getUser(name);
+      this.reauth({ user: name, reason: u ? 'modified' : 'removed' });
       if (!u || !u.active) this.sessions.deleteForUser(name, u ? 'modified' : 'removed');
       if (!u) {
         this.appKeys.removeUser(name).catch((err: unknown) => this.logger.error({ err, user: name }, 'could not drop app keys of removed user'));
@@ -56,6 +66,21 @@ export class AccessService {
       return owner === GLOBAL_KEY_USER ? 'global' : { user: owner, mechanism: 'appkey' };
     });
     this.registerKeyResolver((key) => (this.appSessions.isValid(key) ? 'global' : undefined));
+  }
+
+  onReauthRequired(fn: (n: ReauthNotice) => void): () => void {
+    this.reauthListeners.push(fn);
+    return () => { this.reauthListeners = this.reauthListeners.filter((l) => l !== fn); };
+  }
+
+  private reauth(n: ReauthNotice): void {
+    for (const l of this.reauthListeners) {
+      try {
+        l(n);
+      } catch (err) {
+        this.logger.error({ err }, 'reauth listener failed');
+      }
+    }
   }
 
   get enabled(): boolean {

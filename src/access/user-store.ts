@@ -50,6 +50,7 @@ export class UserStore {
   private users = new Map<string, UserRecord>();
   private groups = new Map<string, GroupRecord>();
   private changeListeners: Array<(name: string) => void> = [];
+  private groupListeners: Array<(key: string) => void> = [];
 
   constructor(private readonly usersPath: string, private readonly groupsPath: string) {}
 
@@ -94,6 +95,16 @@ export class UserStore {
   onUserChanged(fn: (name: string) => void): () => void {
     this.changeListeners.push(fn);
     return () => { this.changeListeners = this.changeListeners.filter((l) => l !== fn); };
+  }
+
+  /** Called with the group key whenever a group changes or is removed (guests: anonymous sockets must re-auth). */
+  onGroupChanged(fn: (key: string) => void): () => void {
+    this.groupListeners.push(fn);
+    return () => { this.groupListeners = this.groupListeners.filter((l) => l !== fn); };
+  }
+
+  private notifyGroup(key: string): void {
+    for (const l of this.groupListeners) l(key);
   }
 
   private notify(name: string): void {
@@ -149,6 +160,7 @@ export class UserStore {
     if (key === 'guests') next.permissions = next.permissions.filter((p) => !permissionByKey(p)?.dangerous);
     this.groups.set(key, next);
     await this.saveGroups();
+    this.notifyGroup(key);
     for (const u of this.users.values()) if (u.groups.includes(key)) this.notify(u.name);
   }
 
@@ -164,6 +176,7 @@ export class UserStore {
     }
     await this.saveGroups();
     if (affected.length) await this.saveUsers();
+    this.notifyGroup(key);
     for (const n of affected) this.notify(n);
   }
 

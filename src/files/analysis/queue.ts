@@ -1,5 +1,5 @@
 // Analysis queue: runs the G-code analyser in worker threads (one or N), FIFO, cancellable, so the event loop never parses files.
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { DomainError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { AnalysisOptions, AnalysisProgress, GcodeAnalysis } from './types.ts';
@@ -19,6 +19,8 @@ export interface AnalysisQueueOptions {
   workers?: number;
   /** Idle workers exit after this many ms and are re-spawned on demand (default 30 s). */
   idleTimeoutMs?: number;
+  /** Heap caps per worker; a worker that exceeds them dies and only its job fails. */
+  resourceLimits?: ResourceLimits;
 }
 
 interface Job {
@@ -37,20 +39,21 @@ interface Slot {
 }
 
 // Worker threads do not inherit tsx's loader hooks, so each worker registers tsx before loading the (TypeScript) entry.
-function spawnWorker(): Worker {
+function spawnWorker(resourceLimits: ResourceLimits | undefined): Worker {
   const entry = new URL('./worker.ts', import.meta.url).href;
   let tsxApi: string | null;
   try { tsxApi = import.meta.resolve('tsx/esm/api'); } catch { tsxApi = null; }
   const code = tsxApi
     ? `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`
     : `import(${JSON.stringify(entry)});`;
-  return new Worker(code, { eval: true, name: 'gcode-analysis' });
+  return new Worker(code, { eval: true, name: 'gcode-analysis', resourceLimits });
 }
 
 export class AnalysisQueue {
   private readonly logger: Logger;
   private readonly size: number;
   private readonly idleTimeoutMs: number;
+  private readonly resourceLimits: ResourceLimits | undefined;
   private readonly pending: Job[] = [];
   private readonly slots = new Set<Slot>();
   private nextId = 1;
@@ -60,6 +63,7 @@ export class AnalysisQueue {
     this.logger = opts.logger.child({ component: 'analysis' });
     this.size = Math.max(1, Math.floor(opts.workers ?? 1));
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 30_000;
+    this.resourceLimits = opts.resourceLimits;
   }
 
   start(): void {
@@ -132,7 +136,7 @@ export class AnalysisQueue {
   }
 
   private createSlot(): Slot {
-    const slot: Slot = { worker: spawnWorker(), job: null, idleTimer: null };
+    const slot: Slot = { worker: spawnWorker(this.resourceLimits), job: null, idleTimer: null };
     this.slots.add(slot);
     slot.worker.on('message', (msg: WorkerReply) => this.onMessage(slot, msg));
     slot.worker.on('error', (err) => this.onCrash(slot, err));

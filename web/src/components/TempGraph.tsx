@@ -1,7 +1,7 @@
 // Live temperature graph (uPlot): actual and target per heater over the retained history window.
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import { temps, tempsVersion } from '../lib/store.ts';
+import { markings, temps, tempsVersion } from '../lib/store.ts';
 import { heaterLabel } from '../lib/format.ts';
 
 const COLORS: Record<string, string> = { tool0: '#d9480f', tool1: '#e67700', tool2: '#862e9c', tool3: '#5f3dc4', bed: '#1971c2', chamber: '#2b8a3e' };
@@ -14,6 +14,28 @@ export function heaterKeys(): string[] {
     const rank = (k: string) => (k.startsWith('tool') ? 0 : k === 'bed' ? 1 : k === 'chamber' ? 2 : 3);
     return rank(a) - rank(b) || a.localeCompare(b);
   });
+}
+
+/** Vertical lines for the push channel's markings (print started, paused, done, …). */
+function drawMarkings(u: uPlot): void {
+  const ctx = u.ctx;
+  const { left, top, width, height } = u.bbox;
+  ctx.save();
+  ctx.strokeStyle = 'rgba(73, 80, 87, 0.6)';
+  ctx.fillStyle = 'rgba(73, 80, 87, 0.9)';
+  ctx.lineWidth = 1;
+  ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+  for (const m of markings.value) {
+    const x = Math.round(u.valToPos(m.time, 'x', true));
+    if (x < left || x > left + width) continue;
+    ctx.beginPath();
+    ctx.setLineDash([2, 3]);
+    ctx.moveTo(x, top);
+    ctx.lineTo(x, top + height);
+    ctx.stroke();
+    ctx.fillText(m.label ?? m.type, x + 3, top + 12 * devicePixelRatio);
+  }
+  ctx.restore();
 }
 
 function buildData(keys: string[]): uPlot.AlignedData {
@@ -60,6 +82,7 @@ export function TempGraph() {
         axes: [{}, { label: '°C', size: 50 }],
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
+        hooks: { draw: [drawMarkings] },
       }, buildData(keys), el);
     } else {
       plot.current.setData(buildData(keys));

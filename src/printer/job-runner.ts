@@ -1,0 +1,418 @@
+// Job runner: the selected file and the print job — select/start/pause/resume/cancel/restart with the spec's
+// transition rules, streaming a stored file line by line through the printer link, job scripts, progress and
+// time-left estimation, Print* events and the print history.
+import { stat } from 'node:fs/promises';
+import { DomainError, ErrorCodes, conflict, invalid, notOperational } from '../core/errors.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { JobEventPayload, EventPosition } from '../core/events.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Clock } from '../core/clock.ts';
+import type { FileService } from '../files/file-service.ts';
+import type { FileUsage, Origin } from '../files/types.ts';
+import { isMachineCode } from '../files/file-types.ts';
+import type { GcodeAnalysis } from '../files/analysis/types.ts';
+import type { JobLineSource, JobOutcome, JobStream, Position, Printer } from './types.ts';
+import type { JobControl, JobOrigin, JobProgressSnapshot, JobSnapshot, PauseAction, SelectedFile } from './job-types.ts';
+import { fileLineSource } from './file-line-source.ts';
+import { ProgressEstimator, parseM73 } from './progress-estimator.ts';
+import type { PrintHistory } from './print-history.ts';
+import { renderJobScript, type ScriptSource } from './scripts.ts';
+import { SdJob } from './sd-job.ts';
+
+export interface JobRunnerDeps {
+  printer: Printer;
+  files: FileService;
+  events: EventBus;
+  logger: Logger;
+  clock: Clock;
+  history: PrintHistory;
+  scripts: ScriptSource;
+  /** Seconds between M27 polls while printing from SD. */
+  sdPollInterval?: () => number;
+}
+
+/** The running job (host-streamed or SD). */
+interface ActiveJob {
+  file: SelectedFile;
+  owner: string | null;
+  stream: JobStream | SdJob;
+  startedAt: number;
+  startedMono: number;
+  pausedAtMono: number | null;
+  pausedTotalMs: number;
+  filepos: number;
+  estimator: ProgressEstimator;
+  pausePosition: Position | null;
+  pauseTemperature: Record<string, unknown> | null;
+  state: 'printing' | 'pausing' | 'paused' | 'cancelling';
+}
+
+const NULL_POSITION: EventPosition = { x: null, y: null, z: null, e: null, t: null, f: null };
+
+export class JobRunner implements JobControl, FileUsage {
+  private selection: SelectedFile | undefined;
+  private job: ActiveJob | undefined;
+  private lastProgress: JobProgressSnapshot | null = null;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly deps: JobRunnerDeps) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.printer.subscribe({
+      state: (s) => {
+        // A disconnect drops the selection (OctoPrint fires FileDeselected on disconnect).
+        if (s.flags.closedOrError && !this.job && this.selection) this.unselect();
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+  }
+
+  // ---------------------------------------------------------------- FileUsage (for the files service)
+
+  isInUse(origin: Origin, path: string): boolean {
+    return this.job !== undefined && this.job.file.origin === origin && this.job.file.path === path;
+  }
+
+  isPrinting(): boolean {
+    return this.job !== undefined;
+  }
+
+  released(origin: Origin, path: string): void {
+    if (!this.job && this.selection?.origin === origin && this.selection.path === path) this.unselect();
+  }
+
+  replaced(origin: Origin, path: string): void {
+    if (!this.job && this.selection?.origin === origin && this.selection.path === path) {
+      void this.select(origin, path, { user: this.selection.user ?? undefined }).catch(() => this.unselect());
+    }
+  }
+
+  // ---------------------------------------------------------------- selection
+
+  isOperational(): boolean {
+    return this.deps.printer.isOperational();
+  }
+
+  isReady(): boolean {
+    return this.deps.printer.state().flags.ready && !this.job;
+  }
+
+  selected(): SelectedFile | undefined {
+    return this.selection;
+  }
+
+  async select(origin: JobOrigin, path: string, opts: { print?: boolean; user?: string } = {}): Promise<void> {
+    const file = await this.describe(origin, path, opts.user ?? null);
+    if (!isMachineCode(file.name)) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Cannot select file for printing, not a machinecode file');
+    if (!this.isReady()) throw conflict('Printer is already printing, cannot select a new file');
+    this.selection = file;
+    this.lastProgress = this.idleProgress();
+    this.deps.events.emit('FileSelected', {
+      name: file.name, path: file.path, origin: file.origin, size: file.size, ...(file.user ? { owner: file.user, user: file.user } : {}),
+    });
+    if (opts.print) await this.startJob(opts.user ?? null);
+  }
+
+  unselect(): void {
+    if (!this.selection) return;
+    this.selection = undefined;
+    this.lastProgress = this.idleProgress();
+    this.deps.events.emit('FileDeselected', {});
+  }
+
+  private async describe(origin: JobOrigin, path: string, user: string | null): Promise<SelectedFile> {
+    if (origin === 'sdcard') {
+      const name = path.replace(/^\/+/, '');
+      const entry = this.deps.printer.sdFiles().find((f) => f.name.replace(/^\/+/, '').toLowerCase() === name.toLowerCase());
+      if (!entry) throw new DomainError(ErrorCodes.NOT_FOUND, 'File not found on the SD card');
+      const sdName = entry.name.replace(/^\/+/, '');
+      return { origin, path: sdName, name: sdName, display: entry.display || sdName, size: entry.size, date: entry.date, user };
+    }
+    const f = await this.deps.files.file(path);
+    return {
+      origin, path: f.path, name: f.name, display: f.display, size: f.size ?? null, date: f.date ?? null, user,
+      analysis: f.meta.analysis as GcodeAnalysis | undefined,
+    };
+  }
+
+  // ---------------------------------------------------------------- job commands (POST /api/job)
+
+  /** Applies a job command with the spec's transition table; throws 409 (conflict/not operational) or 400. */
+  async command(command: string, opts: { action?: string; user?: string } = {}): Promise<void> {
+    if (!['start', 'cancel', 'restart', 'pause'].includes(command)) throw invalid('command is invalid');
+    if (command === 'pause' && opts.action !== undefined && !['pause', 'resume', 'toggle'].includes(opts.action)) {
+      throw invalid('action is invalid');
+    }
+    if (!this.deps.printer.isOperational()) throw notOperational();
+    const user = opts.user ?? null;
+    switch (command) {
+      case 'start':
+        if (this.job || this.deps.printer.isBusy()) throw conflict('Printer is already printing');
+        if (!this.selection) throw conflict('No file selected');
+        return this.startJob(user);
+      case 'cancel':
+        if (!this.job) throw conflict('No active job to cancel');
+        return this.cancel(user);
+      case 'restart':
+        if (!this.job || this.job.state !== 'paused') throw conflict('Can only restart a paused job');
+        await this.cancel(user);
+        await this.job?.stream.done;
+        return this.startJob(user);
+      default: {
+        if (!this.job) throw conflict('No active job to pause or resume');
+        const action = (opts.action ?? 'toggle') as PauseAction;
+        const paused = this.job.state === 'paused' || this.job.state === 'pausing';
+        if (this.job.state === 'cancelling') return;
+        if (action === 'pause' || (action === 'toggle' && !paused)) {
+          if (!paused) this.pause(user);
+        } else if (paused) {
+          await this.resume(user);
+        }
+      }
+    }
+  }
+
+  private payload(job: { file: SelectedFile; owner: string | null }, user?: string | null): JobEventPayload {
+    return {
+      name: job.file.name, path: job.file.path, origin: job.file.origin, size: job.file.size,
+      ...(job.owner ? { owner: job.owner } : {}), ...(user ? { user } : {}),
+    };
+  }
+
+  private printTimeMs(job: ActiveJob): number {
+    const now = this.deps.clock.monotonic();
+    const paused = job.pausedAtMono !== null ? now - job.pausedAtMono : 0;
+    return Math.max(0, now - job.startedMono - job.pausedTotalMs - paused);
+  }
+
+  private scriptContext(job: ActiveJob | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
+    const p = this.deps.printer;
+    return {
+      last_position: p.lastPosition(), last_temperature: p.temperatures(),
+      ...(job ? { event: this.payload(job) } : {}), ...extra,
+    };
+  }
+
+  private async script(name: string, ctx: Record<string, unknown>): Promise<string[]> {
+    try {
+      return (await renderJobScript(name, this.deps.scripts, ctx)) ?? [];
+    } catch (err) {
+      this.deps.logger.warn({ err, script: name }, 'script failed to render');
+      return [];
+    }
+  }
+
+  private async startJob(user: string | null): Promise<void> {
+    const sel = this.selection;
+    if (!sel) throw conflict('No file selected');
+    const file = sel.origin === 'local' ? await this.describe('local', sel.path, sel.user) : sel;
+    const owner = user ?? sel.user;
+    const average = await this.averagePrintTime(file);
+    const estimator = new ProgressEstimator({ size: file.size ?? 0, analysisTime: file.analysis?.estimatedPrintTime ?? null, averageTime: average });
+    const base = { file, owner };
+    const ctx = { event: this.payload(base, user) };
+    let stream: JobStream | SdJob;
+    const job: ActiveJob = {
+      file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
+      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, state: 'printing',
+    };
+    const listener = {
+      progress: (pos: number) => this.onProgress(job, pos),
+      stateChanged: (s: string) => this.onState(job, s),
+      finished: (outcome: JobOutcome, pos: number, error?: string) => void this.onFinished(job, outcome, pos, error),
+    };
+    if (file.origin === 'sdcard') {
+      stream = new SdJob(this.deps.printer, file.path, listener, this.deps.sdPollInterval?.() ?? 1);
+    } else {
+      const abs = await this.deps.files.absolutePath(file.path);
+      const size = (await stat(abs)).size;
+      file.size = size;
+      const [prologue, epilogue] = await Promise.all([this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
+      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs), estimator), listener, { prologue, epilogue });
+    }
+    job.stream = stream;
+    this.job = job;
+    this.selection = file;
+    this.lastProgress = this.progressOf(job);
+    this.deps.files.printingChanged(true);
+    this.deps.events.emit('PrintStarted', this.payload(job, user ?? owner));
+    if (stream instanceof SdJob) stream.start();
+  }
+
+  private pause(user: string | null): void {
+    const job = this.job;
+    if (!job) return;
+    job.state = 'pausing';
+    void job.stream.pause().then(() => undefined);
+    void user;
+  }
+
+  private async resume(user: string | null): Promise<void> {
+    const job = this.job;
+    if (!job) return;
+    const lines = await this.script('beforePrintResumed', this.scriptContext(job, {
+      pause_position: job.pausePosition ?? NULL_POSITION, pause_temperature: job.pauseTemperature ?? {},
+    }));
+    if (lines.length) this.deps.printer.commands(lines);
+    if (job.pausedAtMono !== null) {
+      job.pausedTotalMs += this.deps.clock.monotonic() - job.pausedAtMono;
+      job.pausedAtMono = null;
+    }
+    job.state = 'printing';
+    job.stream.resume();
+    this.deps.events.emit('PrintResumed', this.payload(job, user));
+  }
+
+  private async cancel(user: string | null): Promise<void> {
+    const job = this.job;
+    if (!job || job.state === 'cancelling') return;
+    job.state = 'cancelling';
+    this.deps.events.emit('PrintCancelling', this.payload(job, user));
+    const position = this.deps.printer.lastPosition();
+    void job.stream.cancel();
+    // Lines queued after the cancel marker run once the job's own queue is drained: heaters and motors off.
+    const lines = await this.script('afterPrintCancelled', this.scriptContext(job, { cancel_position: position }));
+    if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines);
+  }
+
+  private onProgress(job: ActiveJob, pos: number): void {
+    job.filepos = pos;
+    job.estimator.advance(pos, this.printTimeMs(job) / 1000);
+    if (this.job === job) this.lastProgress = this.progressOf(job);
+  }
+
+  private onState(job: ActiveJob, state: string): void {
+    if (state === 'PAUSED' && this.job === job) {
+      job.state = 'paused';
+      job.pausedAtMono = this.deps.clock.monotonic();
+      job.pausePosition = this.deps.printer.lastPosition();
+      job.pauseTemperature = this.deps.printer.temperatures();
+      this.deps.events.emit('PrintPaused', { ...this.payload(job), position: { ...job.pausePosition } });
+      void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
+        .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
+        .catch(() => {});
+    } else if (state === 'PRINTING' && job.state !== 'cancelling') {
+      job.state = 'printing';
+    }
+  }
+
+  private async onFinished(job: ActiveJob, outcome: JobOutcome, pos: number, error?: string): Promise<void> {
+    job.filepos = pos;
+    const time = this.printTimeMs(job) / 1000;
+    const base = this.payload(job);
+    if (this.job === job) this.job = undefined;
+    this.deps.files.printingChanged(false);
+    const profile = this.deps.printer.profile().id;
+    if (outcome === 'done') {
+      this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0 };
+      this.deps.events.emit('PrintDone', { ...base, time });
+    } else if (outcome === 'cancelled') {
+      this.lastProgress = this.progressOf(job);
+      const position = { ...NULL_POSITION };
+      this.deps.events.emit('PrintCancelled', { ...base, time, reason: 'cancelled', position });
+      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'cancelled' });
+    } else {
+      this.lastProgress = this.progressOf(job);
+      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error' });
+    }
+    const end = this.deps.clock.now() / 1000;
+    const result = outcome === 'done' ? 'success' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+    try {
+      await this.deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end,
+        duration: time, result, ...(error ? { error } : {}), user: job.owner, printerProfile: profile });
+      if (job.file.origin === 'local') {
+        await this.deps.files.recordPrint(job.file.path, { timestamp: end, success: outcome === 'done',
+          ...(outcome === 'done' ? { printTime: time } : {}), printerProfile: profile });
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'print history not recorded');
+    }
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  private idleProgress(): JobProgressSnapshot {
+    return { completion: null, filepos: null, printTime: null, printTimeLeft: null, printTimeLeftOrigin: null };
+  }
+
+  private progressOf(job: ActiveJob): JobProgressSnapshot {
+    const printTime = this.printTimeMs(job) / 1000;
+    const left = job.estimator.timeLeft(job.filepos, printTime);
+    const size = job.file.size ?? 0;
+    return {
+      completion: size > 0 ? Math.min(100, (job.filepos / size) * 100) : null,
+      filepos: job.filepos,
+      printTime: Math.round(printTime),
+      printTimeLeft: left.seconds,
+      printTimeLeftOrigin: left.origin,
+    };
+  }
+
+  private async averagePrintTime(file: SelectedFile): Promise<number | null> {
+    if (file.origin !== 'local') return null;
+    const stats = await this.statistics(file.path);
+    return stats.average;
+  }
+
+  private async statistics(path: string): Promise<{ average: number | null; last: number | null }> {
+    const profile = this.deps.printer.profile().id;
+    try {
+      const f = await this.deps.files.file(path);
+      const history = (f.meta.history ?? []).filter((h) => h.success && typeof h.printTime === 'number' && h.printerProfile === profile);
+      if (!history.length) return { average: null, last: null };
+      const sum = history.reduce((n, h) => n + (h.printTime ?? 0), 0);
+      const last = history.reduce((a, b) => (b.timestamp >= a.timestamp ? b : a));
+      return { average: sum / history.length, last: last.printTime ?? null };
+    } catch {
+      return { average: null, last: null };
+    }
+  }
+
+  /** Job information for GET /api/job and the push channel. */
+  async snapshot(): Promise<JobSnapshot> {
+    if (this.job) this.lastProgress = this.progressOf(this.job);
+    const file = this.job?.file ?? this.selection;
+    if (!file) {
+      return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress: this.lastProgress };
+    }
+    const stats = file.origin === 'local' ? await this.statistics(file.path) : { average: null, last: null };
+    const analysis = file.analysis;
+    return {
+      file,
+      estimatedPrintTime: analysis?.estimatedPrintTime ?? null,
+      averagePrintTime: stats.average,
+      lastPrintTime: stats.last,
+      filament: analysis?.filament ?? null,
+      user: this.job?.owner ?? file.user,
+      progress: this.lastProgress,
+    };
+  }
+
+  /** State text for the job: SD jobs are not visible in the link's state, so they report their own. */
+  stateText(): string {
+    const job = this.job;
+    if (job?.stream instanceof SdJob) {
+      return job.state === 'paused' ? 'Paused' : job.state === 'cancelling' ? 'Cancelling' : job.state === 'pausing' ? 'Pausing' : 'Printing from SD';
+    }
+    return this.deps.printer.state().text;
+  }
+}
+
+/** Passes batches through while noting the file's M73 progress lines for the estimator. */
+async function* watchM73(source: JobLineSource, estimator: ProgressEstimator): JobLineSource {
+  for await (const batch of source) {
+    const { lines, ends } = batch;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i];
+      // Cheap first-character test; the regex runs only on candidate lines.
+      const c = l.charCodeAt(0);
+      if (c !== 77 && c !== 109 && c !== 32) continue;
+      const m = parseM73(l);
+      if (m) estimator.noteM73({ offset: ends[i], ...m });
+    }
+    yield batch;
+  }
+}

@@ -1,0 +1,97 @@
+// Print-time-left estimation during a job: blends a prior (average of earlier prints, or the analysis estimate) with
+// what the print shows so far, so the answer converges on the truth as the job advances. M73 lines in the file (the
+// slicer's own progress and remaining time) take precedence while they keep coming.
+export type TimeLeftOrigin = 'linear' | 'analysis' | 'average' | 'mixed-analysis' | 'mixed-average' | 'estimate';
+
+export interface EstimatorInput {
+  /** File size in bytes. */
+  size: number;
+  /** Analysis estimate in seconds, if any. */
+  analysisTime?: number | null;
+  /** Average duration of earlier successful prints on this printer profile, if any. */
+  averageTime?: number | null;
+}
+
+export interface TimeLeft {
+  seconds: number | null;
+  origin: TimeLeftOrigin | null;
+}
+
+/** A `M73 P<percent> R<minutes>` seen at a byte offset of the file. */
+export interface M73Mark {
+  offset: number;
+  percent?: number;
+  remainingMin?: number;
+}
+
+const M73 = /^M73\b(.*)$/i;
+
+/** Parses an M73 line's P and R (PrusaSlicer writes `M73 P12 R34`, Cura/Orca similar); undefined if none. */
+export function parseM73(line: string): { percent?: number; remainingMin?: number } | undefined {
+  const m = M73.exec(line.trim());
+  if (!m) return undefined;
+  const p = /\bP(\d+(?:\.\d+)?)/i.exec(m[1]);
+  const r = /\bR(\d+(?:\.\d+)?)/i.exec(m[1]);
+  if (!p && !r) return undefined;
+  return { percent: p ? Number(p[1]) : undefined, remainingMin: r ? Number(r[1]) : undefined };
+}
+
+export class ProgressEstimator {
+  private readonly marks: M73Mark[] = [];
+  private m73: { percent?: number; remainingMin?: number; atPrintTime: number } | undefined;
+
+  constructor(private readonly input: EstimatorInput) {}
+
+  /** Records M73 lines of a batch the job is about to send (they apply once the file position passes them). */
+  noteM73(mark: M73Mark): void {
+    this.marks.push(mark);
+  }
+
+  /** Applies M73 marks up to `filepos`; `printTime` is the job's elapsed print time then. */
+  advance(filepos: number, printTime: number): void {
+    let i = 0;
+    while (i < this.marks.length && this.marks[i].offset <= filepos) {
+      const m = this.marks[i++];
+      this.m73 = {
+        percent: m.percent ?? this.m73?.percent,
+        remainingMin: m.remainingMin ?? (m.percent !== undefined ? undefined : this.m73?.remainingMin),
+        atPrintTime: printTime,
+      };
+    }
+    if (i) this.marks.splice(0, i);
+  }
+
+  /** Fraction 0..1 of the job done: the slicer's own percentage if the file reports it, else bytes. */
+  fraction(filepos: number): number {
+    if (this.m73?.percent !== undefined) return Math.min(1, this.m73.percent / 100);
+    return this.input.size > 0 ? Math.min(1, filepos / this.input.size) : 0;
+  }
+
+  timeLeft(filepos: number, printTime: number): TimeLeft {
+    if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: this.m73 ? 'estimate' : this.priorOrigin() ?? 'linear' };
+    if (this.m73?.remainingMin !== undefined) {
+      // The slicer's remaining time, counted down since the line was reached.
+      const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime);
+      return { seconds: Math.max(0, Math.round(left)), origin: 'estimate' };
+    }
+    const p = this.fraction(filepos);
+    const prior = this.input.averageTime ?? this.input.analysisTime ?? null;
+    // Bytes say little until a few percent are done and some time has passed (heat-up moves no bytes).
+    const linearTotal = p > 0.005 && printTime > 5 ? printTime / p : null;
+    if (prior === null || prior <= 0) {
+      return linearTotal === null ? { seconds: null, origin: null } : { seconds: Math.max(0, Math.round(linearTotal - printTime)), origin: 'linear' };
+    }
+    if (linearTotal === null) return { seconds: Math.max(0, Math.round(prior - printTime)), origin: this.priorOrigin() };
+    // The observed rate gets more weight as the job advances; at the end it is the truth.
+    const w = Math.min(1, Math.max(0, p));
+    const total = (1 - w) * prior + w * linearTotal;
+    const origin = this.input.averageTime ? 'mixed-average' : 'mixed-analysis';
+    return { seconds: Math.max(0, Math.round(total - printTime)), origin };
+  }
+
+  private priorOrigin(): TimeLeftOrigin | null {
+    if (this.input.averageTime) return 'average';
+    if (this.input.analysisTime) return 'analysis';
+    return null;
+  }
+}

@@ -1,0 +1,64 @@
+// Job GCODE scripts (beforePrintStarted, afterPrintDone, afterPrintCancelled, afterPrintPaused, beforePrintResumed…):
+// lookup and rendering with the context the job provides (pause/cancel position and temperatures, event payload).
+//
+// Supported template subset (no Jinja dependency), applied in this order:
+//   {% snippet 'name' %}        replaced by the snippet `snippets/<name>` (settings, then the scripts folder, then the
+//                               built-ins disable_hotends / disable_bed), nested snippets expanded up to 5 levels
+//   {% if a.b %} … {% elif c %} … {% else %} … {% endif %}   on their own lines; truthiness of a dotted context path
+//   {{ a.b.c }}                 a dotted context path, e.g. {{ pause_position.x }}, {{ printer_profile.extruder.count }}
+// Other tags are dropped; lines that end up empty or are pure comments are not sent.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadScript, renderScript } from './gcode-scripts.ts';
+import type { LinkProfile } from './types.ts';
+
+const SNIPPET = /\{%-?\s*snippet\s+['"]([A-Za-z0-9_.-]+)['"]\s*-?%\}/g;
+
+/** OctoPrint's built-in snippets for the profile. */
+export function defaultSnippet(name: string, profile: LinkProfile): string | null {
+  if (name === 'disable_hotends') {
+    const tools = profile.extruder.sharedNozzle ? 1 : profile.extruder.count;
+    return Array.from({ length: tools }, (_, i) => `M104 T${i} S0`).join('\n');
+  }
+  if (name === 'disable_bed') return profile.heatedBed ? 'M140 S0' : '';
+  return null;
+}
+
+export interface ScriptSource {
+  settings: () => Record<string, string | null>;
+  /** The scripts folder (`<basedir>/scripts`); scripts may live in files named after them. */
+  scriptsDir: string | null;
+  profile: () => LinkProfile;
+}
+
+async function snippetText(name: string, src: ScriptSource): Promise<string> {
+  const key = `snippets/${name}`;
+  const configured = src.settings()[key];
+  if (typeof configured === 'string') return configured;
+  if (src.scriptsDir) {
+    const text = await readFile(join(src.scriptsDir, 'snippets', name), 'utf8').catch(() => null);
+    if (text !== null) return text;
+  }
+  return defaultSnippet(name, src.profile()) ?? '';
+}
+
+async function expandSnippets(text: string, src: ScriptSource, depth = 0): Promise<string> {
+  if (depth > 5 || !SNIPPET.test(text)) return text;
+  SNIPPET.lastIndex = 0;
+  let out = '';
+  let last = 0;
+  for (const m of text.matchAll(SNIPPET)) {
+    out += text.slice(last, m.index) + (await expandSnippets(await snippetText(m[1], src), src, depth + 1));
+    last = (m.index ?? 0) + m[0].length;
+  }
+  return out + text.slice(last);
+}
+
+/** Renders a script to command lines; null when no script of that name exists (an empty script gives []). */
+export async function renderJobScript(name: string, src: ScriptSource, context: Record<string, unknown>): Promise<string[] | null> {
+  const profile = src.profile();
+  const text = await loadScript(name, src.settings(), src.scriptsDir, profile);
+  if (text === null) return null;
+  const expanded = await expandSnippets(text, src);
+  return renderScript(expanded, { printer_profile: profile, script: { type: 'gcode', name }, ...context });
+}

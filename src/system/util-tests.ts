@@ -6,6 +6,7 @@ import { createConnection } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
+import { domainToASCII } from 'node:url';
 import { join, resolve } from 'node:path';
 import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
@@ -153,7 +154,9 @@ async function udpReachable(host: string, port: number, timeoutMs: number): Prom
 
 export async function resolutionTest(raw: unknown): Promise<{ name: string; result: boolean }> {
   const p = check(ResolutionParams, raw);
-  const result = await lookup(p.name).then(() => true, () => false);
+  // A name that cannot be a host name cannot resolve; no need to ask the network.
+  const valid = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$/i.test(domainToASCII(p.name)) || isIP(p.name) !== 0;
+  const result = valid && await lookup(p.name).then(() => true, () => false);
   return { name: p.name, result };
 }
 

@@ -68,4 +68,8 @@ test('with access control off, anonymous callers and unknown keys act as admin',
   assert.equal((await s.api('/api/access/groups', { key: 'whatever' })).status, 200);
   const me = await (await s.api('/api/currentuser', { key: null })).json() as { permissions: string[] };
   assert.ok(me.permissions.includes('ADMIN'));
+  // Push clients still get a name and a session to authenticate their socket with.
+  const login = await (await s.api('/api/login', { key: null, method: 'POST', json: { passive: true } })).json() as { name: string; session: string };
+  assert.equal(login.name, 'admin');
+  assert.equal(s.access.identityForSession(login.session)?.has('ADMIN'), true);
 });

@@ -42,7 +42,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
     if (!id.isAnonymous && request.authVia === 'session' && id.sessionId) {
       return loginResponse(request, id, id.sessionId, id.loginMechanism);
     }
-    if (!id.isAnonymous && request.authVia === 'apikey' && id.name !== undefined) {
+    if (!id.isAnonymous && (request.authVia === 'apikey' || !access.enabled) && id.name !== undefined) {
       // API-key clients log in passively to get a session for the push channel's `auth` message; no cookie is set.
       const session = access.sessions.create(id.name, id.loginMechanism);
       return loginResponse(request, access.identityForSession(session.id) ?? id, session.id, id.loginMechanism);

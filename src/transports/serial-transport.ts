@@ -1,9 +1,12 @@
-// LineTransport over a real serial port (the `serialport` package): open options, line framing, write back-pressure, disconnects.
+// LineTransport over a real serial port (the `serialport` package's binding): open options, line framing, write
+// back-pressure, disconnects.
 import { SerialPort } from 'serialport';
+import type { BindingPortInterface } from '@serialport/bindings-cpp';
 import { access, realpath } from 'node:fs/promises';
 import type { LineTransport, LineTransportEvents } from '../protocol/line-transport.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { TransportEvents } from './transport-events.ts';
+import { serialIoFor, type SerialIo } from './serial-io.ts';
 
 export interface SerialTransportOptions {
   /** Lock the port against other openers (TIOCEXCL). */
@@ -53,7 +56,8 @@ async function needsParityWorkaround(path: string, mode: SerialTransportOptions[
 }
 
 export class SerialTransport implements LineTransport {
-  private port: SerialPort | null = null;
+  private port: BindingPortInterface | null = null;
+  private io: SerialIo | null = null;
   private readonly events = new TransportEvents();
   private readonly splitter: LineSplitter;
   private readonly encoding: WireEncoding;
@@ -73,95 +77,81 @@ export class SerialTransport implements LineTransport {
   }
 
   get isOpen(): boolean {
-    return this.port?.isOpen === true && !this.closing;
+    return this.io !== null && !this.closing;
   }
 
   async open(): Promise<void> {
-    if (this.port) throw new Error(`${this.name} is already open`);
+    if (this.io) throw new Error(`${this.name} is already open`);
     const timeoutMs = (this.opts.openTimeout ?? 10) * 1000;
     if (await needsParityWorkaround(this.name, this.opts.parityWorkaround ?? 'detect')) {
-      const probe = this.create('odd');
-      await withTimeout(new Promise<void>((resolve, reject) => probe.open((e) => (e ? reject(e) : resolve()))), timeoutMs, `opening ${this.name}`);
-      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      const probe = await withTimeout(this.openBinding('odd'), timeoutMs, `opening ${this.name}`);
+      await probe.close().catch(() => {});
     }
-    const port = this.create('none');
+    const port = await withTimeout(this.openBinding('none'), timeoutMs, `opening ${this.name}`);
+    if (this.opts.lowLatency) await port.set({ lowLatency: true } as never).catch(() => {});
     this.port = port;
     this.closing = false;
     this.events.opened();
     this.splitter.reset();
-    port.on('data', (chunk: Buffer) => this.splitter.push(chunk));
-    port.on('close', (err?: Error | null) => this.onPortClosed(err ?? undefined));
-    // An 'error' without a close (a failed write, a close error) still means the link is unusable.
-    port.on('error', (err: Error) => {
-      if (this.closing) return;
-      if (port.isOpen) port.close(() => {});
-      this.onPortClosed(err);
-    });
+    let io: SerialIo;
     try {
-      await withTimeout(new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(e) : resolve()))), timeoutMs, `opening ${this.name}`);
+      io = serialIoFor(port);
     } catch (err) {
-      this.port = null;
-      port.removeAllListeners();
-      if (port.isOpen) port.close(() => {});
+      await port.close().catch(() => {});
       throw err;
     }
-    if (this.opts.lowLatency) {
-      await new Promise<void>((resolve) => port.set({ lowLatency: true } as never, () => resolve()));
-    }
+    this.io = io;
+    io.start((chunk) => this.splitter.push(chunk), (err) => {
+      if (this.closing || this.io !== io) return;
+      this.io = null;
+      this.port = null;
+      void io.close();
+      this.events.emitClose(err ?? new Error(`${this.name} was closed unexpectedly`));
+    });
   }
 
-  private create(parity: 'none' | 'odd'): SerialPort {
-    return new SerialPort({
+  private openBinding(parity: 'none' | 'odd'): Promise<BindingPortInterface> {
+    return SerialPort.binding.open({
       path: this.name,
       baudRate: this.baudrate,
-      autoOpen: false,
       lock: this.opts.exclusive ?? true,
       parity,
+      // Dropping DTR on close resets many boards; the next open resets them anyway.
       hupcl: false,
     });
   }
 
-  private onPortClosed(err: Error | undefined): void {
-    const requested = this.closing;
-    this.port?.removeAllListeners('data');
-    this.port = null;
-    if (requested) return;
-    this.events.emitClose(err ?? new Error(`${this.name} was closed unexpectedly`));
-  }
-
   write(line: string): Promise<void> {
-    const port = this.port;
-    if (!port || this.closing) return Promise.reject(new Error(`${this.name} is not open`));
+    const io = this.io;
+    if (!io || this.closing) return Promise.reject(new Error(`${this.name} is not open`));
     let text = line;
     if (this.encoding === 'ascii' && HAS_NON_ASCII.test(text)) text = text.replace(ALL_NON_ASCII, '?');
-    const buf = Buffer.from(text + '\n', this.encoding === 'utf8' ? 'utf8' : 'latin1');
-    return new Promise<void>((resolve, reject) => {
-      // The callback fires once the binding handed the bytes to the OS: that is the back-pressure signal.
-      port.write(buf, (err) => (err ? reject(err) : resolve()));
-    });
+    // Resolves once the bytes are handed to the OS: that is the back-pressure signal.
+    return io.write(Buffer.from(text + '\n', this.encoding === 'utf8' ? 'utf8' : 'latin1'));
+  }
+
+  writeLines(lines: readonly string[]): Promise<void> {
+    return this.write(lines.join('\n'));
   }
 
   async setBaudrate(baudrate: number): Promise<void> {
     this.baudrate = baudrate;
-    const port = this.port;
-    if (!port) return;
-    await new Promise<void>((resolve, reject) => port.update({ baudRate: baudrate }, (e) => (e ? reject(e) : resolve())));
+    if (!this.port) return;
+    await this.port.update({ baudRate: baudrate });
     this.splitter.reset();
   }
 
   async close(): Promise<void> {
-    const port = this.port;
-    if (!port || this.closing) {
+    const io = this.io;
+    if (!io || this.closing) {
       this.events.emitClose();
       return;
     }
     this.closing = true;
-    await new Promise<void>((resolve) => {
-      if (!port.isOpen) return resolve();
-      port.close(() => resolve());
-    });
-    port.removeAllListeners();
+    await io.close();
+    this.io = null;
     this.port = null;
+    this.closing = false;
     this.events.emitClose();
   }
 }

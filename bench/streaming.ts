@@ -1,0 +1,245 @@
+// Streaming benchmark: Gantry's engine over the real serialport path to fakefw on a pty, next to idealhost in the same run,
+// as ratios (ping-pong / send-ahead at -d 200 and -d 0, under 100 polling HTTP clients), -c 1000 integrity, RSS on 36 MB.
+// Usage: npm run bench [-- streaming]   Env: BENCH_FILES=small,benchy (substrings), BENCH_QUICK=1 (two files, cut to
+// 20k lines; RSS on the first 300k lines of the big file), BENCH_SCENARIOS (see below), BENCH_POLL_MS (pause between a
+// client's polls, default 100),
+// BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling).
+import { execFile, spawn, fork, type ChildProcess } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'node:http';
+import { startGantry, type Gantry } from '../src/main.ts';
+import { fileLineSource } from '../src/printer/file-line-source.ts';
+
+const run = promisify(execFile);
+const BENCH_SRC = '/work/shared/bench';
+const DATA = '/work/shared/data/gcode';
+const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
+const QUICK = process.env.BENCH_QUICK === '1';
+const PIN = process.env.BENCH_PIN === '1';
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 100);
+const POLLERS = 100;
+/** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => label.includes(s));
+
+type Mode = 'pingpong' | 'sendahead';
+type Summary = Record<string, string>;
+
+// ------------------------------------------------------------------------------------------------ tools
+
+async function build(dir: string): Promise<{ fakefw: string; idealhost: string }> {
+  const fakefw = join(dir, 'fakefw');
+  const idealhost = join(dir, 'idealhost');
+  await run('cc', ['-O2', '-o', fakefw, join(BENCH_SRC, 'fakefw.c')]);
+  await run('cc', ['-O2', '-o', idealhost, join(BENCH_SRC, 'idealhost.c')]);
+  return { fakefw, idealhost };
+}
+
+const pinArgs = (cmd: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', '1', cmd, ...args]] : [cmd, args]);
+
+async function startFakeFw(bin: string, dir: string, moves: number, args: string[]): Promise<{ port: string; proc: ChildProcess; summary: () => Promise<Summary> }> {
+  const port = join(dir, `tty${Math.random().toString(36).slice(2, 8)}`);
+  const out = join(dir, `${basename(port)}.summary`);
+  const [cmd, argv] = pinArgs(bin, ['-p', port, '-e', String(moves), '-o', out, ...args]);
+  const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise<void>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d: Buffer) => { buf += d.toString(); if (buf.includes('FAKEFW_PTY')) resolve(); });
+    proc.once('exit', (c) => reject(new Error(`fakefw exited ${c}`)));
+  });
+  return {
+    port,
+    proc,
+    async summary() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      const text = await readFile(out, 'utf8').catch(() => '');
+      const first = text.split('\n')[0] ?? '';
+      return Object.fromEntries([...first.matchAll(/(\w+)=(\S*)/g)].map((m) => [m[1], m[2]]));
+    },
+  };
+}
+
+/** G0–G3 after stripping comments: what fakefw counts as moves (its -e end marker). */
+async function countMoves(file: string): Promise<number> {
+  let n = 0;
+  const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of rl) if (/^[Gg]0?[0-3](?![0-9])/.test(line.replace(/;.*/, '').trim())) n++;
+  return n;
+}
+
+async function truncated(file: string, maxLines: number, dir: string): Promise<string> {
+  const out = join(dir, `cut-${basename(file)}`);
+  const lines: string[] = [];
+  const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of rl) {
+    lines.push(line);
+    if (lines.length >= maxLines) break;
+  }
+  rl.close();
+  await writeFile(out, lines.join('\n') + '\n');
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------ hosts
+
+async function runIdeal(tools: { fakefw: string; idealhost: string }, dir: string, file: string, moves: number, mode: Mode, fw: string[]): Promise<Summary> {
+  const f = await startFakeFw(tools.fakefw, dir, moves, fw);
+  const [cmd, argv] = pinArgs(tools.idealhost, ['-m', mode, f.port, file]);
+  await run(cmd, argv, { maxBuffer: 1 << 20 }).catch((err: Error) => console.error(`  idealhost failed: ${err.message}`));
+  return f.summary();
+}
+
+interface GantryRun { summary: Summary; outcome: string; rss: number[] }
+
+async function runGantry(g: Gantry, bin: string, dir: string, file: string, moves: number, mode: Mode, fw: string[], sampleRss = false): Promise<GantryRun> {
+  await g.config.patch({ serial: { rxBufferSize: mode === 'sendahead' ? 127 : 0, log: false } });
+  const f = await startFakeFw(bin, dir, moves, fw);
+  await g.printer.connect({ port: f.port, baudrate: 250000 });
+  const deadline = Date.now() + 20_000;
+  while (g.printer.state().text !== 'Operational') {
+    if (Date.now() > deadline) throw new Error(`not operational: ${g.printer.state().text} ${g.printer.state().error}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const rss: number[] = [];
+  const sampler = sampleRss ? setInterval(() => rss.push(process.memoryUsage().rss), 1000) : null;
+  const outcome = await new Promise<string>((resolve) => {
+    g.printer.streamJob(fileLineSource(file), { finished: (o, _pos, err) => resolve(err ? `${o}: ${err}` : o) });
+  });
+  if (sampler) clearInterval(sampler);
+  await g.printer.disconnect();
+  return { summary: await f.summary(), outcome, rss };
+}
+
+// ------------------------------------------------------------------------------------------------ HTTP load (child)
+
+function pollers(url: string, key: string, count: number, pauseMs: number): void {
+  const agent = new Agent({ keepAlive: true, maxSockets: count });
+  let requests = 0;
+  let errors = 0;
+  let stop = false;
+  const one = (): void => {
+    if (stop) return;
+    const req = request(`${url}/api/printer`, { agent, headers: { 'X-Api-Key': key } }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode === 200 || res.statusCode === 409) requests++;
+        else errors++;
+        setTimeout(one, pauseMs);
+      });
+    });
+    req.on('error', () => { errors++; setTimeout(one, pauseMs); });
+    req.end();
+  };
+  for (let i = 0; i < count; i++) one();
+  const ready = setInterval(() => {
+    if (requests + errors >= count) {
+      clearInterval(ready);
+      process.send!({ ready: true });
+    }
+  }, 20);
+  process.on('message', () => {
+    stop = true;
+    process.send!({ requests, errors }, () => process.exit(0));
+  });
+}
+
+async function withPollers<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result: T; requests: number; errors: number; seconds: number }> {
+  const child = fork(fileURLToPath(import.meta.url), ['pollers', g.url, g.config.current.api.key ?? '', String(POLLERS), String(POLL_MS)], { execArgv: ['--import', 'tsx'] });
+  await new Promise((r) => child.once('message', r));
+  const t0 = performance.now();
+  const result = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  const stats = await new Promise<{ requests: number; errors: number }>((resolve) => {
+    child.once('message', (m) => resolve(m as { requests: number; errors: number }));
+    child.send('stop');
+  });
+  return { result, ...stats, seconds };
+}
+
+// ------------------------------------------------------------------------------------------------ report
+
+const rate = (s: Summary): number => Number(s.lines_per_s ?? 0);
+const fmtRate = (n: number): string => n.toFixed(0).padStart(7);
+const pct = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+
+function check(s: Summary, moves: number): string {
+  return s.why === 'expected_moves' && Number(s.moves) >= moves ? 'complete' : `INCOMPLETE (${s.why} moves=${s.moves}/${moves})`;
+}
+
+export async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'gantry-bench-'));
+  const tools = await build(work);
+  const filter = (process.env.BENCH_FILES ?? (QUICK ? 'small,benchy_mini' : '')).split(',').map((s) => s.trim()).filter(Boolean);
+  let files = (await readdir(DATA)).filter((f) => f.endsWith('.gcode') && f !== BIG).sort();
+  if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+  const g = await startGantry({ baseDir: join(work, 'base'), host: '127.0.0.1', port: 0, settings: { serial: { additionalPorts: [`${work}/tty*`] } } });
+  if (PIN) await run('taskset', ['-a', '-p', '-c', '1', String(process.pid)]).catch(() => {});
+  console.log(`streaming benchmark: ${files.length} file(s)${QUICK ? ' (quick: cut to 20k lines)' : ''}, 250000 baud pty, pinned=${PIN}`);
+  const totals: Record<string, { g: number; i: number }> = {};
+  const add = (k: string, gr: number, ir: number) => { const t = (totals[k] ??= { g: 0, i: 0 }); t.g += gr; t.i += ir; };
+  try {
+    for (const name of files) {
+      const file = QUICK ? await truncated(join(DATA, name), 20_000, work) : join(DATA, name);
+      const moves = await countMoves(file);
+      console.log(`\n${name}: ${moves} moves`);
+      for (const [label, fw, mode] of ([
+        ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],
+        ['-d 200 send-ahead', ['-d', '200'], 'sendahead'],
+        ['-d 0 ping-pong', [], 'pingpong'],
+        ['-d 0 send-ahead', [], 'sendahead'],
+      ] as [string, string[], Mode][]).filter(([l]) => wanted(l))) {
+        const ideal = await runIdeal(tools, work, file, moves, mode, fw);
+        const gan = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
+        add(label, rate(gan.summary), rate(ideal));
+        console.log(`  ${label.padEnd(30)} gantry ${fmtRate(rate(gan.summary))} l/s  idealhost ${fmtRate(rate(ideal))} l/s  ratio ${pct(rate(gan.summary), rate(ideal))}  ${check(gan.summary, moves)} ${gan.outcome}`);
+      }
+      for (const [label, fw, mode] of ([
+        ['-d 0 ping-pong', [], 'pingpong'],
+        ['-d 0 send-ahead', [], 'sendahead'],
+      ] as [string, string[], Mode][]).filter(([l]) => wanted(`${l} pollers`))) {
+        const base = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
+        const loaded = await withPollers(g, () => runGantry(g, tools.fakefw, work, file, moves, mode, fw));
+        add(`${label} +${POLLERS} pollers`, rate(loaded.result.summary), rate(base.summary));
+        console.log(`  ${`${label} +${POLLERS} pollers`.padEnd(30)} gantry ${fmtRate(rate(loaded.result.summary))} l/s  unloaded ${fmtRate(rate(base.summary))} l/s  ratio ${pct(rate(loaded.result.summary), rate(base.summary))}  ` +
+          `(${(loaded.requests / loaded.seconds).toFixed(0)} req/s, ${loaded.errors} errors) ${check(loaded.result.summary, moves)}`);
+      }
+      if (!wanted('-c 1000')) continue;
+      const c = await runGantry(g, tools.fakefw, work, file, moves, 'sendahead', ['-c', '1000']);
+      const ci = await runIdeal(tools, work, file, moves, 'sendahead', ['-c', '1000']);
+      console.log(`  ${'-c 1000 send-ahead'.padEnd(30)} gantry ${fmtRate(rate(c.summary))} l/s  ${check(c.summary, moves)} (${c.summary.injected} corrupted, ${c.summary.resends} resends) ${c.outcome}; idealhost ${check(ci, moves)}`);
+      const cp = await runGantry(g, tools.fakefw, work, file, moves, 'pingpong', ['-c', '1000']);
+      console.log(`  ${'-c 1000 ping-pong'.padEnd(30)} gantry ${fmtRate(rate(cp.summary))} l/s  ${check(cp.summary, moves)} (${cp.summary.injected} corrupted) ${cp.outcome}`);
+    }
+    console.log('\ntotals (sum of per-file rates):');
+    for (const [k, v] of Object.entries(totals)) console.log(`  ${k.padEnd(34)} ratio ${pct(v.g, v.i)}`);
+
+    const big = QUICK ? await truncated(join(DATA, BIG), 300_000, work) : join(DATA, BIG);
+    if ((!process.env.BENCH_FILES || filter.some((x) => BIG.includes(x)) || QUICK) && wanted('rss')) {
+      const moves = await countMoves(big);
+      const r = await runGantry(g, tools.fakefw, work, big, moves, 'sendahead', [], true);
+      const mb = (n: number) => (n / 1048576).toFixed(0);
+      const half = Math.floor(r.rss.length / 2);
+      const firstHalf = Math.max(...r.rss.slice(0, half || 1));
+      const secondHalf = Math.max(...r.rss.slice(half));
+      console.log(`\nRSS streaming ${basename(big)} (${moves} moves, -d 0 send-ahead): ${rate(r.summary).toFixed(0)} l/s, ` +
+        `rss min ${mb(Math.min(...r.rss))} MB, max ${mb(Math.max(...r.rss))} MB, max first half ${mb(firstHalf)} MB, max second half ${mb(secondHalf)} MB ` +
+        `(${secondHalf <= firstHalf * 1.1 ? 'flat' : 'GROWING'}), ${check(r.summary, moves)} ${r.outcome}`);
+    }
+  } finally {
+    await g.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === 'pollers') pollers(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
+else if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,63 @@
+// Byte I/O on an open serial port: the port's fd under a libuv TTY stream (epoll, no thread-pool hop per read and write,
+// about 3× the ping-pong rate of serialport's own stream). libuv writes to a serial tty blocking, which is harmless
+// here: the engine never has more than a receive buffer's worth (≤ a few hundred bytes) unacknowledged.
+import tty from 'node:tty';
+import type { BindingPortInterface } from '@serialport/bindings-cpp';
+
+export interface SerialIo {
+  /** Starts delivering bytes; `onEnd` is called once when the device stops (error: it vanished). */
+  start(onData: (chunk: Buffer) => void, onEnd: (err?: Error) => void): void;
+  write(buf: Buffer): Promise<void>;
+  /** Releases the fd (the binding must not close it again). */
+  close(): Promise<void>;
+}
+
+type Port = BindingPortInterface & { fd: number | null; poller?: { destroy(): void; stop(): void } };
+
+class TtyIo implements SerialIo {
+  private ended = false;
+
+  constructor(private readonly sock: tty.ReadStream, private readonly port: Port) {}
+
+  start(onData: (chunk: Buffer) => void, onEnd: (err?: Error) => void): void {
+    const end = (err?: Error) => {
+      if (this.ended) return;
+      this.ended = true;
+      onEnd(err);
+    };
+    this.sock.on('data', onData);
+    // A pulled USB device or a closed pty master reads as EIO (error) or EOF (end).
+    this.sock.on('error', (err) => end(err));
+    this.sock.on('end', () => end(new Error('the device closed the connection')));
+    this.sock.on('close', () => end(new Error('the device closed the connection')));
+    this.sock.resume();
+  }
+
+  write(buf: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.sock.write(buf, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    this.ended = true;
+    this.sock.removeAllListeners('data');
+    await new Promise<void>((resolve) => {
+      if (this.sock.destroyed) return resolve();
+      this.sock.once('close', () => resolve());
+      this.sock.destroy();
+    });
+    // libuv closed the fd with the handle; the binding must not touch that number again.
+    this.port.fd = null;
+  }
+}
+
+/** Takes over the fd of a freshly opened binding port (the binding only opens terminal devices). */
+export function serialIoFor(port: BindingPortInterface): SerialIo {
+  const p = port as Port;
+  if (p.fd === null || !tty.isatty(p.fd)) throw new Error('not a terminal device');
+  // The binding's own poller would watch the same fd; the TTY stream replaces it.
+  p.poller?.stop();
+  p.poller?.destroy();
+  return new TtyIo(new tty.ReadStream(p.fd), p);
+}

@@ -229,6 +229,18 @@ test('POST fires SettingsUpdated, arrays replace, unknown keys are ignored, {} c
   assert.equal(await readFile(s.paths.config, 'utf8'), unchanged);
 });
 
+test('GET /api/settings revalidates with ETag / 304 until something changes', async (t) => {
+  const s = await startTestServer(t);
+  const first = await s.api('/api/settings');
+  const etag = first.headers.get('etag');
+  assert.ok(etag);
+  const again = await s.api('/api/settings', { headers: { 'If-None-Match': etag } });
+  assert.equal(again.status, 304);
+  assert.equal(await again.text(), '');
+  assert.equal((await postSettings(s, { appearance: { name: 'Changed' } })).status, 200);
+  assert.equal((await s.api('/api/settings', { headers: { 'If-None-Match': etag } })).status, 200);
+});
+
 test('CORS follows api.allowCrossOrigin at once', async (t) => {
   const s = await startTestServer(t);
   const probe = () => s.api('/api/version', { headers: { Origin: 'http://elsewhere.example' } });

@@ -108,7 +108,15 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     return out;
   }
 
-  app.get('/api/settings', { config: { access: 'SETTINGS_READ' } }, async (request) => tree(request));
+  // Clients poll settings; an ETag over the caller's own view lets them revalidate with 304.
+  app.get('/api/settings', { config: { access: 'SETTINGS_READ' } }, async (request, reply) => {
+    const body = JSON.stringify(await tree(request));
+    const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
+    reply.header('ETag', etag);
+    const match = request.headers['if-none-match'];
+    if (match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
 
   app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: { body: Type.Unknown() } }, async (request, reply) => {
     const body = request.body;

@@ -173,7 +173,12 @@ test('key management: generate, list, revoke; keys survive a restart and die wit
   const adminMade = await s.api('/api/plugin/appkeys', { method: 'POST', json: { command: 'generate', app: 'X', user: 'alice' } });
   assert.equal(adminMade.status, 200);
   const aliceKey = (await adminMade.json() as { api_key: string }).api_key;
-  assert.equal((await s.api('/api/plugin/appkeys', { key: bobKey, method: 'POST', json: { command: 'bogus' } })).status, 400);
+  const bogus = await s.api('/api/plugin/appkeys', { key: bobKey, method: 'POST', json: { command: 'bogus' } });
+  assert.deepEqual([bogus.status, await bogus.json()], [400, { error: 'command is invalid' }]);
+  const none = await s.api('/api/plugin/appkeys', { key: bobKey, method: 'POST', json: {} });
+  assert.deepEqual([none.status, await none.json()], [400, { error: 'command is invalid' }]);
+  const noApp = await s.api('/api/plugin/appkeys', { key: bobKey, method: 'POST', json: { command: 'generate' } });
+  assert.deepEqual([noApp.status, await noApp.json()], [400, { error: 'Mandatory parameters missing' }]);
   assert.equal((await s.api('/api/plugin/appkeys', { key: null })).status, 403);
 
   const mine = await (await s.api('/api/plugin/appkeys?all=true', { key: bobKey })).json() as { keys: Array<{ user_id: string }> };

@@ -16,7 +16,7 @@ const TokenParams = Type.Object({ token: Type.String() });
 const DecisionBody = Type.Object({ decision: Type.Optional(Type.Boolean()) }, { additionalProperties: true });
 const ListQuery = Type.Object({ all: Type.Optional(Type.String()) }, { additionalProperties: true });
 const CommandBody = Type.Object({
-  command: Type.String(),
+  command: Type.Optional(Type.String()),
   app: Type.Optional(Type.String()),
   user: Type.Optional(Type.String()),
   key: Type.Optional(Type.String()),

@@ -162,3 +162,22 @@ test('a line longer than the read buffer is skipped, the lines around it still c
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('random bytes and G-code-like junk never throw and never give infinite or NaN figures', () => {
+  // A fixed-seed generator keeps the test deterministic.
+  let seed = 42;
+  const rand = (): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+  const alphabet = 'GMTXYZEFIJRSP0123456789.-+ ;*()\n\t\r ';
+  for (let round = 0; round < 20; round++) {
+    const bytes = Buffer.alloc(20000);
+    for (let i = 0; i < bytes.length; i++) {
+      bytes[i] = round % 2 === 0 ? Math.floor(rand() * 256) : alphabet.charCodeAt(Math.floor(rand() * alphabet.length));
+    }
+    const r = analyseBuffer(Buffer.concat([bytes, Buffer.from(`\nG1 X1 E${'9'.repeat(400)}\nM83\nG1 X2 E1\n`)]));
+    for (const v of [...Object.values(r.printingArea), ...Object.values(r.travelArea), ...Object.values(r.dimensions)]) {
+      assert.ok(v === null || Number.isFinite(v), `round ${round}: ${v}`);
+    }
+    assert.ok(r.estimatedPrintTime === undefined || Number.isFinite(r.estimatedPrintTime), `round ${round}: time`);
+    for (const f of Object.values(r.filament)) assert.ok(Number.isFinite(f.length) && Number.isFinite(f.volume));
+  }
+});

@@ -60,6 +60,7 @@ export function parseNumber(buf: Uint8Array, i: number, end: number): number {
   }
   if (digits === 0) return -1;
   const v = fracDigits > 0 ? int + frac / POW10[fracDigits] : int;
+  if (v === Infinity) return -1; // hundreds of digits: junk, not a coordinate
   parsed[0] = neg ? -v : v;
   return i;
 }

@@ -2,10 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, stat, writeFile, chmod, readdir } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile, chmod, readdir, readFile } from 'node:fs/promises';
 import { tmpdir, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -157,6 +160,20 @@ test('url: response bodies, content type lists, and basic/digest/bearer auth', a
   assert.equal((await url({ url: `${base}/bearer`, bearerAuth: 'other' })).status, 401);
   assert.equal((await url({ url: `${base}/digest`, digestAuth: { username: 'bob', password: 'builder' } })).status, 200);
   assert.equal((await url({ url: `${base}/digest`, digestAuth: { username: 'bob', password: 'wrong' } })).status, 401);
+});
+
+test('url: validSsl decides whether a self-signed certificate is accepted', async (t) => {
+  const s = await startTestServer(t);
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-tls-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  const server = createHttpsServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/ok`;
+  assert.deepEqual((await utilTest(s, { command: 'url', url })).body, { url, status: 0, result: false });
+  assert.deepEqual((await utilTest(s, { command: 'url', url, validSsl: false })).body, { url, status: 200, result: true });
 });
 
 test('server: tcp and udp reachability on 127.0.0.1 and localhost', async (t) => {

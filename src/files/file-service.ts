@@ -67,6 +67,7 @@ export class FileService {
   async stop(): Promise<void> {
     this.deps.events.removeOwner('file-service');
     this.analysis.stop();
+    await this.storage.metadata.flush();
   }
 
   /** The job side plugs in here (in-use checks, deselect on delete, reload on overwrite). */
@@ -349,8 +350,7 @@ export class FileService {
     if ((await this.storage.kindOf(parts)) !== 'file') return;
     const folderAbs = this.storage.abs(parts.slice(0, -1));
     const name = parts[parts.length - 1];
-    const meta = await this.storage.metadata.get(folderAbs, name);
-    await this.storage.metadata.update(folderAbs, name, { history: [...(meta?.history ?? []), record] });
+    await this.storage.metadata.mutate(folderAbs, name, (e) => ({ ...e, history: [...(e.history ?? []), record] }));
     this.deps.events.emit('MetadataStatisticsUpdated', { storage: 'local', path: joinPath(parts) });
   }
 

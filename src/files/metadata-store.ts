@@ -35,6 +35,7 @@ type FolderMeta = Record<string, FileMeta>;
 
 export class MetadataStore {
   private readonly cache = new Map<string, Promise<FolderMeta>>();
+  private readonly inflight = new Set<Promise<void>>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -59,7 +60,19 @@ export class MetadataStore {
     return p;
   }
 
-  private async save(folderAbs: string, meta: FolderMeta): Promise<void> {
+  private save(folderAbs: string, meta: FolderMeta): Promise<void> {
+    const p = this.write(folderAbs, meta);
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+    return p;
+  }
+
+  /** Resolves once every metadata write started so far has landed (service stop). */
+  async flush(): Promise<void> {
+    while (this.inflight.size) await Promise.all([...this.inflight]);
+  }
+
+  private async write(folderAbs: string, meta: FolderMeta): Promise<void> {
     try {
       await writeFileAtomic(join(folderAbs, METADATA_FILE), JSON.stringify(meta));
     } catch (err) {
@@ -84,6 +97,15 @@ export class MetadataStore {
       if (v === undefined) delete entry[k];
       else entry[k] = v;
     }
+    meta[name] = entry;
+    await this.save(folderAbs, meta);
+    return entry;
+  }
+
+  /** Read-modify-write of one entry without an await in between (no lost updates between concurrent callers). */
+  async mutate(folderAbs: string, name: string, fn: (entry: FileMeta) => FileMeta): Promise<FileMeta> {
+    const meta = await this.load(folderAbs);
+    const entry = fn({ ...(meta[name] ?? {}) });
     meta[name] = entry;
     await this.save(folderAbs, meta);
     return entry;

@@ -54,6 +54,8 @@ export class JobRunner implements JobControl, FileUsage {
   private job: ActiveJob | undefined;
   private lastProgress: JobProgressSnapshot | null = null;
   private unsubscribe: (() => void) | undefined;
+  /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
@@ -68,6 +70,8 @@ export class JobRunner implements JobControl, FileUsage {
 
   async stop(): Promise<void> {
     this.unsubscribe?.();
+    if (this.job) await this.job.stream.cancel().catch(() => undefined);
+    while (this.pending.size) await Promise.all([...this.pending]);
   }
 
   // ---------------------------------------------------------------- FileUsage (for the files service)
@@ -222,7 +226,11 @@ export class JobRunner implements JobControl, FileUsage {
     const listener = {
       progress: (pos: number) => this.onProgress(job, pos),
       stateChanged: (s: string) => this.onState(job, s),
-      finished: (outcome: JobOutcome, pos: number, error?: string) => void this.onFinished(job, outcome, pos, error),
+      finished: (outcome: JobOutcome, pos: number, error?: string) => {
+        const p = this.onFinished(job, outcome, pos, error);
+        this.pending.add(p);
+        void p.finally(() => this.pending.delete(p));
+      },
     };
     if (file.origin === 'sdcard') {
       stream = new SdJob(this.deps.printer, file.path, listener, this.deps.sdPollInterval?.() ?? 1);
@@ -340,6 +348,11 @@ export class JobRunner implements JobControl, FileUsage {
 
   private progressOf(job: ActiveJob): JobProgressSnapshot {
     const printTime = this.printTimeMs(job) / 1000;
+    // The streamer reports progress per read batch; its live position is finer (every line handed to the firmware).
+    if (this.job === job && job.stream) {
+      job.filepos = Math.max(job.filepos, job.stream.filepos);
+      job.estimator.advance(job.filepos, printTime);
+    }
     const left = job.estimator.timeLeft(job.filepos, printTime);
     const size = job.file.size ?? 0;
     return {

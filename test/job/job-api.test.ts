@@ -1,0 +1,141 @@
+// Job control through the HTTP API on the virtual printer: the spec's transition table, a print to completion with
+// progress and history, and a real slicer file taken through pause → resume → restart → cancel.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startTestServer } from '../helpers/server.ts';
+import { connectedServer, waitFor } from '../printer/helpers.ts';
+import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
+
+const CORPUS = '/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode';
+
+test('without a printer every job command is 409; a malformed command is 400; GET /api/job has the start-up shape', async (t) => {
+  const s = await startTestServer(t);
+  const j = await job(s);
+  assert.deepEqual(j.job, { file: { name: null, path: null, size: null, origin: null, date: null }, estimatedPrintTime: null,
+    lastPrintTime: null, filament: { length: null, volume: null }, user: null });
+  assert.deepEqual(j.progress, { completion: null, filepos: null, printTime: null, printTimeLeft: null, printTimeOrigin: null });
+  assert.equal(j.state, 'Offline');
+  for (const c of ['start', 'cancel', 'restart', 'pause']) assert.equal(await jobCommand(s, c), 409, c);
+  assert.equal(await jobCommand(s, 'frobnicate'), 400);
+  assert.equal((await s.api('/api/job', { method: 'POST', json: {} })).status, 400);
+  assert.equal((await s.api('/api/job', { method: 'POST', json: { command: 'start' }, key: null })).status, 403);
+});
+
+test('connected with no job: start without selection, cancel, restart, pause are 409', async (t) => {
+  const s = await connectedServer(t);
+  for (const c of ['start', 'cancel', 'restart']) assert.equal(await jobCommand(s, c), 409, c);
+  for (const a of [undefined, 'pause', 'resume', 'toggle']) assert.equal(await jobCommand(s, 'pause', a), 409, String(a));
+  assert.equal(await jobCommand(s, 'pause', 'sideways'), 400);
+});
+
+test('a small file prints to completion: events, progress 100 %, prints/statistics and the history file', async (t) => {
+  const s = await connectedServer(t);
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'small.gcode', smallGcode(60, true), [{ name: 'select', value: 'true' }]);
+  assert.equal(up.status, 201);
+  const body = await up.json() as Json;
+  assert.equal(body.effectiveSelect, true);
+  assert.equal(body.effectivePrint, false);
+  const selected = await job(s);
+  assert.equal(selected.job.file.name, 'small.gcode');
+  assert.equal(selected.job.file.origin, 'local');
+  assert.equal(selected.progress.printTimeLeftOrigin, null);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 30_000);
+  const done = rec.events.find((e) => e.name === 'PrintDone')!.payload;
+  assert.equal(done.name, 'small.gcode');
+  assert.equal(done.origin, 'local');
+  assert.equal(typeof done.time, 'number');
+  const names = rec.names();
+  assert.ok(names.indexOf('FileSelected') < names.indexOf('PrintStarted') && names.indexOf('PrintStarted') < names.indexOf('PrintDone'));
+  await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined);
+  const after = await job(s);
+  assert.equal(after.progress.completion, 100);
+  assert.equal(after.progress.printTimeLeft, 0);
+  assert.equal(after.progress.filepos, Buffer.byteLength(smallGcode(60, true)));
+  await waitFor('statistics', async () => ((await (await s.api('/api/files/local/small.gcode')).json()) as Json).prints || undefined);
+  const entry = await (await s.api('/api/files/local/small.gcode')).json() as Json;
+  assert.equal(entry.prints.success, 1);
+  assert.equal(entry.prints.failure, 0);
+  assert.equal(entry.prints.last.success, true);
+  assert.equal(typeof entry.statistics.lastPrintTime._default, 'number');
+  const history = JSON.parse(await readFile(join(s.baseDir, 'data', 'print-history.json'), 'utf8')) as Json[];
+  assert.equal(history.length, 1);
+  assert.equal(history[0].result, 'success');
+  assert.equal(history[0].path, 'small.gcode');
+  assert.ok(history[0].end >= history[0].start);
+  // Upload with print=true starts at once when the printer is ready.
+  const again = await (await uploadFile(s, 'small2.gcode', smallGcode(10), [{ name: 'print', value: 'true' }])).json() as Json;
+  assert.equal(again.effectivePrint, true);
+  await waitFor('second PrintDone', () => rec.events.filter((e) => e.name === 'PrintDone').length === 2 || undefined, 30_000);
+});
+
+test('a real slicer file: pause → resume → restart → cancel with the transition table, scripts and guards', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'corpus.gcode', await readFile(CORPUS));
+  assert.equal(up.status, 201);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 204);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('printing past the start', async () => ((await job(s)).progress.filepos ?? 0) > 4000 || undefined, 60_000);
+
+  // printing: start 409, restart 409, resume no effect.
+  assert.equal(await jobCommand(s, 'start'), 409);
+  assert.equal(await jobCommand(s, 'restart'), 409);
+  assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
+  assert.equal((await job(s)).state, 'Printing');
+  // The file being printed is guarded.
+  assert.equal((await uploadFile(s, 'corpus.gcode', 'G28\n')).status, 409);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'DELETE' })).status, 409);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'move', destination: 'x.gcode' } })).status, 409);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 409);
+
+  assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
+  await waitFor('Paused', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
+  const paused = rec.events.find((e) => e.name === 'PrintPaused')!.payload;
+  assert.equal(paused.path, 'corpus.gcode');
+  assert.deepEqual(Object.keys(paused.position).sort(), ['e', 'f', 't', 'x', 'y', 'z']);
+  const posAtPause = (await job(s)).progress.filepos;
+  assert.equal(await jobCommand(s, 'pause', 'pause'), 204, 'pause while paused: no effect');
+  assert.equal((await job(s)).state, 'Paused');
+  assert.equal(await jobCommand(s, 'start'), 409);
+
+  assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
+  await waitFor('Printing again', async () => (await job(s)).state === 'Printing' || undefined, 30_000);
+  assert.ok(rec.names().includes('PrintResumed'));
+  await waitFor('progress after resume', async () => ((await job(s)).progress.filepos ?? 0) > posAtPause || undefined, 30_000);
+
+  assert.equal(await jobCommand(s, 'pause'), 204, 'toggle pauses');
+  await waitFor('Paused (toggle)', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
+  assert.equal(await jobCommand(s, 'restart'), 204);
+  await waitFor('restarted', () => rec.events.filter((e) => e.name === 'PrintStarted').length === 2 || undefined, 30_000);
+  assert.ok(rec.names().includes('PrintCancelled'));
+  await waitFor('Printing after restart', async () => (await job(s)).state === 'Printing' || undefined, 30_000);
+
+  const mid = await job(s);
+  assert.equal(mid.job.file.name, 'corpus.gcode');
+  assert.equal(typeof mid.progress.completion, 'number');
+  assert.equal(typeof mid.progress.printTime, 'number');
+
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  await waitFor('cancelled', () => rec.events.filter((e) => e.name === 'PrintCancelled').length === 2 || undefined, 30_000);
+  await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
+  const names = rec.names();
+  const lastCancel = names.lastIndexOf('PrintCancelled');
+  assert.equal(names[lastCancel + 1], 'PrintFailed');
+  const failed = rec.events.filter((e) => e.name === 'PrintFailed').at(-1)!.payload;
+  assert.equal(failed.reason, 'cancelled');
+  // The default afterPrintCancelled script turned the heaters off.
+  await waitFor('heaters off', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M140 S0/.test(l)) || undefined, 10_000);
+  assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M104 T0 S0/.test(l)));
+  assert.equal(await jobCommand(s, 'cancel'), 409, 'no active job any more');
+  const entry = await waitFor('two failures recorded', async () => {
+    const e = await (await s.api('/api/files/local/corpus.gcode')).json() as Json;
+    return e.prints?.failure === 2 ? e : undefined;
+  });
+  assert.equal(entry.prints.last.success, false);
+  assert.equal(entry.prints.last.printTime, undefined);
+  assert.deepEqual(entry.statistics, { averagePrintTime: {}, lastPrintTime: {} });
+});

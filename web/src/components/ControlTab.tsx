@@ -1,7 +1,7 @@
 // Control tab: jog and home, extrude/retract, feed and flow rate, fan, motors, and the custom controls from settings.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../lib/api.ts';
-import { attempt, currentProfile, printerState, settings } from '../lib/store.ts';
+import { attempt, can, currentProfile, printerState, settings } from '../lib/store.ts';
 import type { CustomControl } from '../lib/types.ts';
 import { CustomControls } from './CustomControls.tsx';
 
@@ -34,8 +34,15 @@ export function ControlTab() {
     await tool(sign > 0 ? 'Extrude' : 'Retract', { command: 'extrude', amount: sign * n });
   };
 
+  const s = settings.value;
+  const cam = (s?.plugins?.classicwebcam ?? {}) as { stream?: string; flipH?: boolean; flipV?: boolean; rotate90?: boolean };
+  const stream = cam.stream || s?.webcam?.streamUrl;
+
   return (
     <div class="control">
+      {stream && can('WEBCAM') && (
+        <img class="webcam" src={stream} alt="Webcam" style={{ transform: `${cam.flipH ? 'scaleX(-1) ' : ''}${cam.flipV ? 'scaleY(-1) ' : ''}${cam.rotate90 ? 'rotate(-90deg)' : ''}` }} />
+      )}
       {!f.operational && <p class="muted">Connect to the printer to use the controls.</p>}
       <div class="control-grid">
         <section class="box" aria-label="Jog">

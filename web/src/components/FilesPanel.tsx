@@ -27,6 +27,7 @@ export function FilesPanel() {
   const [uploadState, setUpload] = useState<{ name: string; fraction: number } | null>(null);
   const [dragging, setDragging] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
+  const [toSd, setToSd] = useState(false);
   const all = files.value?.files ?? [];
   const local = all.filter((e) => e.origin === 'local');
   const sd = all.filter((e) => e.origin === 'sdcard');
@@ -35,14 +36,17 @@ export function FilesPanel() {
   const selected = job.value?.file;
   const busy = new Set(busyFiles.value.map((b) => `${b.origin}:${b.path}`));
 
+  const sdAvailable = settings.value?.feature?.sdSupport !== false && flags.sdReady;
+  const sdTarget = toSd && sdAvailable && flags.ready;
   const uploadFiles = async (list: FileList | File[]) => {
     if (!can('FILES_UPLOAD')) return;
     for (const file of Array.from(list)) {
       const form = new FormData();
       form.append('file', file, file.name);
-      if (folder) form.append('path', folder);
+      if (folder && !sdTarget) form.append('path', folder);
       setUpload({ name: file.name, fraction: 0 });
-      const ok = await attempt(`Upload of ${file.name}`, () => upload('/api/files/local', form, (fraction) => setUpload({ name: file.name, fraction })));
+      const target = sdTarget ? '/api/files/sdcard' : '/api/files/local';
+      const ok = await attempt(`Upload of ${file.name}`, () => upload(target, form, (fraction) => setUpload({ name: file.name, fraction })));
       if (ok) notify(`Uploaded ${file.name}`);
     }
     setUpload(null);
@@ -139,7 +143,7 @@ export function FilesPanel() {
         {entries.length === 0 && <li class="muted empty">No files here yet.</li>}
         {entries.map(row)}
       </ul>
-      {settings.value?.feature?.sdSupport !== false && flags.sdReady && (
+      {sdAvailable && (
         <>
           <h3>SD card</h3>
           <ul class="file-list" data-testid="sd-list">
@@ -163,6 +167,7 @@ export function FilesPanel() {
               onChange={(e) => { const fl = e.currentTarget.files; if (fl?.length) void uploadFiles(Array.from(fl)); e.currentTarget.value = ''; }} /></label>
             <button onClick={newFolder}>New folder</button>
           </div>
+          {sdAvailable && <label class="check small"><input type="checkbox" checked={toSd} disabled={!flags.ready} onChange={(e) => setToSd(e.currentTarget.checked)} /> Upload to the printer's SD card</label>}
           {files.value?.free !== undefined && <p class="muted small">Free: {bytes(files.value.free)}</p>}
         </div>
       )}

@@ -190,6 +190,7 @@ export class ProtocolEngine {
   }
 
   private shutdownLink(): void {
+    this.flushOutbox();
     if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
     if (this.holdTimer !== null) this.timers.clearTimeout(this.holdTimer);
     this.tickTimer = this.holdTimer = null;
@@ -326,8 +327,29 @@ export class ProtocolEngine {
     const t = this.transport;
     if (!t) return;
     this.hooks.sent?.(wire);
-    t.write(wire).then(undefined, this.writeError);
+    if (t.writeLines === undefined) {
+      t.write(wire).then(undefined, this.writeError);
+      return;
+    }
+    // Lines released in the same turn (several oks in one read) leave in one write.
+    this.outbox.push(wire);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushOutbox);
+    }
   }
+
+  private outbox: string[] = [];
+  private flushQueued = false;
+  private flushOutbox = (): void => {
+    this.flushQueued = false;
+    const lines = this.outbox;
+    if (lines.length === 0) return;
+    this.outbox = [];
+    const t = this.transport;
+    if (!t) return;
+    (lines.length === 1 ? t.write(lines[0]) : t.writeLines!(lines)).then(undefined, this.writeError);
+  };
 
   /** Writes as many lines as the flow control allows. Re-entrant calls are folded into the running loop. */
   pump(): void {
@@ -342,7 +364,7 @@ export class ProtocolEngine {
             this.resendCursor = this.resendEnd = -1;
             continue;
           }
-          if (!this.flow.canSend(this.inFlight, wire.length + 1)) break;
+          if (!this.mayWrite(wire.length + 1)) break;
           this.inFlight.push(this.resendCursor, wire.length + 1, 0);
           this.writeRaw(wire);
           this.linesSent++;
@@ -365,7 +387,7 @@ export class ProtocolEngine {
           continue;
         }
         if (this.feed) {
-          if (this.inFlight.count > 0 && !this.flow.canSend(this.inFlight, 1)) break;
+          if (this.inFlight.count > 0 && !this.mayWrite(1)) break;
           const raw = this.stagedFileLine ?? this.feed.next();
           this.stagedFileLine = null;
           if (raw === null) {
@@ -442,7 +464,7 @@ export class ProtocolEngine {
       } else number = this.nextNumber;
       wire = frameLine(number, cmd);
     } else wire = cmd;
-    if (eatsOk && !this.flow.canSend(this.inFlight, wire.length + 1)) return false;
+    if (eatsOk && !this.mayWrite(wire.length + 1)) return false;
     if (numbered) {
       if (code === 'M110') this.history.clear();
       this.nextNumber = number + 1;
@@ -462,9 +484,17 @@ export class ProtocolEngine {
     return true;
   }
 
+  /**
+   * Send-ahead only while a job streams: idle commands (connect dialogue, user commands) go one per ok, so stray oks
+   * from the hellos can never make the window overfill the firmware's buffer.
+   */
+  private mayWrite(bytes: number): boolean {
+    return this.jobActive ? this.flow.canSend(this.inFlight, bytes) : this.inFlight.count === 0;
+  }
+
   /** True when one more line of typical length may be written: the feed asks before pulling a file line. */
   windowOpen(): boolean {
-    return !this.holding && this.resendCursor < 0 && this.flow.canSend(this.inFlight, 48);
+    return !this.holding && this.resendCursor < 0 && this.mayWrite(48);
   }
 
   private trackMove(cmd: string): void {

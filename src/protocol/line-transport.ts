@@ -18,6 +18,11 @@ export interface LineTransport {
    * which is the back-pressure signal: the engine does not queue more than the transport accepted.
    */
   write(line: string): Promise<void>;
+  /**
+   * Optional: writes several lines in one go (one OS write), each followed by `\n`, in order. The engine uses it to
+   * coalesce the lines it releases in one turn of the event loop (send-ahead), which saves a syscall per line.
+   */
+  writeLines?(lines: readonly string[]): Promise<void>;
   close(): Promise<void>;
   on<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;
   off<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;

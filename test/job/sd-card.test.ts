@@ -1,0 +1,56 @@
+// The sdcard location on the virtual printer: upload (local copy + transfer with events), listing, print from SD with
+// pause/resume, delete.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connectedServer, waitFor } from '../printer/helpers.ts';
+import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
+
+test('SD card: upload transfers to the card, the listing shows it, it prints from SD, and it can be deleted', async (t) => {
+  const s = await connectedServer(t, { serial: { timeout: { sdStatus: 0.2 } }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'sdjob.gcode', smallGcode(200), [], 'sdcard');
+  assert.equal(up.status, 201);
+  const body = await up.json() as Json;
+  assert.equal(body.done, false);
+  assert.equal(body.files.local.path, 'sdjob.gcode');
+  const remote = body.files.sdcard.name as string;
+  assert.match(up.headers.get('location') ?? '', new RegExp(`/api/files/sdcard/${remote.replace('~', '~').replace('.', '\\.')}$`));
+  await waitFor('TransferDone', () => rec.names().includes('TransferDone') || undefined, 30_000);
+  const started = rec.events.find((e) => e.name === 'TransferStarted')!.payload;
+  assert.deepEqual(started, { path: 'sdjob.gcode', local: 'sdjob.gcode', remote });
+  const doneEv = rec.events.find((e) => e.name === 'TransferDone')!.payload;
+  assert.equal(doneEv.path, doneEv.local);
+  assert.equal(typeof doneEv.time, 'number');
+
+  const listed = await waitFor('listed on the card', async () => {
+    const l = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
+    return (l.files as Json[]).find((f) => f.name.toLowerCase() === remote.toLowerCase());
+  }, 10_000);
+  assert.equal(listed.origin, 'sdcard');
+  assert.equal(listed.refs.download, undefined);
+  const all = await (await s.api('/api/files')).json() as Json;
+  assert.ok((all.files as Json[]).some((f) => f.origin === 'sdcard'));
+
+  assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'POST', json: { command: 'select' } })).status, 204);
+  assert.equal((await job(s)).job.file.origin, 'sdcard');
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('Printing from SD', async () => (await job(s)).state === 'Printing from SD' || undefined, 10_000);
+  await waitFor('SD progress', async () => ((await job(s)).progress.filepos ?? 0) > 0 || undefined, 10_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${s.printer.terminal().slice(-30).join('\n')}\n${JSON.stringify(rec.names())}`);
+  });
+  assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
+  assert.equal((await job(s)).state, 'Paused');
+  assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 409);
+  assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
+  await waitFor('PrintDone (SD)', () => rec.names().includes('PrintDone') || undefined, 60_000);
+  const done = rec.events.find((e) => e.name === 'PrintDone')!.payload;
+  assert.equal(done.origin, 'sdcard');
+
+  assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 204);
+  await waitFor('gone from the card', async () => {
+    const l = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
+    return !(l.files as Json[]).some((f) => f.name === listed.name) || undefined;
+  }, 10_000);
+  assert.equal((await s.api('/api/files/sdcard/nothere.gco', { method: 'DELETE' })).status, 404);
+});

@@ -54,6 +54,13 @@ test('lists log files with absolute refs and free space; downloads them', async 
   assert.equal(dl.status, 200);
   assert.equal(await dl.text(), 'Send: M105\nRecv: ok T:20\n');
   assert.equal((await s.api('/downloads/logs/missing.log')).status, 404);
+
+  const plugin = await s.api('/plugin/logging/logs');
+  assert.equal(plugin.status, 200);
+  const viaPlugin = (await plugin.json() as LogList).files.find((f) => f.name === 'serial.log');
+  assert.equal(viaPlugin?.refs.resource, `${s.url}/plugin/logging/logs/serial.log`);
+  assert.equal((await s.api('/plugin/logging/logs/serial.log', { method: 'DELETE' })).status, 204);
+  assert.equal(await stat(join(s.paths.logs, 'serial.log')).catch(() => undefined), undefined);
 });
 
 test('non-admins get 403 on every log operation', async (t) => {

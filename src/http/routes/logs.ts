@@ -11,25 +11,28 @@ const NameParams = Type.Object({ filename: Type.String() });
 export function registerLogRoutes(app: GantryApp, deps: { logFiles: LogFiles }): void {
   const logs = deps.logFiles;
 
-  app.get('/api/logs', { config: { access: 'ADMIN' } }, async (request) => {
-    const base = requestBase(request);
-    const { files, free } = await logs.list();
-    return {
-      files: files.map((f) => ({
-        ...f,
-        refs: {
-          resource: `${base}/api/logs/${encodeURIComponent(f.name)}`,
-          download: `${base}/downloads/logs/${encodeURIComponent(f.name)}`,
-        },
-      })),
-      free,
-    };
-  });
+  // OctoPrint ≥1.3.7 serves the same resource from its logging plugin; older clients use /api/logs.
+  for (const prefix of ['/api/logs', '/plugin/logging/logs']) {
+    app.get(prefix, { config: { access: 'ADMIN' } }, async (request) => {
+      const base = requestBase(request);
+      const { files, free } = await logs.list();
+      return {
+        files: files.map((f) => ({
+          ...f,
+          refs: {
+            resource: `${base}${prefix}/${encodeURIComponent(f.name)}`,
+            download: `${base}/downloads/logs/${encodeURIComponent(f.name)}`,
+          },
+        })),
+        free,
+      };
+    });
 
-  app.delete('/api/logs/:filename', { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request, reply) => {
-    await logs.delete(request.params.filename);
-    return reply.code(204).send();
-  });
+    app.delete(`${prefix}/:filename`, { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request, reply) => {
+      await logs.delete(request.params.filename);
+      return reply.code(204).send();
+    });
+  }
 
   app.get('/downloads/logs/:filename', { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request, reply) => {
     let path: string;

@@ -1,0 +1,83 @@
+// Pure units of the job side: time-left estimation converges on the truth, M73 wins, scripts render with snippets
+// and pause data.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProgressEstimator, parseM73 } from '../../src/printer/progress-estimator.ts';
+import { renderJobScript } from '../../src/printer/scripts.ts';
+import type { LinkProfile } from '../../src/printer/types.ts';
+
+test('time left blends the analysis estimate with observed progress and converges on the real duration', () => {
+  // The real print takes 1000 s at a constant byte rate; the analysis said 600 s (40 % off).
+  const size = 1_000_000;
+  const est = new ProgressEstimator({ size, analysisTime: 600 });
+  const errors: number[] = [];
+  for (let t = 0; t <= 1000; t += 50) {
+    const pos = (t / 1000) * size;
+    const left = est.timeLeft(pos, t);
+    assert.ok(left.seconds !== null);
+    errors.push(Math.abs(left.seconds - (1000 - t)));
+    if (t === 0) assert.equal(left.origin, 'analysis');
+    else if (t < 1000) assert.equal(left.origin, 'mixed-analysis');
+  }
+  assert.equal(errors.at(-1), 0, 'exact at the end');
+  // The error shrinks as the print advances.
+  assert.ok(errors[18] < errors[4] && errors[4] <= errors[0], errors.join(','));
+  assert.ok(errors[18] < 60, `late error ${errors[18]}`);
+});
+
+test('an average of earlier prints is preferred to the analysis; without either the estimate is linear', () => {
+  const avg = new ProgressEstimator({ size: 100, analysisTime: 50, averageTime: 200 });
+  assert.deepEqual(avg.timeLeft(0, 0), { seconds: 200, origin: 'average' });
+  assert.equal(avg.timeLeft(50, 100).origin, 'mixed-average');
+  const lin = new ProgressEstimator({ size: 100 });
+  assert.deepEqual(lin.timeLeft(0, 0), { seconds: null, origin: null });
+  assert.deepEqual(lin.timeLeft(25, 100), { seconds: 300, origin: 'linear' });
+});
+
+test('M73 progress lines from the file take over once the print passes them', () => {
+  assert.deepEqual(parseM73('M73 P12 R34'), { percent: 12, remainingMin: 34 });
+  assert.deepEqual(parseM73('m73 p5'), { percent: 5, remainingMin: undefined });
+  assert.equal(parseM73('M730 P1'), undefined);
+  assert.equal(parseM73('G1 X1'), undefined);
+  const est = new ProgressEstimator({ size: 1000, analysisTime: 100 });
+  est.noteM73({ offset: 500, percent: 50, remainingMin: 10 });
+  est.advance(400, 40);
+  assert.equal(est.timeLeft(400, 40).origin, 'mixed-analysis');
+  est.advance(520, 60);
+  assert.deepEqual(est.timeLeft(520, 60), { seconds: 600, origin: 'estimate' });
+  assert.deepEqual(est.timeLeft(600, 90), { seconds: 570, origin: 'estimate' }, 'counts down from when the line was reached');
+  assert.equal(est.fraction(520), 0.5);
+});
+
+const profile: LinkProfile = {
+  id: '_default', name: 'Default', heatedBed: true, heatedChamber: false,
+  extruder: { count: 2, sharedNozzle: false }, axes: { x: { speed: 6000 }, y: { speed: 6000 }, z: { speed: 200 }, e: { speed: 300 } },
+};
+
+test('scripts: the default afterPrintCancelled, OctoPrint-style snippets, pause data placeholders, the scripts folder', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-scripts-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  let settings: Record<string, string | null> = {};
+  const src = { settings: () => settings, scriptsDir: dir, profile: () => profile };
+  assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M104 T1 S0', 'M140 S0', 'M106 S0']);
+  assert.deepEqual(await renderJobScript('beforePrintStarted', src, {}), []);
+  assert.equal(await renderJobScript('noSuchScript', src, {}), null);
+
+  settings = {
+    afterPrintCancelled: "; disable motors\nM84\n\n;disable all heaters\n{% snippet 'disable_hotends' %}\n{% snippet 'disable_bed' %}\n;disable fan\nM106 S0",
+    beforePrintResumed: '{% if pause_position.x %}\nG1 X{{ pause_position.x }} Y{{ pause_position.y }} F4800\n{% endif %}\nM109 S{{ pause_temperature.tool0.target }}',
+  };
+  assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M104 T1 S0', 'M140 S0', 'M106 S0']);
+  const resumed = await renderJobScript('beforePrintResumed', src, { pause_position: { x: 12.5, y: 30 }, pause_temperature: { tool0: { target: 210 } } });
+  assert.deepEqual(resumed, ['G1 X12.5 Y30 F4800', 'M109 S210']);
+  const noPos = await renderJobScript('beforePrintResumed', src, { pause_position: { x: null }, pause_temperature: { tool0: { target: 200 } } });
+  assert.deepEqual(noPos, ['M109 S200']);
+
+  await mkdir(join(dir, 'snippets'));
+  await writeFile(join(dir, 'afterPrintDone'), "G91\nG1 Z10\n{% snippet 'park' %}\n");
+  await writeFile(join(dir, 'snippets', 'park'), 'G90\nG1 X0 Y200');
+  assert.deepEqual(await renderJobScript('afterPrintDone', src, {}), ['G91', 'G1 Z10', 'G90', 'G1 X0 Y200']);
+});

@@ -1,6 +1,7 @@
 // Builds the browser UI into web/dist with Vite; `--if-stale` skips the build when web/dist is newer than the sources.
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const WEB = fileURLToPath(new URL('.', import.meta.url));
@@ -25,11 +26,37 @@ export async function webIsStale(): Promise<boolean> {
   return false;
 }
 
+/**
+ * Test files run in parallel and may all find the build stale; a lock directory makes them build one at a time (Vite
+ * empties web/dist first, so two builds at once would delete each other's output).
+ */
+async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), `gantry-web-build-${Buffer.from(WEB).toString('base64url').slice(-24)}.lock`);
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch {
+      const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > 120_000) await rm(lock, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 export async function buildWeb(opts: { ifStale?: boolean } = {}): Promise<boolean> {
   if (opts.ifStale && !(await webIsStale())) return false;
-  const { build } = await import('vite');
-  await build({ configFile: join(WEB, 'vite.config.ts') });
-  return true;
+  return withBuildLock(async () => {
+    if (opts.ifStale && !(await webIsStale())) return false;
+    const { build } = await import('vite');
+    await build({ configFile: join(WEB, 'vite.config.ts') });
+    return true;
+  });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -7,6 +7,7 @@ const BENCHMARKS = [
   'streaming.ts',
   'push.ts',
   'analysis.ts',
+  'upload.ts',
 ];
 
 const wanted = process.argv.slice(2);

@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/core/logger.ts';
 import { PrinterService } from '../../src/printer/printer-service.ts';
 import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
-import { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
+import type { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
 import type { JobLineBatch, JobOutcome } from '../../src/printer/types.ts';
 
 async function rig(t: { after(fn: () => Promise<void>): void }, virtualPrinter: Record<string, unknown> = {}, serial: Record<string, unknown> = {}) {

@@ -84,7 +84,7 @@ test('framed lines over a real pty to fakefw: oks, temperatures, a resend reques
   assert.equal(summary.resends, '1');
 });
 
-test('a port can be reopened after a close, and opening a missing device fails cleanly', async (t) => {
+test('a port can be reopened after a close, its baudrate changed while open, and a missing device fails cleanly', async (t) => {
   const dir = await tempDir(t);
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
@@ -96,6 +96,14 @@ test('a port can be reopened after a close, and opening a missing device fails c
     assert.deepEqual(await rx.untilOk(), ['ok']);
     await tr.close();
   }
+  // Baudrate detection changes the speed of an open port.
+  const tr = new SerialTransport(fw.port, 115200, { parityWorkaround: 'never' });
+  await tr.open();
+  const rx = collector(tr);
+  await tr.setBaudrate(250000);
+  await tr.write('M110 N0');
+  assert.deepEqual(await rx.untilOk(), ['ok']);
+  await tr.close();
   const missing = new SerialTransport(join(dir, 'nope'), 115200, { parityWorkaround: 'never' });
   await assert.rejects(missing.open(), /No such file|ENOENT/);
 });

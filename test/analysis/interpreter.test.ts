@@ -181,3 +181,12 @@ test('random bytes and G-code-like junk never throw and never give infinite or N
     for (const f of Object.values(r.filament)) assert.ok(Number.isFinite(f.length) && Number.isFinite(f.volume));
   }
 });
+
+test('arcs are planned as 1 mm chords: a tight circle runs slower than a straight line of the same length, a wide one not', () => {
+  const limits = 'M201 X1000 Y1000\nM204 P1000 T1000\nM205 X8 Y8\n';
+  const line = (len: number): number => analyseBuffer(`${limits}M83\nG1 X0 Y0 F6000\nG1 X${len} E1\n`).estimatedPrintTime!;
+  const circle = (r: number): number => analyseBuffer(`${limits}M83\nG1 X0 Y0 F6000\nG2 I${r} J0 E1\n`).estimatedPrintTime!;
+  const tight = circle(2), wide = circle(100);
+  assert.ok(tight > 1.5 * line(2 * Math.PI * 2), `r=2 circle ${tight} s vs line ${line(2 * Math.PI * 2)} s`);
+  assert.ok(Math.abs(wide / line(2 * Math.PI * 100) - 1) < 0.01, `r=100 circle ${wide} s vs line ${line(2 * Math.PI * 100)} s`);
+});

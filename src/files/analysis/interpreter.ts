@@ -10,6 +10,8 @@ const XYZ = (1 << PX) | (1 << PY) | (1 << PZ);
 import type { MachineLimits } from './types.ts';
 
 const TWO_PI = Math.PI * 2;
+/** Marlin's MM_PER_ARC_SEGMENT: G2/G3 become chords of about this length. */
+const ARC_SEGMENT_MM = 1;
 
 /** Axis-aligned box accumulated from points; min/max ±Infinity until a point is seen. */
 export class Box {
@@ -268,12 +270,22 @@ export class Interpreter {
     this.moves++;
     const feed = this.feed;
     this.naiveSeconds += Math.max(len, Math.abs(de)) / feed;
-    // Direction of travel at the start and the end: the tangents of the circle.
+    // Firmware draws arcs as short chords, each a planner move whose corners with the next are jerk/JD limited,
+    // which is what slows tight arcs down; model it the same way.
+    const n = Math.max(1, Math.round(planar / ARC_SEGMENT_MM));
+    const step = (clockwise ? -sweep : sweep) / n;
+    const chord = 2 * r * Math.sin(Math.abs(step) / 2);
+    const dzs = dz / n, des = de / n;
+    const segLen = Math.sqrt(chord * chord + dzs * dzs);
+    if (!(segLen > 0)) return;
     const dir = clockwise ? -1 : 1;
-    const k = planar / len;
-    const sux = (-dir * (sy - cy)) / r * k, suy = (dir * (sx - cx)) / r * k;
-    const eux = (-dir * (ty - cy)) / r * k, euy = (dir * (tx - cx)) / r * k;
-    this.planner.add(len, sux, suy, dz / len, de / len, feed * this.speedFactor, de !== 0 ? 0 : 1, eux, euy, dz / len);
+    const speed = feed * this.speedFactor;
+    const kind = de !== 0 ? 0 : 1;
+    for (let i = 0; i < n; i++) {
+      const mid = a0 + step * (i + 0.5); // a chord runs along the tangent at its middle
+      const k = chord / segLen;
+      this.planner.add(segLen, -dir * Math.sin(mid) * k, dir * Math.cos(mid) * k, dzs / segLen, des / segLen, speed, kind);
+    }
   }
 
   // Exact bounds of an arc: its ends plus every axis extreme (0°, 90°, 180°, 270°) the sweep passes.

@@ -71,10 +71,8 @@ export class Planner {
   /**
    * Adds one move. `ux..ue` are axis displacements divided by `length` (for an E-only move `length` = |ΔE| and
    * ue = ±1). `kind`: 0 = printing, 1 = travel, 2 = retract/prime (E only).
-   * `exitUx..` give the direction the move ends in when it differs from its start (arcs); pass NaN to reuse ux..uz.
    */
-  add(length: number, ux: number, uy: number, uz: number, ue: number, feed: number, kind: 0 | 1 | 2,
-    endUx = NaN, endUy = NaN, endUz = NaN): void {
+  add(length: number, ux: number, uy: number, uz: number, ue: number, feed: number, kind: 0 | 1 | 2): void {
     if (!(length > 0) || !Number.isFinite(length)) return;
     const L = this.limits;
     const ax = Math.abs(ux), ay = Math.abs(uy), az = Math.abs(uz), ae = Math.abs(ue);
@@ -119,11 +117,10 @@ export class Planner {
     this.prevValid = true;
     this.prevNominal = v;
     this.prevSafe = safe;
-    const ex = Number.isNaN(endUx) ? ux : endUx, ey = Number.isNaN(endUy) ? uy : endUy, ez = Number.isNaN(endUz) ? uz : endUz;
-    this.prevV[0] = ex * v; this.prevV[1] = ey * v; this.prevV[2] = ez * v; this.prevV[3] = ve;
-    const norm = Math.sqrt(ex * ex + ey * ey + ez * ez);
+    this.prevV[0] = vx; this.prevV[1] = vy; this.prevV[2] = vz; this.prevV[3] = ve;
+    const norm = Math.sqrt(ux * ux + uy * uy + uz * uz);
     this.prevXyz = xyz;
-    if (norm > 0) { this.prevU[0] = ex / norm; this.prevU[1] = ey / norm; this.prevU[2] = ez / norm; }
+    if (norm > 0) { this.prevU[0] = ux / norm; this.prevU[1] = uy / norm; this.prevU[2] = uz / norm; }
   }
 
   // Marlin 1.1's classic-jerk junction: scale the slower side down until every axis' velocity jump is within its jerk.

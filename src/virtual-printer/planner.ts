@@ -7,6 +7,8 @@ export class Planner {
   private running = false;
   private slotWaiters: (() => void)[] = [];
   private drainWaiters: (() => void)[] = [];
+  /** Bumped by clear(): a move that finishes after a quick stop must not remove a newer one. */
+  private epoch = 0;
 
   constructor(readonly slots: number, private readonly scheduler: Scheduler) {}
 
@@ -37,14 +39,16 @@ export class Planner {
   /** Quick stop (M410, kill): forget every queued move. */
   clear(): void {
     this.queue = [];
+    this.epoch++;
     this.wake();
   }
 
   private async run(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0 && !this.scheduler.isStopped) {
+      const epoch = this.epoch;
       await this.scheduler.sleep(this.queue[0]);
-      this.queue.shift();
+      if (epoch === this.epoch) this.queue.shift();
       this.wake();
     }
     this.running = false;

@@ -14,6 +14,7 @@ import { SdCardFiles } from './files/sd-card.ts';
 import { JobRunner } from './printer/job-runner.ts';
 import { PrintHistory } from './printer/print-history.ts';
 import { sdTransfer } from './printer/sd-transfer.ts';
+import { jobStatusFrom } from './push/job-wire.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { EventSubscriptions } from './events/event-subscriptions.ts';
@@ -134,7 +135,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     isInUse: (name) => jobRunner.isInUse('sdcard', name),
   });
 
-  const push = new PushService({ config, events, access, clock, printer, logger: logger.child({ svc: 'push' }) });
+  const push = new PushService({ config, events, access, clock, printer, jobs: jobStatusFrom(jobRunner, () => jobRunner.busyFiles()),
+    logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const eventSubscriptions = new EventSubscriptions({ config, events, logger: logger.child({ svc: 'events' }) });

@@ -1,12 +1,12 @@
 // Safe archive extraction (zip, tar, tar.gz): treats every archive as hostile — no paths outside the target, no links or
 // devices, capped entry count and total size. Extracts into a directory the caller throws away on failure.
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
-import { list as tarList, extract as tarExtract } from 'tar';
+import { Parser as TarParser, extract as tarExtract } from 'tar';
 import { DomainError, invalid } from '../core/errors.ts';
 
 export interface ExtractLimits {
@@ -118,15 +118,21 @@ function counter(budget: Budget): Transform {
 }
 
 async function extractTar(file: string, root: string, limits: ExtractLimits): Promise<void> {
-  // Pass 1: read every header and refuse the archive before a single byte is written.
+  // Pass 1: read every header and refuse the archive before a single byte is written. Stops reading at the first
+  // problem, so a gzip bomb costs no more than its first too-large header.
   const budget = new Budget(limits);
-  let problem: unknown;
-  try {
-    await tarList({
-      file,
+  await new Promise<void>((resolvePromise, reject) => {
+    const source = createReadStream(file);
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      source.destroy();
+      reject(err instanceof DomainError ? err : invalid(`Not a valid tar archive: ${(err as Error).message}`));
+    };
+    const parser = new TarParser({
       strict: true,
       onReadEntry: (entry) => {
-        if (problem) return;
         try {
           budget.entry();
           safeMemberPath(root, entry.path);
@@ -135,15 +141,21 @@ async function extractTar(file: string, root: string, limits: ExtractLimits): Pr
           }
           budget.add(entry.size ?? 0);
         } catch (err) {
-          problem = err;
+          fail(err);
         }
+        entry.resume();
       },
     });
-  } catch (err) {
-    throw invalid(`Not a valid tar archive: ${(err as Error).message}`);
-  }
-  if (problem) throw problem;
-  if (budget.entries === 0) throw invalid('Not a valid tar archive: no entries');
+    parser.on('error', fail);
+    parser.on('end', () => {
+      if (settled) return;
+      if (budget.entries === 0) return fail(invalid('Not a valid tar archive: no entries'));
+      settled = true;
+      resolvePromise();
+    });
+    source.on('error', fail);
+    source.pipe(parser);
+  });
 
   // Pass 2: extract, with tar's own guards on as well and anything unexpected filtered out.
   const written = new Budget(limits);

@@ -140,7 +140,13 @@ test('hostile or unsuitable archives are refused and leave nothing behind', asyn
   await run('ln', [join(work, 'src', 'de', 'real.mo'), join(work, 'src', 'de', 'hard.mo')]);
   await run('tar', ['-C', join(work, 'src'), '-cf', join(work, 'hard.tar'), 'de']);
 
+  // A gzip bomb: 60 MiB of zeros (a sparse file) compress to a few dozen KiB.
+  await mkdir(join(work, 'bomb', 'de'), { recursive: true });
+  await run('truncate', ['-s', '60M', join(work, 'bomb', 'de', 'big.mo')]);
+  await run('tar', ['-C', join(work, 'bomb'), '-czf', join(work, 'bomb.tgz'), 'de']);
+
   const cases: Array<[string, Buffer, number]> = [
+    ['bomb.tgz', await readFile(join(work, 'bomb.tgz')), 400],
     ['slip.zip', slip, 400], ['absolute.zip', absolute, 400], ['link.zip', zipLink, 400], ['bomb.zip', bomb, 400],
     ['many.zip', manyEntries, 400], ['nopack.zip', noPack, 400],
     ['slip.tar', await readFile(join(work, 'slip.tar')), 400], ['link.tgz', await readFile(join(work, 'link.tgz')), 400],

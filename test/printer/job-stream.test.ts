@@ -59,8 +59,8 @@ test('pause, resume and cancel move through the printer states', async (t) => {
   await waitFor('cancel script', () => s.printer.terminal().some((l) => /M117 cancelled/.test(l)) || undefined);
 });
 
-test('a job survives a corrupted line every 25 (resends) and a dropped ok every 40', async (t) => {
-  const s = await connectedServer(t, { devel: { virtualPrinter: { resendEveryN: 25, dropOkEveryN: 40 } }, serial: { timeout: { communication: 1 } } });
+test('a job survives a corrupted line every 25 (resends) and a dropped ok every 150', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { resendEveryN: 25, dropOkEveryN: 150 } }, serial: { timeout: { communication: 1, temperature: 0.5 }, capabilities: { autoreport_temp: false } } });
   const file = join(s.baseDir, 'noisy.gcode');
   await writeFile(file, gcode(400));
   const stream = s.printer.streamJob(fileLineSource(file), { finished: () => {} });

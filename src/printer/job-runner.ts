@@ -53,6 +53,8 @@ export class JobRunner implements JobControl, FileUsage {
   private selection: SelectedFile | undefined;
   private job: ActiveJob | undefined;
   private lastProgress: JobProgressSnapshot | null = null;
+  /** Average/last print time of the selected file on the current profile (refreshed on select and after prints). */
+  private stats: { average: number | null; last: number | null } = { average: null, last: null };
   private unsubscribe: (() => void) | undefined;
   /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
   private readonly pending = new Set<Promise<void>>();
@@ -60,6 +62,11 @@ export class JobRunner implements JobControl, FileUsage {
   constructor(private readonly deps: JobRunnerDeps) {}
 
   async start(): Promise<void> {
+    // An analysis that finishes after selection completes the job information (estimate, filament).
+    this.deps.events.on('job-runner', 'MetadataAnalysisFinished', (p) => {
+      const sel = this.selection;
+      if (sel?.origin === 'local' && p.path === sel.path) sel.analysis = p.result as GcodeAnalysis;
+    });
     this.unsubscribe = this.deps.printer.subscribe({
       state: (s) => {
         // A disconnect drops the selection (OctoPrint fires FileDeselected on disconnect).
@@ -69,6 +76,7 @@ export class JobRunner implements JobControl, FileUsage {
   }
 
   async stop(): Promise<void> {
+    this.deps.events.removeOwner('job-runner');
     this.unsubscribe?.();
     if (this.job) await this.job.stream.cancel().catch(() => undefined);
     while (this.pending.size) await Promise.all([...this.pending]);
@@ -112,6 +120,7 @@ export class JobRunner implements JobControl, FileUsage {
     const file = await this.describe(origin, path, opts.user ?? null);
     if (!isMachineCode(file.name)) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Cannot select file for printing, not a machinecode file');
     if (!this.isReady()) throw conflict('Printer is already printing, cannot select a new file');
+    this.stats = file.origin === 'local' ? await this.statistics(file.path) : { average: null, last: null };
     this.selection = file;
     this.lastProgress = this.idleProgress();
     this.deps.events.emit('FileSelected', {
@@ -334,6 +343,7 @@ export class JobRunner implements JobControl, FileUsage {
       if (job.file.origin === 'local') {
         await this.deps.files.recordPrint(job.file.path, { timestamp: end, success: outcome === 'done',
           ...(outcome === 'done' ? { printTime: time } : {}), printerProfile: profile });
+        if (this.selection?.origin === 'local' && this.selection.path === job.file.path) this.stats = await this.statistics(job.file.path);
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'print history not recorded');
@@ -366,8 +376,12 @@ export class JobRunner implements JobControl, FileUsage {
 
   private async averagePrintTime(file: SelectedFile): Promise<number | null> {
     if (file.origin !== 'local') return null;
-    const stats = await this.statistics(file.path);
-    return stats.average;
+    return (await this.statistics(file.path)).average;
+  }
+
+  /** Files in use by the job (push `busyFiles`). */
+  busyFiles(): Array<{ origin: string; path: string }> {
+    return this.job ? [{ origin: this.job.file.origin, path: this.job.file.path }] : [];
   }
 
   private async statistics(path: string): Promise<{ average: number | null; last: number | null }> {
@@ -385,13 +399,13 @@ export class JobRunner implements JobControl, FileUsage {
   }
 
   /** Job information for GET /api/job and the push channel. */
-  async snapshot(): Promise<JobSnapshot> {
+  snapshot(): JobSnapshot {
     if (this.job) this.lastProgress = this.progressOf(this.job);
     const file = this.job?.file ?? this.selection;
     if (!file) {
       return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress: this.lastProgress };
     }
-    const stats = file.origin === 'local' ? await this.statistics(file.path) : { average: null, last: null };
+    const stats = this.stats;
     const analysis = file.analysis;
     return {
       file,

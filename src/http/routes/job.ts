@@ -43,7 +43,7 @@ export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; 
   const { jobRunner, printer } = deps;
 
   app.get('/api/job', { config: { access: 'STATUS' } }, async () => {
-    const snap = await jobRunner.snapshot();
+    const snap = jobRunner.snapshot();
     const error = printer.state().error;
     return { job: jobToWire(snap), progress: progressToWire(snap), state: jobRunner.stateText(), ...(error ? { error } : {}) };
   });

@@ -28,6 +28,7 @@ import type { SdCardFiles } from '../files/sd-card.ts';
 import type { JobControl } from '../printer/job-types.ts';
 import type { JobRunner } from '../printer/job-runner.ts';
 import { registerJobRoutes } from './routes/job.ts';
+import type { SliceHook } from './routes/files-commands.ts';
 import { registerFilesRoutes } from './routes/files.ts';
 import { registerDownloadRoutes } from './routes/downloads.ts';
 import { registerConnectionRoutes } from './routes/connection.ts';
@@ -54,6 +55,8 @@ export interface AppServices {
   /** The job runner, once the printer link exists. */
   jobs?: JobControl;
   jobRunner?: JobRunner;
+  /** The files API's `slice` command (slicing module); without it `slice` answers 415 "no slicer available". */
+  slice?: SliceHook;
   /** The printer's SD card as the `sdcard` files location. */
   sdFiles?: SdCardFiles;
   systemCommands: SystemCommands;

@@ -81,7 +81,11 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
 
     for (const [api, key, fallback] of FOLDERS) setPath(out, ['folder', api], folderPath(c.folder[key], fallback(paths)));
 
-    const options = await serialOptions();
+    // A port scan that fails must not take the whole settings page down with it.
+    const options = await Promise.resolve().then(serialOptions).catch((err: unknown) => {
+      request.log.warn({ err }, 'listing serial ports failed');
+      return configSerialOptions(c);
+    });
     setPath(out, ['serial', 'portOptions'], options.ports);
     setPath(out, ['serial', 'baudrateOptions'], options.baudrates);
 

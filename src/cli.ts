@@ -45,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const baseDir = values.basedir ?? process.env.GANTRY_BASEDIR ?? defaultBaseDir();
+  const baseDir = values.basedir || process.env.GANTRY_BASEDIR || defaultBaseDir();
   const [cmd, sub, name] = positionals;
   if (values.help || !cmd) {
     process.stdout.write(USAGE);

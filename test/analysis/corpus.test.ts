@@ -87,3 +87,27 @@ test('the 36 MB file reports progress along the way', () => {
   const seen = progress.get('prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode') ?? [];
   assert.ok(seen.filter((f) => f < 1).length >= 10, `progress updates: ${seen.length}`);
 });
+
+test("the timeline follows the slicer's own M73 progress through the Prusa MINI Benchy", async () => {
+  const name = 'prusaslicer-2.7.1_benchy_mini.gcode';
+  const r = results.get(name)!;
+  const timeline = r.gantry.timeline;
+  assert.deepEqual(timeline.at(-1), [3938617, Math.round(r.estimatedPrintTime! * 10) / 10]);
+  const at = (pos: number): number => {
+    const i = timeline.findIndex(([p]) => p >= pos);
+    if (i <= 0) return i === 0 ? timeline[0][1] * (pos / timeline[0][0]) : timeline.at(-1)![1];
+    const [p0, t0] = timeline[i - 1], [p1, t1] = timeline[i];
+    return t0 + ((t1 - t0) * (pos - p0)) / (p1 - p0);
+  };
+  const text = await readFile(join(DIR, name), 'latin1');
+  const total = r.gantry.slicer.estimatedPrintTime!;
+  let checked = 0;
+  for (const m of text.matchAll(/^M73 P(\d+) R(\d+)/gm)) {
+    // The slicer's elapsed time there (R is whole minutes left), against ours at the same byte.
+    const slicerElapsed = total - Number(m[2]) * 60;
+    const ours = at(m.index);
+    assert.ok(Math.abs(ours - slicerElapsed) < 0.05 * total, `at byte ${m.index}: ours ${ours.toFixed(0)} s, slicer ${slicerElapsed} s`);
+    checked++;
+  }
+  assert.ok(checked > 50, `${checked} M73 lines`);
+});

@@ -37,7 +37,7 @@ export function analyseBuffer(data: Buffer | string, options: AnalysisOptions = 
   const meta = buf.length <= HEAD_BYTES + TAIL_BYTES
     ? metaFromEnds(buf, null)
     : metaFromEnds(buf.subarray(0, HEAD_BYTES), buf.subarray(buf.length - TAIL_BYTES));
-  const analyser = new GcodeAnalyser(meta, options);
+  const analyser = new GcodeAnalyser(meta, options, buf.length);
   analyser.write(buf);
   return analyser.finish();
 }
@@ -49,8 +49,11 @@ export class GcodeAnalyser {
   private readonly options: AnalysisOptions;
   private readonly limitsSource: 'file' | 'profile' | 'default';
   private carry: Buffer | null = null;
+  /** File position of the next byte write() receives. */
+  private offset = 0;
 
-  constructor(meta: SlicerMeta, options: AnalysisOptions = {}) {
+  /** `fileSize` (when known) spaces the timeline's samples about 1 % apart. */
+  constructor(meta: SlicerMeta, options: AnalysisOptions = {}, fileSize?: number) {
     this.meta = meta;
     this.options = options;
     const limits = marlinDefaults();
@@ -67,6 +70,7 @@ export class GcodeAnalyser {
       g90InfluencesExtruder: options.g90InfluencesExtruder ?? false,
       maxTools: options.maxTools ?? 10,
       reprapFirmware: /reprapfirmware/i.test(meta.config.get('gcode_flavor') ?? ''),
+      fileSize,
     });
     this.limitsSource = source;
   }
@@ -74,11 +78,13 @@ export class GcodeAnalyser {
   /** Feeds the next bytes of the file; lines may span chunks. */
   write(chunk: Buffer): void {
     let buf = chunk;
+    const base = this.offset - (this.carry?.length ?? 0);
+    this.offset += chunk.length;
     if (this.carry) {
       buf = Buffer.concat([this.carry, chunk]);
       this.carry = null;
     }
-    const consumed = this.interpreter.feedBytes(buf, 0, buf.length);
+    const consumed = this.interpreter.feedBytes(buf, 0, buf.length, base);
     if (consumed < buf.length) this.carry = Buffer.from(buf.subarray(consumed));
   }
 
@@ -88,6 +94,7 @@ export class GcodeAnalyser {
       this.interpreter.interpretLine(this.carry, 0, this.carry.length);
       this.carry = null;
     }
+    this.interpreter.fileEnd = Math.max(this.interpreter.fileEnd, this.offset);
     return buildResult(this.interpreter, this.meta, this.options, this.limitsSource);
   }
 }
@@ -114,6 +121,10 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
   const printingArea = area(it.printBox, bedZ);
   const travelArea = area(it.travelBox, bedZ);
   const dimensions = dims(printingArea);
+  const estimated = it.planner.totalSeconds();
+  const tenth = (x: number): number => Math.round(x * 10) / 10;
+  const timeline: [number, number][] = it.timeline.filter(([position]) => position < it.fileEnd).map(([p, t]) => [p, tenth(t)]);
+  timeline.push([it.fileEnd, tenth(estimated)]);
   const gantry = {
     slicer: meta.report,
     naivePrintTime: it.naiveSeconds,
@@ -122,10 +133,10 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
       : it.planner.limits.junctionDeviation > 0 ? 'junction-deviation' as const : 'jerk' as const,
     hasM73: it.hasM73,
     toolsUsed: it.toolsUsed,
+    timeline,
     lines: it.lines,
     moves: it.moves,
   };
-  const estimated = it.planner.totalSeconds();
   if (dimensions.width === 0 && dimensions.depth === 0 && dimensions.height === 0) {
     return {
       filament: {}, dimensions, printingArea: zeroArea(), travelArea: zeroArea(),
@@ -151,7 +162,7 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    const analyser = new GcodeAnalyser(readMeta(fd, size), options);
+    const analyser = new GcodeAnalyser(readMeta(fd, size), options, size);
     const buf = Buffer.allocUnsafe(CHUNK);
     let pos = 0;
     let start = 0; // bytes of an incomplete line kept at the front of buf
@@ -168,7 +179,7 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
         from = nl + 1;
         skipping = false;
       }
-      const consumed = analyser.interpreter.feedBytes(buf, from, end);
+      const consumed = analyser.interpreter.feedBytes(buf, from, end, pos - end);
       if (consumed === 0 && end === CHUNK) {
         // No G-code line is a megabyte long (thumbnails are split into short lines): treat it as junk.
         skipping = true;
@@ -180,6 +191,7 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
       onProgress?.(size > 0 ? Math.min(1, pos / size) : 1);
     }
     if (start > 0) analyser.interpreter.interpretLine(buf, 0, start);
+    analyser.interpreter.fileEnd = pos;
     const result = analyser.finish();
     onProgress?.(1);
     return result;

@@ -36,6 +36,8 @@ export interface InterpreterOptions {
   maxTools: number;
   /** RepRapFirmware takes M203/M566 in mm/min. */
   reprapFirmware: boolean;
+  /** File size in bytes, when known, to space the timeline's samples. */
+  fileSize?: number;
 }
 
 export class Interpreter {
@@ -52,6 +54,12 @@ export class Interpreter {
   readonly toolsUsed: number[] = [];
   /** Highest net extrusion reached per tool (OctoPrint's length semantics: retract+prime cancel out). */
   readonly maxExtrusion: number[] = [0];
+  /** [file position, planned seconds] pairs every `sampleEvery` bytes. */
+  readonly timeline: [number, number][] = [];
+  sampleEvery = Infinity;
+  /** File size, set when the whole file was read (the timeline's last point). */
+  fileEnd = 0;
+  private nextSample = Infinity;
 
   private readonly opts: InterpreterOptions;
   private readonly line = new ScannedLine();
@@ -70,18 +78,33 @@ export class Interpreter {
     this.opts = opts;
     this.planner = new Planner(opts.limits);
     this.feed = (opts.defaultFeedrate > 0 ? opts.defaultFeedrate : 2000) / 60;
+    if (opts.fileSize !== undefined && opts.fileSize > 0) {
+      // About a hundred points, whatever the file's size.
+      this.sampleEvery = Math.max(4096, Math.ceil(opts.fileSize / 100));
+      this.nextSample = this.sampleEvery;
+    }
   }
 
-  /** Interprets every complete line in buf[start, end); returns the index after the last newline consumed. */
-  feedBytes(buf: Uint8Array, start: number, end: number): number {
+  /**
+   * Interprets every complete line in buf[start, end); returns the index after the last newline consumed.
+   * `offset` is the file position of buf[0], for the timeline.
+   */
+  feedBytes(buf: Uint8Array, start: number, end: number, offset = 0): number {
     // A plain byte loop: Buffer#indexOf costs a native call per line, more than scanning the bytes.
     let lineStart = start;
     for (let i = start; i < end; i++) {
       if (buf[i] !== 10) continue;
       this.interpretLine(buf, lineStart, i);
       lineStart = i + 1;
+      if (offset + lineStart >= this.nextSample) this.sample(offset + lineStart);
     }
     return lineStart;
+  }
+
+  /** Records [file position, planned seconds so far]; moves still in the look-ahead window (≤ 256) are not counted yet. */
+  sample(position: number): void {
+    this.timeline.push([position, this.planner.committedSeconds]);
+    this.nextSample = position + this.sampleEvery;
   }
 
   /** Interprets one line without its newline (a trailing CR is harmless: it ends parameter scanning). */

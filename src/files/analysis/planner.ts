@@ -186,6 +186,11 @@ export class Planner {
     this.fixedEntry = -1;
   }
 
+  /** Seconds of the moves already out of the look-ahead window (plus dwells). */
+  get committedSeconds(): number {
+    return this.committed;
+  }
+
   /** Total planned seconds so far, including buffered moves planned to a stop. */
   totalSeconds(): number {
     this.flush();

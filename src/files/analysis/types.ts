@@ -76,6 +76,11 @@ export interface GantryAnalysisExtras {
   cornering: 'jerk' | 'jerk-xy' | 'junction-deviation';
   /** The file contains M73 progress lines (so the job runner can use them while printing). */
   hasM73: boolean;
+  /**
+   * Planned elapsed seconds at file positions, about every 1 % of the file: [byte offset, seconds] pairs, the last
+   * being [file size, estimated time]. While printing, remaining ≈ total − time at the current file position.
+   */
+  timeline: [number, number][];
   /** Tools selected by the file (T<n>), in order of first use. */
   toolsUsed: number[];
   /** Lines seen / moves planned, for diagnostics. */

@@ -38,6 +38,8 @@ function recordEvents(s: TestServer): string[] {
 test('upload answers 201 with an absolute Location and the abridged entry; the listing has hash, size, date, refs', async (t) => {
   const s = await startTestServer(t);
   const seen = recordEvents(s);
+  const payloads = new Map<string, unknown>();
+  s.events.onAny('test-payloads', (name, payload) => { payloads.set(name, payload); });
   const res = await upload(s, fileParts('cube.gcode', GCODE, [{ name: 'print', value: 'false' }, { name: 'path', value: '' }]));
   assert.equal(res.status, 201);
   const loc = res.headers.get('location') ?? '';
@@ -50,6 +52,9 @@ test('upload answers 201 with an absolute Location and the abridged entry; the l
   assert.equal(body.effectiveSelect, false);
   assert.equal(body.effectivePrint, false);
   assert.ok(seen.indexOf('FileAdded') < seen.indexOf('UpdatedFiles') && seen.indexOf('UpdatedFiles') < seen.indexOf('Upload'), seen.join());
+  assert.deepEqual(payloads.get('FileAdded'), { storage: 'local', path: 'cube.gcode', name: 'cube.gcode', type: ['machinecode', 'gcode'], operation: 'add' });
+  assert.deepEqual(payloads.get('Upload'), { name: 'cube.gcode', path: 'cube.gcode', target: 'local', select: false, print: false,
+    effective_select: false, effective_print: false });
 
   const list = await (await s.api('/api/files')).json() as Json;
   assert.equal(typeof list.free, 'number');

@@ -91,6 +91,12 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'DELETE' })).status, 409);
   assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'move', destination: 'x.gcode' } })).status, 409);
   assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 409);
+  // select/print with an upload are dropped (not an error) while printing.
+  const busyUpload = await (await uploadFile(s, 'other.gcode', 'G28\n', [{ name: 'select', value: 'true' }, { name: 'print', value: 'true' }])).json() as Json;
+  assert.deepEqual([busyUpload.effectiveSelect, busyUpload.effectivePrint], [false, false]);
+  const uploadEvent = rec.events.filter((e) => e.name === 'Upload').at(-1)!.payload;
+  assert.deepEqual(uploadEvent, { name: 'other.gcode', path: 'other.gcode', target: 'local', select: true, print: true,
+    effective_select: false, effective_print: false });
 
   assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
   await waitFor('Paused', async () => (await job(s)).state === 'Paused' || undefined, 30_000);

@@ -1,0 +1,47 @@
+// UI test helpers: Debian's headless Chromium driven by playwright-core (never a downloaded browser), screenshots.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'ui');
+
+export function chromiumAvailable(): boolean {
+  return existsSync(CHROMIUM);
+}
+
+/**
+ * Starts headless Chromium; it must not try to reach the internet (the CI box refuses). playwright gives every launch
+ * a fresh temporary profile (its own --user-data-dir), so none is passed here.
+ */
+export async function launchBrowser(t: TestContext): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage',
+    ],
+  });
+  t.after(async () => {
+    await browser.close().catch(() => undefined);
+  });
+  return browser;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Collects page errors so a test can assert the UI never threw. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(msg.text());
+  });
+  return errors;
+}

@@ -1,0 +1,280 @@
+// End-to-end test of the browser control panel in headless Chromium against a real server and the virtual printer.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { buildWeb } from '../../web/build.ts';
+import { chromiumAvailable, launchBrowser, screenshot, watchErrors } from './browser.ts';
+
+const GCODE = '/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode';
+const USER = 'alice';
+const PASSWORD = 'correct horse battery';
+const VIEWER = 'victor';
+
+async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; errors: string[] }> {
+  await buildWeb({ ifStale: true });
+  // A fast virtual printer keeps heating and printing within seconds.
+  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.25 } } } });
+  await server.access.users.addUser({ name: USER, password: PASSWORD, groups: ['admins', 'users'] });
+  await server.access.users.addUser({ name: VIEWER, password: PASSWORD, groups: ['readonly'] });
+  const browser = await launchBrowser(t);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  return { server, page, errors: watchErrors(page) };
+}
+
+const stateText = (page: Page) => page.getByTestId('printer-state');
+
+async function waitForState(page: Page, pattern: RegExp, timeout = 30_000): Promise<void> {
+  await stateText(page).filter({ hasText: pattern }).waitFor({ timeout });
+}
+
+/** Polls a condition read from the page (the test runs in Node, so page values are read through locators). */
+async function until(what: string, check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
+  const end = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const numberIn = async (page: Page, testId: string, attr?: string): Promise<number> => {
+  const loc = page.getByTestId(testId);
+  if (!(await loc.count())) return NaN;
+  return parseFloat((attr ? await loc.getAttribute(attr) : await loc.textContent()) ?? '');
+};
+
+/** A step of the scenario; on failure the page is saved as a screenshot next to the others. */
+function stepper(t: TestContext, page: Page) {
+  let n = 0;
+  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
+    n++;
+    try {
+      await fn();
+    } catch (err) {
+      await screenshot(page, `failed-step-${n}`).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+async function openTab(page: Page, name: string): Promise<void> {
+  await page.getByRole('tab', { name }).click();
+}
+
+test('control panel: login, connect, temperatures, upload, print, pause/resume/cancel, terminal, app key', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
+  const { server, page, errors } = await setUp(t);
+  const step = stepper(t, page);
+
+  await step('an anonymous visitor is sent to the login page, which sets the CSRF cookie', async () => {
+    await page.goto(server.url + '/');
+    await page.waitForURL(/\/login/);
+    const cookies = await page.context().cookies();
+    assert.ok(cookies.some((c) => c.name === `csrf_token_P${server.port}`), 'CSRF cookie set');
+    await screenshot(page, '01-login');
+  });
+
+  await step('a wrong password is refused, the right one logs in and shows the user', async () => {
+    await page.getByLabel('User name').fill(USER);
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Wrong user name or password' }).waitFor();
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Remember me').check();
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(server.url + '/');
+    await page.getByTestId('user-name').filter({ hasText: USER }).waitFor();
+    const cookies = await page.context().cookies();
+    assert.ok(cookies.some((c) => c.name === `remember_token_P${server.port}`), 'remember-me cookie set');
+  });
+
+  await step('connects to the virtual printer', async () => {
+    const panel = page.getByRole('region', { name: 'Connection' });
+    await panel.locator('select[name=port]').selectOption('VIRTUAL');
+    await panel.getByRole('button', { name: 'Connect' }).click();
+    await waitForState(page, /^Operational$/);
+    await panel.getByRole('button', { name: 'Disconnect' }).waitFor();
+  });
+
+  await step('temperatures arrive on the graph; targets set in the UI (typed, and from a profile) reach the printer', async () => {
+    await until('temperature samples', async () => (await numberIn(page, 'temp-graph', 'data-points')) >= 3);
+    await page.locator('.graph canvas').first().waitFor();
+    const before = await page.getByTestId('actual-tool0').textContent();
+    const tool = page.locator('tr[data-heater=tool0]');
+    await tool.getByLabel('Tool 0 target').fill('170');
+    await tool.getByRole('button', { name: 'Set' }).click();
+    await page.getByTestId('target-tool0').filter({ hasText: '170.0°C' }).waitFor();
+    // The bed gets its temperature from the PLA profile of the settings.
+    await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
+    await page.getByTestId('target-bed').filter({ hasText: '60.0°C' }).waitFor();
+    // The hotend heats: its reading rises from what it was.
+    await until('the hotend to heat', async () => (await numberIn(page, 'actual-tool0')) > parseFloat(before ?? '0') + 5);
+    const status = await server.api('/api/printer');
+    const body = await status.json() as { temperature: { tool0: { target: number }; bed: { target: number } } };
+    assert.equal(body.temperature.tool0.target, 170);
+    assert.equal(body.temperature.bed.target, 60);
+    await screenshot(page, '02-temperature');
+  });
+
+  await step('uploads a G-code file with a progress bar', async () => {
+    // Slow the upload down so the progress bar is observable.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 20 * 1024 });
+    await page.getByTestId('upload-input').setInputFiles(GCODE);
+    const bar = page.getByRole('progressbar', { name: 'Upload progress' });
+    await bar.waitFor();
+    await until('partial upload progress', async () => {
+      const v = Number(await bar.getAttribute('aria-valuenow', { timeout: 500 }).catch(() => null));
+      return v > 0 && v < 100;
+    });
+    await screenshot(page, '03-upload-progress');
+    await bar.waitFor({ state: 'detached', timeout: 30_000 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await page.locator('li[data-file="prusaslicer-2.6.1_small.gcode"]').waitFor();
+    const res = await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode');
+    assert.equal(res.status, 200);
+  });
+
+  await step('starts a print and shows its progress', async () => {
+    const row = page.locator('li[data-file="prusaslicer-2.6.1_small.gcode"]');
+    await row.getByRole('button', { name: 'Print' }).click();
+    await waitForState(page, /^(Starting|Printing)/);
+    await page.getByTestId('job-file').filter({ hasText: 'prusaslicer-2.6.1_small.gcode' }).waitFor();
+    await until('print progress', async () => (await numberIn(page, 'job-progress')) > 0, 60_000);
+    await screenshot(page, '04-printing');
+  });
+
+  await step('pauses, resumes and cancels (with confirmation)', async () => {
+    const job = page.getByRole('region', { name: 'Job' });
+    await job.getByRole('button', { name: 'Pause' }).click();
+    await waitForState(page, /^Paused$/);
+    await job.getByRole('button', { name: 'Resume' }).click();
+    await waitForState(page, /^Printing/);
+    await job.getByRole('button', { name: 'Cancel' }).click();
+    const dialog = page.getByRole('form', { name: 'Cancel print' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel print' }).click();
+    await waitForState(page, /^Operational$/, 60_000);
+  });
+
+  await step('the G-code preview draws the layers of the file', async () => {
+    await openTab(page, 'G-code');
+    await page.getByTestId('preview-file').selectOption('prusaslicer-2.6.1_small.gcode');
+    const canvas = page.getByTestId('preview-canvas');
+    await canvas.waitFor();
+    // The sample holds the purge line (Z 0.2) and one object layer (Z 0.3).
+    assert.equal(Number(await canvas.getAttribute('data-layers')), 2);
+    await page.getByRole('slider', { name: 'Layer' }).fill('1');
+    await page.getByTestId('preview-layer').filter({ hasText: 'Layer 2 / 2 · Z 0.30 mm' }).waitFor();
+    await screenshot(page, '05-gcode-preview');
+  });
+
+  await step('a command sent in the terminal gets its reply in the log', async () => {
+    await openTab(page, 'Terminal');
+    await page.getByLabel('Command').fill('m115');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('terminal-log').filter({ hasText: 'Send: M115' }).waitFor();
+    await page.getByTestId('terminal-log').filter({ hasText: /Recv: FIRMWARE_NAME/ }).waitFor();
+    await screenshot(page, '06-terminal');
+  });
+
+  await step('the control tab jogs the print head', async () => {
+    await openTab(page, 'Control');
+    await page.getByRole('button', { name: 'Home all' }).click();
+    await page.getByRole('radio', { name: '10', exact: true }).click();
+    await page.getByRole('button', { name: 'X+' }).click();
+    await openTab(page, 'Terminal');
+    await page.getByTestId('terminal-log').filter({ hasText: /Send: (N\d+ )?G1 X10/ }).waitFor();
+    await openTab(page, 'Control');
+    await screenshot(page, '07-control');
+  });
+
+  await step('an app-key request made through the API is approved in the browser', async () => {
+    const req = await fetch(server.url + '/plugin/appkeys/request', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ app: 'UITestSlicer' }),
+    });
+    assert.equal(req.status, 201);
+    const { app_token: token } = await req.json() as { app_token: string };
+    // The app keeps polling, as real slicers do (a request not polled for 5 s is dropped).
+    let apiKey: string | undefined;
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const r = await fetch(`${server.url}/plugin/appkeys/request/${token}`);
+        if (r.status === 200) {
+          apiKey = ((await r.json()) as { api_key: string }).api_key;
+          return;
+        }
+        if (r.status !== 202) throw new Error(`poll answered ${r.status}`);
+        await new Promise((res) => setTimeout(res, 500));
+      }
+    })();
+    try {
+      await page.getByTestId('appkey-app').filter({ hasText: 'UITestSlicer' }).waitFor();
+      await screenshot(page, '08-appkey-request');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await poller;
+    } finally {
+      polling = false;
+    }
+    assert.ok(apiKey, 'the app received a key');
+    const check = await server.api('/api/currentuser', { key: apiKey });
+    assert.equal(((await check.json()) as { name: string }).name, USER);
+  });
+
+  await step('settings pages render and save', async () => {
+    await openTab(page, 'Settings');
+    const name = page.getByRole('form', { name: 'Printer' }).getByLabel('Printer name');
+    await name.fill('Workshop');
+    await page.getByRole('form', { name: 'Printer' }).getByRole('button', { name: 'Save' }).click();
+    await page.locator('.brand').filter({ hasText: 'Workshop' }).waitFor();
+    const s = await (await server.api('/api/settings')).json() as { appearance: { name: string } };
+    assert.equal(s.appearance.name, 'Workshop');
+    await screenshot(page, '09-settings');
+    for (const section of ['Serial connection', 'Temperatures', 'GCODE scripts', 'API keys', 'Access control', 'System']) {
+      await page.locator('.settings-nav').getByRole('button', { name: section }).click();
+      await page.locator('.settings-body .section').first().waitFor();
+    }
+    await page.locator('.settings-nav').getByRole('button', { name: 'Access control' }).click();
+    await page.getByRole('cell', { name: USER, exact: true }).waitFor();
+    await screenshot(page, '10-settings-users');
+  });
+
+  await step('works on a phone-sized screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await openTab(page, 'Temperature');
+    await stateText(page).waitFor();
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 1, `no horizontal scrolling (overflow ${overflow}px)`);
+    await screenshot(page, '11-phone');
+  });
+
+  await step('logs out', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    const res = await page.request.get(server.url + '/api/currentuser');
+    assert.equal(((await res.json()) as { name: string | null }).name, null);
+  });
+
+  await step('a read-only user sees the printer but not the controls they may not use', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // The remember-me cookie of the previous user must not log anyone back in after a logout.
+    await page.getByLabel('User name').fill(VIEWER);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('user-name').filter({ hasText: VIEWER }).waitFor();
+    await page.getByRole('tab', { name: 'Temperature' }).waitFor();
+    assert.equal(await page.getByRole('tab', { name: 'Control' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^(Connect|Disconnect)$/ }).count(), 0);
+    assert.equal(await page.getByTestId('upload-input').count(), 0);
+    assert.equal(await page.getByRole('region', { name: 'Job' }).getByRole('button').count(), 0);
+    await openTab(page, 'Settings');
+    await page.getByText('You can view these settings').waitFor();
+    assert.ok(await page.getByRole('form', { name: 'Printer' }).getByRole('button', { name: 'Save' }).isDisabled());
+    await screenshot(page, '12-read-only');
+  });
+
+  assert.deepEqual(errors, [], 'no script errors in the page');
+});

@@ -95,7 +95,8 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    resolveIdentity(request, reply, access, config);
+    if (!(await resolveBasicAuth(request, access, config))) return sendError(reply, 403, 'Invalid credentials in Basic Authorization header');
+    if (request.authVia !== 'basic') resolveIdentity(request, reply, access, config);
     // Checked here, before body parsing and validation, so a caller without rights learns nothing about the body rules.
     const rule: RouteAccess | undefined = request.routeOptions.config?.access;
     if (rule === undefined || rule === 'public') return;
@@ -110,6 +111,27 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
     const needed = Array.isArray(rule) ? rule : [rule];
     for (const p of needed) if (!request.identity.has(p)) return sendError(reply, 403);
   });
+}
+
+/**
+ * HTTP Basic credentials, honoured only when the admin trusts them (e.g. a reverse proxy that authenticates users).
+ * Returns false for credentials that must be refused; sets the identity when they are accepted.
+ */
+async function resolveBasicAuth(request: FastifyRequest, access: AccessService, config: ConfigStore): Promise<boolean> {
+  const ac = config.current.accessControl;
+  const auth = request.headers.authorization;
+  if (!ac.trustBasicAuthentication || !access.enabled || !auth || !/^Basic\s+/i.test(auth)) return true;
+  const decoded = Buffer.from(auth.replace(/^Basic\s+/i, '').trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) return false;
+  const name = decoded.slice(0, colon);
+  const user = ac.checkBasicAuthenticationPassword
+    ? await access.checkCredentials(name, decoded.slice(colon + 1))
+    : access.users.getUser(name);
+  if (!user?.active) return false;
+  request.identity = access.identityForUser(user, 'basic_auth');
+  request.authVia = 'basic';
+  return true;
 }
 
 function resolveIdentity(request: FastifyRequest, reply: FastifyReply, access: AccessService, config: ConfigStore): void {
@@ -155,7 +177,7 @@ function csrfOk(request: FastifyRequest, config: ConfigStore): boolean {
   if (SAFE_METHODS.has(request.method)) return true;
   if (!config.current.devel.enableCsrfProtection) return true;
   if (request.routeOptions.config?.csrfExempt) return true;
-  if (request.authVia === 'apikey') return true;
+  if (request.authVia === 'apikey' || request.authVia === 'basic') return true;
   if (!request.cookies[cookieName(request, 'session')] && !request.cookies[cookieName(request, 'remember_token')]) return true;
   const cookie = request.cookies[cookieName(request, 'csrf_token')];
   const header = request.headers['x-csrf-token'];

@@ -23,8 +23,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     identity: Identity;
-    /** How the identity was established: 'apikey' requests never need CSRF. */
-    authVia: 'apikey' | 'session' | 'none';
+    /** How the identity was established: header credentials ('apikey', 'basic') never need CSRF. */
+    authVia: 'apikey' | 'basic' | 'session' | 'none';
     /** An API key was sent and not recognised. */
     invalidApiKey: boolean;
   }

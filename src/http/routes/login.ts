@@ -24,7 +24,7 @@ const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && 
 
 /** Login mechanism names as clients know them. */
 const WIRE_MECHANISM: Partial<Record<LoginMechanism, string>> = {
-  http: 'http', apikey: 'apikey', appkey: 'apikey', app_session: 'apikey', remember_me: 'remember_me', autologin: 'autologin', session: 'http',
+  http: 'http', apikey: 'apikey', appkey: 'apikey', app_session: 'apikey', remember_me: 'remember_me', autologin: 'autologin', session: 'http', basic_auth: 'basic_auth',
 };
 
 export function registerLoginRoutes(app: GantryApp, deps: { access: AccessService; config: ConfigStore; events: EventBus }): void {
@@ -42,7 +42,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
     if (!id.isAnonymous && request.authVia === 'session' && id.sessionId) {
       return loginResponse(request, id, id.sessionId, id.loginMechanism);
     }
-    if (!id.isAnonymous && (request.authVia === 'apikey' || !access.enabled) && id.name !== undefined) {
+    if (!id.isAnonymous && (request.authVia === 'apikey' || request.authVia === 'basic' || !access.enabled) && id.name !== undefined) {
       // API-key clients log in passively to get a session for the push channel's `auth` message; no cookie is set.
       const session = access.sessions.create(id.name, id.loginMechanism);
       return loginResponse(request, access.identityForSession(session.id) ?? id, session.id, id.loginMechanism);

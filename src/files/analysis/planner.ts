@@ -1,9 +1,12 @@
 // Motion planner model: trapezoidal velocity profiles with junction limits and a look-ahead window, summing move times like firmware would run them.
 import type { MachineLimits } from './types.ts';
 
-/** Blocks kept for look-ahead before the oldest are committed; far beyond a firmware's 16–64 so planning is never starved. */
-const WINDOW = 256;
-const COMMIT = 128;
+/**
+ * Planning window: when it is full the oldest COMMIT blocks are timed, so every committed block had at least 64 blocks
+ * of look-ahead (PrusaSlicer's estimator keeps 64; Marlin buffers 16–64) while each block is planned ~1.1 times.
+ */
+const WINDOW = 512;
+const COMMIT = 448;
 /** Speed the planner may always enter or leave a junction at (Marlin's MINIMUM_PLANNER_SPEED, mm/s). */
 export const MIN_PLANNER_SPEED = 0.05;
 

@@ -63,14 +63,21 @@ function send(url: URL, method: string, headers: Record<string, string>, p: UrlT
   return new Promise((resolve, reject) => {
     const requester = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = requester(url, { method, headers, rejectUnauthorized: p.validSsl }, (res) => {
+      const done = (body: Buffer) => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        res.destroy();
+      };
+      // Without a body to report, the headers are the answer; an endless stream (MJPEG webcam) must not hold the test.
+      if (!readBody) return done(Buffer.alloc(0));
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
-        if (!readBody || size >= MAX_BODY) return;
         chunks.push(c);
         size += c.length;
+        if (size >= MAX_BODY) done(Buffer.concat(chunks).subarray(0, MAX_BODY));
       });
-      res.on('end', () => { clearTimeout(timer); resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, MAX_BODY) }); });
+      res.on('end', () => done(Buffer.concat(chunks)));
       res.on('error', (e) => { clearTimeout(timer); reject(e); });
     });
     const timer = setTimeout(() => req.destroy(new Error('timeout')), Math.max(0, deadline - Date.now()));

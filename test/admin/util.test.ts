@@ -33,6 +33,13 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
   if (url === '/teapot') return void res.writeHead(418).end();
   if (url === '/boom') return void res.writeHead(503).end();
   if (url === '/slow') return; // never answers
+  if (url === '/stream') {
+    // Like an MJPEG webcam: headers, then data forever.
+    res.writeHead(200, { 'Content-Type': 'multipart/x-mixed-replace; boundary=frame' });
+    const tick = setInterval(() => res.write('--frame\r\n\r\n'), 20);
+    res.on('close', () => clearInterval(tick));
+    return;
+  }
   if (url === '/method') return void res.writeHead(req.method === 'POST' ? 200 : 405).end();
   if (url === '/basic') {
     const ok = auth === `Basic ${Buffer.from('alice:wonder').toString('base64')}`;
@@ -120,6 +127,7 @@ test('url: status codes and ranges, timeouts, redirects, methods', async (t) => 
   assert.equal((await url({ url: `${base}/method` })).status, 405);
   assert.equal((await url({ url: `${base}/method`, method: 'POST' })).status, 200);
   assert.deepEqual(await url({ url: `${base}/slow`, timeout: 0.3 }), { url: `${base}/slow`, status: 0, result: false });
+  assert.deepEqual(await url({ url: `${base}/stream`, method: 'GET', timeout: 5 }), { url: `${base}/stream`, status: 200, result: true });
   const closed = createTcpServer();
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
   const closedPort = (closed.address() as AddressInfo).port;

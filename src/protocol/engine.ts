@@ -1,73 +1,18 @@
-// The G-code protocol engine: numbering, checksums, the ok window, resends, timeouts and the link's state machine.
-import type { LineTransport } from './line-transport.ts';
-import { canTransition, OPERATIONAL_STATES, type ConnectionStateId } from './connection-state.ts';
-import type { EngineHooks } from './hooks.ts';
-import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers } from './settings.ts';
-import { InFlight, LineHistory, PingPong, SendAhead, AdvancedOkWindow, FLAG_HEATING, FLAG_LONG, type FlowControl } from './send-window.ts';
+// The G-code protocol engine: the link's lifecycle and state machine, replies (ok, resends, errors), timeouts.
+import { EngineSender, type ConnectTarget } from './engine-sender.ts';
+import { FLAG_HEATING, FLAG_LONG, AdvancedOkWindow } from './send-window.ts';
 import { ReplyKind, replyKind, parseAdvancedOk, parseResend, classifyError } from './replies/control.ts';
-import { ReplyRouter } from './reply-router.ts';
-import { commandCode, frameLine, param, stripComment } from '../gcode/line.ts';
+import { frameLine } from '../gcode/line.ts';
 
-/** A source of job lines the engine pulls from while printing (see job-stream.ts). */
-export interface JobFeed {
-  /** The next raw file line, or null when none is ready now (the feed calls engine.pump() when one is). */
-  next(): string | null;
-  /** `@pause`, `@resume`, `@cancel`... met in the file. */
-  hostCommand(cmd: string): void;
-  /** A pausing command (M0/M1/M25 per settings) met in the file. */
-  pausingCommand(cmd: string): void;
-}
+export type { JobFeed, ConnectTarget } from './engine-sender.ts';
 
-interface QueuedCommand {
-  cmd: string;
-  /** Runs when every earlier line is written and acknowledged, instead of sending anything. */
-  marker?: () => void;
-  poll?: boolean;
-}
-
-const HEATING_CODES = new Set(['M109', 'M190', 'M191', 'M116']);
-const OFFSET_CODES = new Set(['M104', 'M109', 'M140', 'M190']);
-
-export interface ConnectTarget {
-  transport: LineTransport;
-  port: string;
-  baudrate: number;
-}
-
-export class ProtocolEngine {
-  readonly settings: EngineSettings;
-  private readonly timers: Timers;
-  private transport: LineTransport | null = null;
-  private port = '';
-  private baudrate = 0;
-  private stateId: ConnectionStateId = 'OFFLINE';
-  private errorText = '';
-  private readonly router: ReplyRouter;
-
-  private flow: FlowControl = new PingPong();
-  private readonly inFlight = new InFlight();
-  private activeFlags = 0;
-  private history: LineHistory;
-  private nextNumber = 1;
-  private readonly queue: QueuedCommand[] = [];
-  private queueHead = 0;
-  private pollPending = false;
-  private feed: JobFeed | null = null;
-  /** Lines are numbered while a job runs (and its scripts). */
-  jobActive = false;
-
+export class ProtocolEngine extends EngineSender {
   // resend bookkeeping
-  private resendCursor = -1;
-  private resendEnd = -1;
-  private holding = false;
   private holdLine = -1;
   private holdTimer: unknown = null;
   private lastResendNumber = -1;
   private consecutiveResends = 0;
-  private resendRequests = 0;
-  private linesSent = 0;
-
-  // timeouts
+  // timeouts and the connect handshake
   private lastRxAt = 0;
   private lastOkAt = 0;
   private lastPollAt = 0;
@@ -76,54 +21,7 @@ export class ProtocolEngine {
   private connectStartedAt = 0;
   private hellosSent = 0;
   private sawStart = false;
-  private busyConfirmed = false;
   private busySeen = false;
-  private pumping = false;
-  private writeError = (err: unknown): void => this.onClose(err instanceof Error ? err : new Error(String(err)));
-
-  firmwareInfoReceived = false;
-  firmwareName = '';
-  autoreportTemp = false;
-  emergencyParser = false;
-  targetsActive = false;
-  toolCount = 1;
-  heatedBed = true;
-  currentTool = 0;
-  currentZ: number | null = null;
-  currentF: number | null = null;
-  temperatureOffsets: Record<string, number> = {};
-
-  constructor(private readonly hooks: EngineHooks, settings: Partial<EngineSettings> = {}, timers: Timers = realTimers) {
-    this.settings = { ...DEFAULT_ENGINE_SETTINGS, ...settings };
-    this.timers = timers;
-    this.history = new LineHistory(Math.max(this.settings.lastLineBufferSize, this.settings.maxLinesInFlight * 2, 8));
-    this.router = new ReplyRouter(this, hooks);
-    if (this.settings.rxBufferSize > 0) this.flow = new SendAhead(this.settings.rxBufferSize, this.settings.maxLinesInFlight);
-  }
-
-  get state(): ConnectionStateId { return this.stateId; }
-  get error(): string { return this.errorText; }
-  get flowControl(): string { return this.flow.name; }
-  get connectedPort(): string { return this.port; }
-  get connectedBaudrate(): number { return this.baudrate; }
-  get linesInFlight(): number { return this.inFlight.count; }
-  resendStats(): { count: number; transmitted: number; ratio: number } {
-    return { count: this.resendRequests, transmitted: this.linesSent, ratio: this.linesSent ? Math.round((this.resendRequests * 100) / this.linesSent) : 0 };
-  }
-
-  setState(id: ConnectionStateId, error?: string): boolean {
-    if (id === this.stateId && error === undefined) return true;
-    if (!canTransition(this.stateId, id)) return false;
-    this.stateId = id;
-    if (error !== undefined) this.errorText = error;
-    else if (id === 'OPEN_SERIAL' || id === 'DETECT_SERIAL') this.errorText = '';
-    this.hooks.stateChanged?.(id, this.errorText);
-    return true;
-  }
-
-  isOperational(): boolean { return OPERATIONAL_STATES.has(this.stateId); }
-
-  // ---------------------------------------------------------------- connection
 
   /** Opens the transport and runs the hello handshake; resolves once the port is open (Operational comes later). */
   async connect(target: ConnectTarget): Promise<void> {
@@ -264,45 +162,6 @@ export class ProtocolEngine {
     if (autoreport) this.enqueue(`M155 S${this.settings.timeout.temperatureAutoreport}`);
   }
 
-  // ---------------------------------------------------------------- sending
-
-  /** Queue a command for the firmware (user, script, internal). Emergency commands jump the queue. */
-  enqueue(cmd: string, opts: { poll?: boolean } = {}): void {
-    const code = commandCode(cmd);
-    if (code !== null && this.settings.emergencyCommands.includes(code)) {
-      if (code === 'M112') {
-        this.emergencyStop();
-        return;
-      }
-      if (this.emergencyParser && this.transport) {
-        // The firmware's emergency parser acts on it while its queue is full; an ok follows.
-        this.writeRaw(cmd);
-        this.inFlight.push(-1, cmd.length + 1, 0);
-        return;
-      }
-      this.queue.splice(this.queueHead, 0, { cmd });
-      this.pump();
-      return;
-    }
-    if (opts.poll) {
-      if (this.pollPending) return;
-      this.pollPending = true;
-    }
-    this.queue.push({ cmd, poll: opts.poll });
-    this.pump();
-  }
-
-  /** Runs `fn` once everything queued before it has been written and acknowledged. */
-  marker(fn: () => void): void {
-    this.queue.push({ cmd: '', marker: fn });
-    this.pump();
-  }
-
-  setFeed(feed: JobFeed | null): void {
-    this.feed = feed;
-    if (feed) this.pump();
-  }
-
   /** Pretend an ok arrived (the API's fake_ack, for a lost acknowledgement). */
   fakeAck(): void {
     if (!this.transport) return;
@@ -314,239 +173,6 @@ export class ProtocolEngine {
     if (!this.transport) return;
     this.hooks.emergencyStop?.();
     this.fail('Closing serial port due to emergency stop M112.', 'emergency', true);
-  }
-
-  private writeEmergencyStop(): void {
-    this.writeRaw('M112');
-    this.writeRaw(frameLine(this.nextNumber++, 'M112'));
-    for (let i = 0; i < this.toolCount; i++) this.writeRaw(frameLine(this.nextNumber++, `M104 T${i} S0`));
-    if (this.heatedBed) this.writeRaw(frameLine(this.nextNumber++, 'M140 S0'));
-  }
-
-  private writeRaw(wire: string): void {
-    const t = this.transport;
-    if (!t) return;
-    this.hooks.sent?.(wire);
-    if (t.writeLines === undefined) {
-      t.write(wire).then(undefined, this.writeError);
-      return;
-    }
-    // Lines released in the same turn (several oks in one read) leave in one write.
-    this.outbox.push(wire);
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(this.flushOutbox);
-    }
-  }
-
-  private outbox: string[] = [];
-  private flushQueued = false;
-  private flushOutbox = (): void => {
-    this.flushQueued = false;
-    const lines = this.outbox;
-    if (lines.length === 0) return;
-    this.outbox = [];
-    const t = this.transport;
-    if (!t) return;
-    (lines.length === 1 ? t.write(lines[0]) : t.writeLines!(lines)).then(undefined, this.writeError);
-  };
-
-  /** Writes as many lines as the flow control allows. Re-entrant calls are folded into the running loop. */
-  pump(): void {
-    if (this.pumping || !this.transport || this.holding) return;
-    if (this.stateId === 'CONNECTING' || this.stateId === 'OPEN_SERIAL' || this.stateId === 'DETECT_SERIAL') return;
-    this.pumping = true;
-    try {
-      while (this.transport && !this.holding) {
-        if (this.resendCursor >= 0) {
-          const wire = this.history.get(this.resendCursor);
-          if (wire === undefined) {
-            this.resendCursor = this.resendEnd = -1;
-            continue;
-          }
-          if (!this.mayWrite(wire.length + 1)) break;
-          this.inFlight.push(this.resendCursor, wire.length + 1, 0);
-          this.writeRaw(wire);
-          this.linesSent++;
-          if (this.resendCursor++ >= this.resendEnd) this.resendCursor = this.resendEnd = -1;
-          continue;
-        }
-        let cmd: string | null = null;
-        if (this.queueHead < this.queue.length) {
-          const q = this.queue[this.queueHead];
-          if (q.marker) {
-            if (this.inFlight.count > 0) break;
-            this.shiftQueue();
-            q.marker();
-            continue;
-          }
-          cmd = q.cmd;
-          if (!this.sendCommand(cmd, false)) break;
-          if (q.poll) this.pollPending = false;
-          this.shiftQueue();
-          continue;
-        }
-        if (this.feed) {
-          if (this.inFlight.count > 0 && !this.mayWrite(1)) break;
-          const raw = this.stagedFileLine ?? this.feed.next();
-          this.stagedFileLine = null;
-          if (raw === null) {
-            // The feed may have queued its own lines (end of file, pause) while answering.
-            if (this.queueHead < this.queue.length) continue;
-            break;
-          }
-          if (!this.sendCommand(raw, true)) {
-            this.stagedFileLine = raw;
-            break;
-          }
-          continue;
-        }
-        break;
-      }
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  private shiftQueue(): void {
-    this.queueHead++;
-    if (this.queueHead > 64 && this.queueHead * 2 > this.queue.length) {
-      this.queue.splice(0, this.queueHead);
-      this.queueHead = 0;
-    }
-  }
-
-  /** A file line pulled from the feed that did not fit the window; sent first next time. */
-  private stagedFileLine: string | null = null;
-
-  /** Processes and writes one command. Returns false, without side effects, when the window is full. */
-  private sendCommand(input: string, fromFile: boolean): boolean {
-    let cmd = fromFile ? stripComment(input) : input.trim();
-    if (cmd === '') return true;
-    const c0 = cmd.charCodeAt(0);
-    if (c0 === 64 /* @ */) {
-      if (fromFile) this.feed?.hostCommand(cmd);
-      return true;
-    }
-    let code: string | null;
-    let isMove = false;
-    // Fast path for the bulk of a print: G0/G1 (and g0/g1).
-    if ((c0 === 71 || c0 === 103) && (cmd.charCodeAt(1) === 49 || cmd.charCodeAt(1) === 48) && (cmd.length === 2 || cmd.charCodeAt(2) === 32)) {
-      code = cmd.charCodeAt(1) === 49 ? 'G1' : 'G0';
-      isMove = true;
-    } else {
-      code = commandCode(cmd);
-      if (code !== null) {
-        if (this.settings.blockedCommands.includes(code) || this.settings.ignoredCommands.includes(code)) {
-          if (fromFile && this.settings.pausingCommands.includes(code)) this.feed?.pausingCommand(cmd);
-          this.hooks.commandSuppressed?.(cmd, this.settings.blockedCommands.includes(code) ? 'blocked' : 'ignored');
-          return true;
-        }
-        if (OFFSET_CODES.has(code)) cmd = this.applyOffset(cmd, code);
-      }
-    }
-    const numbered = code !== null && this.settings.checksumRequiringCommands.includes(code)
-      ? true
-      : (code !== null || this.settings.sendChecksumWithUnknownCommands) && !this.settings.neverSendChecksum
-        && (this.jobActive || this.settings.alwaysSendChecksum || !this.firmwareInfoReceived);
-    const eatsOk = code !== null || this.settings.unknownCommandsNeedAck;
-    let flags = 0;
-    if (code !== null && !isMove) {
-      if (HEATING_CODES.has(code)) flags = FLAG_HEATING | FLAG_LONG;
-      else if (this.settings.longRunningCommands.includes(code)) flags = FLAG_LONG;
-    }
-    let wire: string;
-    let number = -1;
-    if (numbered) {
-      if (code === 'M110') {
-        const n = param(cmd, 'N');
-        number = n !== null && Number.isFinite(n) ? n : 0;
-      } else number = this.nextNumber;
-      wire = frameLine(number, cmd);
-    } else wire = cmd;
-    if (eatsOk && !this.mayWrite(wire.length + 1)) return false;
-    if (numbered) {
-      if (code === 'M110') this.history.clear();
-      this.nextNumber = number + 1;
-      this.history.add(number, wire);
-    }
-    if (eatsOk) {
-      this.inFlight.push(number, wire.length + 1, flags);
-      this.activeFlags |= flags;
-    }
-    this.linesSent++;
-    this.writeRaw(wire);
-    if (isMove) this.trackMove(cmd);
-    else if (code !== null) {
-      this.afterCommand(cmd, code);
-      if (fromFile && this.settings.pausingCommands.includes(code)) this.feed?.pausingCommand(cmd);
-    }
-    return true;
-  }
-
-  /**
-   * Send-ahead only while a job streams: idle commands (connect dialogue, user commands) go one per ok, so stray oks
-   * from the hellos can never make the window overfill the firmware's buffer.
-   */
-  private mayWrite(bytes: number): boolean {
-    return this.jobActive ? this.flow.canSend(this.inFlight, bytes) : this.inFlight.count === 0;
-  }
-
-  /** True when one more line of typical length may be written: the feed asks before pulling a file line. */
-  windowOpen(): boolean {
-    return !this.holding && this.resendCursor < 0 && this.mayWrite(48);
-  }
-
-  private trackMove(cmd: string): void {
-    // One pass over the parameters for Z and F.
-    for (let i = 2; i < cmd.length; i++) {
-      const c = cmd.charCodeAt(i);
-      if (cmd.charCodeAt(i - 1) !== 32 || (c !== 90 && c !== 70 && c !== 122 && c !== 102)) continue;
-      let j = i + 1;
-      while (j < cmd.length && cmd.charCodeAt(j) !== 32) j++;
-      const v = Number(cmd.slice(i + 1, j));
-      if (!Number.isFinite(v)) continue;
-      if (c === 70 || c === 102) this.currentF = v;
-      else if (v !== this.currentZ) {
-        const old = this.currentZ;
-        this.currentZ = v;
-        this.hooks.zChanged?.(v, old);
-      }
-    }
-  }
-
-  private afterCommand(cmd: string, code: string): void {
-    if (code === 'T') {
-      const n = Number(cmd.trim().slice(1).split(' ')[0]);
-      if (Number.isInteger(n) && n !== this.currentTool) {
-        const old = this.currentTool;
-        this.currentTool = n;
-        this.hooks.toolChanged?.(n, old);
-      }
-    } else if (code === 'M155') {
-      const s = param(cmd, 'S');
-      if (s !== null && Number.isFinite(s)) this.autoreportTemp = s > 0 && this.router.hasCapability('AUTOREPORT_TEMP');
-    } else if (code === 'M113') {
-      this.busyConfirmed = true;
-    } else if (code === 'G28') {
-      // Homing Z moves it to a position we do not know until the next absolute Z move.
-    }
-    this.hooks.commandSent?.(cmd, code);
-  }
-
-  private applyOffset(cmd: string, code: string): string {
-    const isBed = code === 'M140' || code === 'M190';
-    let key = 'bed';
-    if (!isBed) {
-      const t = param(cmd, 'T');
-      key = `tool${t !== null && Number.isFinite(t) ? t : this.currentTool}`;
-    }
-    const offset = this.temperatureOffsets[key];
-    if (!offset || !this.jobActive) return cmd;
-    return cmd.replace(/(\s)([SR])([-+]?\d*\.?\d+)/, (m, sp: string, letter: string, value: string) => {
-      const v = Number(value);
-      return v === 0 ? m : `${sp}${letter}${v + offset}`;
-    });
   }
 
   // ---------------------------------------------------------------- receiving
@@ -647,7 +273,6 @@ export class ProtocolEngine {
   }
 
   private inDrain = false;
-
   private handleResend(line: string): void {
     const n = parseResend(line);
     if (n === null) return;
@@ -696,7 +321,6 @@ export class ProtocolEngine {
   }
 
   private pendingKill: string | null = null;
-
   private handleError(line: string): void {
     // Marlin's kill messages come as two lines; join them so the UI shows the cause and the consequence.
     if (this.pendingKill !== null) {
@@ -856,5 +480,9 @@ export class ProtocolEngine {
       this.inFlight.clear();
       this.pump();
     }
+  }
+
+  protected linkFailed(err: Error): void {
+    this.onClose(err);
   }
 }

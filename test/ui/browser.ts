@@ -33,6 +33,8 @@ export async function launchBrowser(t: TestContext): Promise<Browser> {
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
+  // From the top, so the sticky header sits where it belongs in a full-page picture.
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 

@@ -159,6 +159,41 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await waitForState(page, /^Operational$/, 60_000);
   });
 
+  await step('files: analysis shown, drag-and-drop upload, new folder, move into it, delete', async () => {
+    const files = page.getByRole('region', { name: 'Files' });
+    await files.locator('li[data-file="prusaslicer-2.6.1_small.gcode"] button.name').click();
+    await files.getByText('Estimated time').waitFor();
+    await files.getByText('Filament').waitFor();
+    // A file dropped onto the panel is uploaded like a chosen one.
+    await page.evaluate(`(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['G28\\nG1 Z0.2\\nG1 X10 Y10 E1\\n'], 'dropped.gcode', { type: 'text/plain' }));
+      const target = document.querySelector('section.files');
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    })()`);
+    const dropped = files.locator('li[data-file="dropped.gcode"]');
+    await dropped.waitFor();
+    await files.getByRole('button', { name: 'New folder' }).click();
+    await page.getByRole('form', { name: 'New folder' }).locator('input').fill('parts');
+    await page.getByRole('form', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+    await files.getByRole('button', { name: '📁 parts' }).waitFor();
+    await dropped.locator('button.name').click();
+    await dropped.getByRole('button', { name: 'Move' }).click();
+    await page.getByRole('form', { name: 'Move or rename' }).locator('input').fill('parts');
+    await page.getByRole('form', { name: 'Move or rename' }).getByRole('button', { name: 'Move' }).click();
+    await dropped.waitFor({ state: 'detached' });
+    await files.getByRole('button', { name: '📁 parts' }).click();
+    await files.locator('li[data-file="parts/dropped.gcode"]').waitFor();
+    assert.equal((await server.api('/api/files/local/parts/dropped.gcode')).status, 200);
+    await screenshot(page, '05-files-folder');
+    await files.getByRole('button', { name: 'local' }).click();
+    await files.locator('li.folder').filter({ hasText: 'parts' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('form', { name: 'Delete' }).getByRole('button', { name: 'Delete' }).click();
+    await files.getByRole('button', { name: '📁 parts' }).waitFor({ state: 'detached' });
+    assert.equal((await server.api('/api/files/local/parts')).status, 404);
+  });
+
   await step('the G-code preview draws the layers of the file', async () => {
     await openTab(page, 'G-code');
     await page.getByTestId('preview-file').selectOption('prusaslicer-2.6.1_small.gcode');
@@ -168,7 +203,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     assert.equal(Number(await canvas.getAttribute('data-layers')), 2);
     await page.getByRole('slider', { name: 'Layer' }).fill('1');
     await page.getByTestId('preview-layer').filter({ hasText: 'Layer 2 / 2 · Z 0.30 mm' }).waitFor();
-    await screenshot(page, '05-gcode-preview');
+    await screenshot(page, '06-gcode-preview');
   });
 
   await step('a command sent in the terminal gets its reply in the log', async () => {
@@ -177,7 +212,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByTestId('terminal-log').filter({ hasText: 'Send: M115' }).waitFor();
     await page.getByTestId('terminal-log').filter({ hasText: /Recv: FIRMWARE_NAME/ }).waitFor();
-    await screenshot(page, '06-terminal');
+    await screenshot(page, '07-terminal');
   });
 
   await step('the control tab jogs the print head', async () => {
@@ -188,7 +223,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await openTab(page, 'Terminal');
     await page.getByTestId('terminal-log').filter({ hasText: /Send: (N\d+ )?G1 X10/ }).waitFor();
     await openTab(page, 'Control');
-    await screenshot(page, '07-control');
+    await screenshot(page, '08-control');
   });
 
   await step('an app-key request made through the API is approved in the browser', async () => {
@@ -213,7 +248,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     })();
     try {
       await page.getByTestId('appkey-app').filter({ hasText: 'UITestSlicer' }).waitFor();
-      await screenshot(page, '08-appkey-request');
+      await screenshot(page, '09-appkey-request');
       await page.getByRole('button', { name: 'Allow' }).click();
       await poller;
     } finally {
@@ -232,14 +267,14 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.locator('.brand').filter({ hasText: 'Workshop' }).waitFor();
     const s = await (await server.api('/api/settings')).json() as { appearance: { name: string } };
     assert.equal(s.appearance.name, 'Workshop');
-    await screenshot(page, '09-settings');
+    await screenshot(page, '10-settings');
     for (const section of ['Serial connection', 'Temperatures', 'GCODE scripts', 'API keys', 'Access control', 'System']) {
       await page.locator('.settings-nav').getByRole('button', { name: section }).click();
       await page.locator('.settings-body .section').first().waitFor();
     }
     await page.locator('.settings-nav').getByRole('button', { name: 'Access control' }).click();
     await page.getByRole('cell', { name: USER, exact: true }).waitFor();
-    await screenshot(page, '10-settings-users');
+    await screenshot(page, '11-settings-users');
   });
 
   await step('works on a phone-sized screen', async () => {
@@ -248,7 +283,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await stateText(page).waitFor();
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 1, `no horizontal scrolling (overflow ${overflow}px)`);
-    await screenshot(page, '11-phone');
+    await screenshot(page, '12-phone');
   });
 
   await step('logs out', async () => {
@@ -273,7 +308,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await openTab(page, 'Settings');
     await page.getByText('You can view these settings').waitFor();
     assert.ok(await page.getByRole('form', { name: 'Printer' }).getByRole('button', { name: 'Save' }).isDisabled());
-    await screenshot(page, '12-read-only');
+    await screenshot(page, '13-read-only');
   });
 
   assert.deepEqual(errors, [], 'no script errors in the page');

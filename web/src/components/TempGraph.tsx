@@ -25,6 +25,7 @@ function drawMarkings(u: uPlot): void {
   ctx.fillStyle = 'rgba(73, 80, 87, 0.9)';
   ctx.lineWidth = 1;
   ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+  let i = 0;
   for (const m of markings.value) {
     const x = Math.round(u.valToPos(m.time, 'x', true));
     if (x < left || x > left + width) continue;
@@ -33,7 +34,8 @@ function drawMarkings(u: uPlot): void {
     ctx.moveTo(x, top);
     ctx.lineTo(x, top + height);
     ctx.stroke();
-    ctx.fillText(m.label ?? m.type, x + 3, top + 12 * devicePixelRatio);
+    // Stagger the labels: pause and resume are often seconds apart.
+    ctx.fillText(m.label ?? m.type, x + 3, top + 12 * devicePixelRatio * (1 + (i++ % 3)));
   }
   ctx.restore();
 }

@@ -211,7 +211,14 @@ export class JobRunner implements JobControl, FileUsage {
 
   private async script(name: string, ctx: Record<string, unknown>): Promise<string[]> {
     try {
-      return (await renderJobScript(name, this.deps.scripts, ctx)) ?? [];
+      const lines = await renderJobScript(name, this.deps.scripts, ctx);
+      if (lines === null) return [];
+      // Internal events for event subscriptions (never pushed to clients).
+      const event = name.charAt(0).toUpperCase() + name.slice(1);
+      const payload = (ctx.event as Record<string, unknown> | undefined) ?? null;
+      this.deps.events.emit(`GcodeScript${event}Running`, payload);
+      this.deps.events.emit(`GcodeScript${event}Finished`, payload);
+      return lines;
     } catch (err) {
       this.deps.logger.warn({ err, script: name }, 'script failed to render');
       return [];
@@ -256,6 +263,7 @@ export class JobRunner implements JobControl, FileUsage {
     this.lastProgress = this.progressOf(job);
     this.deps.files.printingChanged(true);
     this.deps.events.emit('PrintStarted', this.payload(job, user ?? owner));
+    this.deps.events.emit('ChartMarked', { type: 'print', label: 'Start' });
     if (stream instanceof SdJob) stream.start();
   }
 
@@ -281,6 +289,7 @@ export class JobRunner implements JobControl, FileUsage {
     job.state = 'printing';
     job.stream.resume();
     this.deps.events.emit('PrintResumed', this.payload(job, user));
+    this.deps.events.emit('ChartMarked', { type: 'resume', label: 'Resume' });
   }
 
   private async cancel(user: string | null): Promise<void> {
@@ -308,6 +317,7 @@ export class JobRunner implements JobControl, FileUsage {
       job.pausePosition = this.deps.printer.lastPosition();
       job.pauseTemperature = this.deps.printer.temperatures();
       this.deps.events.emit('PrintPaused', { ...this.payload(job), position: { ...job.pausePosition } });
+      this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
       void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
         .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
         .catch(() => {});
@@ -325,11 +335,13 @@ export class JobRunner implements JobControl, FileUsage {
     const profile = this.deps.printer.profile().id;
     if (outcome === 'done') {
       this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0 };
+      this.deps.events.emit('ChartMarked', { type: 'done', label: 'Done' });
       this.deps.events.emit('PrintDone', { ...base, time });
     } else if (outcome === 'cancelled') {
       this.lastProgress = this.progressOf(job);
       const position = { ...NULL_POSITION };
       this.deps.events.emit('PrintCancelled', { ...base, time, reason: 'cancelled', position });
+      this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
       this.deps.events.emit('PrintFailed', { ...base, time, reason: 'cancelled' });
     } else {
       this.lastProgress = this.progressOf(job);

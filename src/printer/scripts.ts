@@ -3,7 +3,8 @@
 //
 // Supported template subset (no Jinja dependency), applied in this order:
 //   {% snippet 'name' %}        replaced by the snippet `snippets/<name>` (settings, then the scripts folder, then the
-//                               built-ins disable_hotends / disable_bed), nested snippets expanded up to 5 levels
+//                               built-ins disable_hotends / disable_bed, and Gantry's restore_temperatures /
+//                               restore_position for beforePrintResumed), nested snippets expanded up to 5 levels
 //   {% if a.b %} … {% elif c %} … {% else %} … {% endif %}   on their own lines; truthiness of a dotted context path
 //   {{ a.b.c }}                 a dotted context path, e.g. {{ pause_position.x }}, {{ printer_profile.extruder.count }}
 // Other tags are dropped; lines that end up empty or are pure comments are not sent.
@@ -21,6 +22,20 @@ export function defaultSnippet(name: string, profile: LinkProfile): string | nul
     return Array.from({ length: tools }, (_, i) => `M104 T${i} S0`).join('\n');
   }
   if (name === 'disable_bed') return profile.heatedBed ? 'M140 S0' : '';
+  // Gantry additions for beforePrintResumed after a pause that parked the head or cooled down (not in OctoPrint).
+  if (name === 'restore_temperatures') {
+    const tools = profile.extruder.sharedNozzle ? 1 : profile.extruder.count;
+    const lines: string[] = [];
+    if (profile.heatedBed) lines.push('{% if pause_temperature.bed.target %}', 'M190 S{{ pause_temperature.bed.target }}', '{% endif %}');
+    for (let i = 0; i < tools; i++) {
+      lines.push(`{% if pause_temperature.tool${i}.target %}`, `M109 T${i} S{{ pause_temperature.tool${i}.target }}`, '{% endif %}');
+    }
+    return lines.join('\n');
+  }
+  if (name === 'restore_position') {
+    return ['{% if pause_position.x %}', 'G90', 'G1 X{{ pause_position.x }} Y{{ pause_position.y }} F4800',
+      'G1 Z{{ pause_position.z }} F600', '{% endif %}', '{% if pause_position.f %}', 'G1 F{{ pause_position.f }}', '{% endif %}'].join('\n');
+  }
   return null;
 }
 

@@ -76,6 +76,13 @@ test('scripts: the default afterPrintCancelled, OctoPrint-style snippets, pause 
   const noPos = await renderJobScript('beforePrintResumed', src, { pause_position: { x: null }, pause_temperature: { tool0: { target: 200 } } });
   assert.deepEqual(noPos, ['M109 S200']);
 
+  settings = { beforePrintResumed: "{% snippet 'restore_temperatures' %}\n{% snippet 'restore_position' %}" };
+  const restored = await renderJobScript('beforePrintResumed', src, {
+    pause_position: { x: 10, y: 20, z: 1.2, f: 1800 },
+    pause_temperature: { bed: { actual: 50, target: 60 }, tool0: { actual: 150, target: 210 }, tool1: { actual: 20, target: 0 } },
+  });
+  assert.deepEqual(restored, ['M190 S60', 'M109 T0 S210', 'G90', 'G1 X10 Y20 F4800', 'G1 Z1.2 F600', 'G1 F1800']);
+
   await mkdir(join(dir, 'snippets'));
   await writeFile(join(dir, 'afterPrintDone'), "G91\nG1 Z10\n{% snippet 'park' %}\n");
   await writeFile(join(dir, 'snippets', 'park'), 'G90\nG1 X0 Y200');

@@ -5,7 +5,7 @@
 //   {% snippet 'name' %}        replaced by the snippet `snippets/<name>` (settings, then the scripts folder, then the
 //                               built-ins disable_hotends / disable_bed, and Gantry's restore_temperatures /
 //                               restore_position for beforePrintResumed), nested snippets expanded up to 5 levels
-//   {% if a.b %} … {% elif c %} … {% else %} … {% endif %}   on their own lines; truthiness of a dotted context path
+//   {% if a.b %} … {% else %} … {% endif %}   on their own lines; truthiness of a dotted context path (no elif)
 //   {{ a.b.c }}                 a dotted context path, e.g. {{ pause_position.x }}, {{ printer_profile.extruder.count }}
 // Other tags are dropped; lines that end up empty or are pure comments are not sent.
 import { readFile } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 // Identity: who is calling and what they may do, resolved once per request (HTTP) or per auth message (push).
 import { PERMISSIONS } from './permissions.ts';
 
-export type LoginMechanism = 'http' | 'apikey' | 'remember_me' | 'autologin' | 'session' | 'appkey' | 'app_session' | 'basic_auth' | 'none';
+export type LoginMechanism = 'http' | 'apikey' | 'remember_me' | 'autologin' | 'session' | 'appkey' | 'app_session' | 'basic_auth' | 'remote_user' | 'none';
 
 export interface Identity {
   /** User id; undefined for guests. The global API key acts as user `_api`. */

@@ -168,8 +168,25 @@ function resolveIdentity(request: FastifyRequest, reply: FastifyReply, access: A
         return;
       }
     }
+    const proxied = remoteUser(request, access, config);
+    if (proxied) {
+      request.identity = proxied;
+      request.authVia = 'basic';
+      return;
+    }
   }
   request.identity = access.anonymous();
+}
+
+/** A user named by a trusted reverse proxy's header (`REMOTE_USER` also matches `Remote-User`). */
+function remoteUser(request: FastifyRequest, access: AccessService, config: ConfigStore): ReturnType<AccessService['identityForUser']> | undefined {
+  const ac = config.current.accessControl;
+  if (!ac.trustRemoteUser || !access.enabled) return undefined;
+  const header = ac.remoteUserHeader.toLowerCase();
+  const raw = request.headers[header] ?? request.headers[header.replace(/_/g, '-')];
+  const name = Array.isArray(raw) ? raw[0] : raw;
+  const user = name ? access.users.getUser(name.trim()) : undefined;
+  return user?.active ? access.identityForUser(user, 'remote_user') : undefined;
 }
 
 /** Double-submit check for cookie-authenticated state-changing requests; API-key callers and cookie-less callers skip it. */

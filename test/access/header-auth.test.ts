@@ -1,4 +1,4 @@
-// HTTP Basic credentials: ignored by default, honoured (with or without password check) when trusted.
+// Header credentials from a trusted proxy: HTTP Basic (with or without password check) and the remote-user header.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
@@ -28,4 +28,17 @@ test('trusted Basic credentials log the user in; wrong ones are refused with a c
   const proxied = await (await s.api('/api/currentuser', { key: null, headers: basic('bob', 'whatever') })).json() as { name: string };
   assert.equal(proxied.name, 'bob', 'a trusted proxy vouches for the user');
   assert.equal((await s.api('/api/currentuser', { key: null, headers: basic('ghost', 'x') })).status, 403);
+});
+
+test('a trusted remote-user header names the user; untrusted it is ignored', async (t) => {
+  const s = await startTestServer(t);
+  await addUser(s, 'bob', 'pw-bob');
+  assert.equal((await s.api('/api/version', { key: null, headers: { 'Remote-User': 'bob' } })).status, 403);
+  await s.config.patch({ accessControl: { trustRemoteUser: true } });
+  const me = await (await s.api('/api/currentuser', { key: null, headers: { 'Remote-User': 'bob' } })).json() as { name: string };
+  assert.equal(me.name, 'bob');
+  assert.equal((await s.api('/api/version', { key: null, headers: { 'Remote-User': 'ghost' } })).status, 403);
+  // Header-authenticated requests need no CSRF token even with a stale browser cookie.
+  const res = await s.api('/api/access/users/bob/apikey', { key: null, method: 'POST', headers: { 'Remote-User': 'bob', Cookie: `session_P${s.port}=stale` } });
+  assert.equal(res.status, 200);
 });

@@ -24,7 +24,7 @@ const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && 
 
 /** Login mechanism names as clients know them. */
 const WIRE_MECHANISM: Partial<Record<LoginMechanism, string>> = {
-  http: 'http', apikey: 'apikey', appkey: 'apikey', app_session: 'apikey', remember_me: 'remember_me', autologin: 'autologin', session: 'http', basic_auth: 'basic_auth',
+  http: 'http', apikey: 'apikey', appkey: 'apikey', app_session: 'apikey', remember_me: 'remember_me', autologin: 'autologin', session: 'http', basic_auth: 'basic_auth', remote_user: 'remote_user',
 };
 
 export function registerLoginRoutes(app: GantryApp, deps: { access: AccessService; config: ConfigStore; events: EventBus }): void {

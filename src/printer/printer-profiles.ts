@@ -182,6 +182,15 @@ export function normalizeProfile(raw: unknown): PrinterProfile {
 
 const FILE_SUFFIX = '.profile';
 
+/** Stored profiles are shared read-only (the printer service reads one on every request); no defensive copies. */
+function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
 export interface SaveOptions {
   /** Make this the default profile. */
   makeDefault?: boolean;
@@ -208,7 +217,7 @@ export class PrinterProfiles {
 
   async start(): Promise<void> {
     this.profiles.clear();
-    this.profiles.set(DEFAULT_PROFILE_ID, builtinDefaultProfile());
+    this.profiles.set(DEFAULT_PROFILE_ID, deepFreeze(builtinDefaultProfile()));
     let names: string[] = [];
     try {
       names = await readdir(this.folder);
@@ -223,7 +232,7 @@ export class PrinterProfiles {
         // Files written by hand (or by an older version) may lack keys: fill them from the built-in default.
         const merged = deepMerge(builtinDefaultProfile(), isPlain(raw) ? raw : {}) as Plain;
         merged.id = id;
-        this.profiles.set(id, normalizeProfile(merged));
+        this.profiles.set(id, deepFreeze(normalizeProfile(merged)));
       } catch (err) {
         this.logger.warn({ err, file: name }, 'ignoring unreadable printer profile');
       }
@@ -240,14 +249,13 @@ export class PrinterProfiles {
     this.unsubscribe = undefined;
   }
 
-  /** All profiles keyed by id, `_default` always included. */
+  /** All profiles (frozen), `_default` always included. */
   list(): PrinterProfile[] {
-    return [...this.profiles.values()].map((p) => structuredClone(p));
+    return [...this.profiles.values()];
   }
 
   get(id: string): PrinterProfile | undefined {
-    const p = this.profiles.get(id);
-    return p ? structuredClone(p) : undefined;
+    return this.profiles.get(id);
   }
 
   exists(id: string): boolean {
@@ -298,11 +306,11 @@ export class PrinterProfiles {
     const { id: _id, ...stored } = normalized;
     void _id;
     await writeFileAtomic(this.fileOf(id), stringify(stored));
-    this.profiles.set(id, normalized);
+    this.profiles.set(id, deepFreeze(normalized));
     this.modifiedAt = Date.now();
     if (opts.makeDefault) await this.setDefault(id);
     this.events.emit(existed ? 'PrinterProfileModified' : 'PrinterProfileAdded', { identifier: id });
-    return structuredClone(normalized);
+    return this.profiles.get(id)!;
   }
 
   /** A new profile: `patch` merged onto `basedOn` (or the default profile). */
@@ -331,7 +339,7 @@ export class PrinterProfiles {
       if (err.code !== 'ENOENT') throw err;
     });
     // `_default` is built in: deleting its file restores the original.
-    if (id === DEFAULT_PROFILE_ID) this.profiles.set(id, builtinDefaultProfile());
+    if (id === DEFAULT_PROFILE_ID) this.profiles.set(id, deepFreeze(builtinDefaultProfile()));
     else this.profiles.delete(id);
     this.modifiedAt = Date.now();
     this.events.emit('PrinterProfileDeleted', { identifier: id });

@@ -42,6 +42,13 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   assert.equal(selected.job.file.name, 'small.gcode');
   assert.equal(selected.job.file.origin, 'local');
   assert.equal(selected.progress.printTimeLeftOrigin, null);
+  // The analysis finishes in the background and completes the job information.
+  const analysed = await waitFor('analysis in job info', async () => {
+    const j = await job(s);
+    return typeof j.job.estimatedPrintTime === 'number' ? j : undefined;
+  }, 20_000);
+  assert.equal(typeof analysed.job.filament.tool0.length, 'number');
+  assert.ok(analysed.job.estimatedPrintTime > 0);
   assert.equal(await jobCommand(s, 'start'), 204);
   await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 30_000);
   const done = rec.events.find((e) => e.name === 'PrintDone')!.payload;

@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Interpreter, type Box } from './interpreter.ts';
 import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
 import { parseSlicerComments, type SlicerMeta } from './slicer-meta.ts';
-import type { AnalysisOptions, AnalysisProgress, Area, Dimensions, GcodeAnalysis } from './types.ts';
+import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis } from './types.ts';
 
 const CHUNK = 1 << 20;
 /** Slicer headers and footers (config blocks included) fit in these; the middle of a file is moves. */
@@ -126,6 +126,7 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
   const timeline: [number, number][] = it.timeline.filter(([position]) => position < it.fileEnd).map(([p, t]) => [p, tenth(t)]);
   timeline.push([it.fileEnd, tenth(estimated)]);
   const gantry = {
+    analyserVersion: ANALYSER_VERSION,
     slicer: meta.report,
     naivePrintTime: it.naiveSeconds,
     limitsSource: it.limitsFromFile ? 'file' as const : limitsSource,

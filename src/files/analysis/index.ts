@@ -2,6 +2,7 @@
 export { AnalysisQueue, AnalysisCancelledError, type AnalysisQueueOptions } from './queue.ts';
 export { analyseBuffer, analyseFile, GcodeAnalyser } from './analyse-file.ts';
 export { parseSlicerComments } from './slicer-meta.ts';
+export { ANALYSER_VERSION } from './types.ts';
 export type {
   AnalysisOptions, AnalysisProgress, Area, Dimensions, GantryAnalysisExtras, GcodeAnalysis, MachineLimits, SlicerReport,
 } from './types.ts';

@@ -65,8 +65,13 @@ export interface SlicerReport {
   filamentDiameter: number[] | null;
 }
 
+/** Bumped whenever the analyser's figures change, so stored analyses can be refreshed. */
+export const ANALYSER_VERSION = 1;
+
 /** Gantry's additions; OctoPrint clients ignore unknown keys under gcodeAnalysis. */
 export interface GantryAnalysisExtras {
+  /** ANALYSER_VERSION that produced this result; stored results from an older analyser are worth redoing. */
+  analyserVersion: number;
   slicer: SlicerReport;
   /** Duration-only estimate (Σ distance / feedrate + dwells), i.e. what OctoPrint would report; kept for comparison. */
   naivePrintTime: number;

@@ -12,7 +12,16 @@ export const COMPAT_VERSION = '1.9.3';
 export type MessageType = 'connected' | 'reauthRequired' | 'history' | 'current' | 'event' | 'timelapse'
   | 'slicingProgress' | 'renderProgress' | 'plugin';
 
-export const encode = (type: MessageType, payload: unknown): string => JSON.stringify({ [type]: payload });
+/** One serialised server message, shared by every client it goes to (UTF-8 encoded once, on first need). */
+export class OutMessage {
+  private bytes: Buffer | undefined;
+  constructor(readonly text: string) {}
+  get buffer(): Buffer {
+    return (this.bytes ??= Buffer.from(this.text, 'utf8'));
+  }
+}
+
+export const encode = (type: MessageType, payload: unknown): OutMessage => new OutMessage(JSON.stringify({ [type]: payload }));
 
 export function permissionRecords(): Array<Record<string, unknown>> {
   return PERMISSIONS.map((p) => ({

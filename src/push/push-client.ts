@@ -5,7 +5,7 @@ import type { PushConnection } from './transports.ts';
 import type { StatusDelta } from './status-monitor.ts';
 import { MAX_LINES_PER_TICK } from './status-monitor.ts';
 import { EVERYTHING, type Subscription } from './subscription.ts';
-import type { CurrentView } from './messages.ts';
+import type { CurrentView, OutMessage } from './messages.ts';
 
 export interface ClientLimits {
   /** Above this many unsent bytes, `current` updates are held back (and batched) instead of queued. */
@@ -40,7 +40,7 @@ export class PushClient {
   subscription: Subscription = EVERYTHING;
   lastCurrentAt = Number.NEGATIVE_INFINITY;
   closed = false;
-  private backlog: string[] = [];
+  private backlog: OutMessage[] = [];
   private pending: StatusDelta[] = [];
   private heldSince: number | undefined;
 
@@ -71,15 +71,15 @@ export class PushClient {
   }
 
   /** Writes one serialised message; drops the client when its unsent backlog passes the hard limit. */
-  send(text: string): void {
+  send(msg: OutMessage): void {
     if (this.closed) return;
-    this.conn.send(text);
+    this.conn.send(msg);
     if (this.conn.bufferedBytes() > this.limits.hardBytes) this.onOverflow(this, 'send backlog over limit');
   }
 
   /** A message the client may see only after authenticating: kept (bounded) until `auth` succeeds. */
-  hold(text: string): void {
-    if (this.backlog.length < MAX_BACKLOG) this.backlog.push(text);
+  hold(msg: OutMessage): void {
+    if (this.backlog.length < MAX_BACKLOG) this.backlog.push(msg);
   }
 
   flushBacklog(): void {

@@ -14,7 +14,7 @@ import { noJob, offlinePrinter, type JobStatusSource, type PrinterStatusSource }
 import { parseSubscription, shareKey, wantsName } from './subscription.ts';
 import {
   ADMIN_ONLY_EVENTS, ADMIN_PAYLOAD_EVENTS, connectedPayload, currentPayload, encode, eventPayload, historyPayload,
-  isPushedEvent,
+  isPushedEvent, type OutMessage,
 } from './messages.ts';
 
 /** What the push channel needs from access control (AccessService satisfies it). */
@@ -44,8 +44,13 @@ export type ReauthReason = 'logout' | 'stale' | 'removed' | 'modified';
 let instances = 0;
 /** Sessions of connected clients are touched this often so they do not expire while the socket is open. */
 const SESSION_KEEPALIVE_MS = 60_000;
+/**
+ * Events are fanned out in batches at most this often: a burst (Z changes while streaming fast) then costs one write
+ * per client instead of one per event and client, and the printer link's own work is not interleaved with it.
+ */
+const EVENT_BATCH_MS = 25;
 
-interface QueuedEvent { name: string; full: string; redacted: string | undefined }
+interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined }
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
@@ -58,7 +63,7 @@ export class PushService {
   private keepalive: NodeJS.Timeout | undefined;
   private unsubscribers: Array<() => void> = [];
   private eventQueue: QueuedEvent[] = [];
-  private eventFlush: NodeJS.Immediate | undefined;
+  private eventFlush: NodeJS.Timeout | undefined;
   /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
   private readonly owner = `push#${++instances}`;
 
@@ -108,7 +113,7 @@ export class PushService {
     this.detach();
     if (this.timer) clearInterval(this.timer);
     if (this.keepalive) clearInterval(this.keepalive);
-    if (this.eventFlush) clearImmediate(this.eventFlush);
+    if (this.eventFlush) clearTimeout(this.eventFlush);
     this.timer = this.keepalive = this.eventFlush = undefined;
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
@@ -294,7 +299,7 @@ export class PushService {
   // --- fan-out --------------------------------------------------------------------------------------------------------
 
   /** Messages that need permissions: sent if allowed, held for not-yet-authenticated sockets, else dropped. */
-  private broadcastGated(text: string, permissions: string[], wanted: (c: PushClient) => boolean): void {
+  private broadcastGated(text: OutMessage, permissions: string[], wanted: (c: PushClient) => boolean): void {
     for (const c of this.clients) {
       if (!wanted(c)) continue;
       if (permissions.every((p) => c.identity.has(p))) c.send(text);
@@ -310,21 +315,24 @@ export class PushService {
     const full = encode('event', { type: name, payload: wire });
     const redacted = ADMIN_PAYLOAD_EVENTS.has(name) ? encode('event', { type: name, payload: {} }) : undefined;
     this.eventQueue.push({ name, full, redacted });
-    this.eventFlush ??= setImmediate(() => this.flushEvents());
+    this.eventFlush ??= setTimeout(() => this.flushEvents(), EVENT_BATCH_MS);
   }
 
   private flushEvents(): void {
     this.eventFlush = undefined;
     const queue = this.eventQueue;
     this.eventQueue = [];
-    for (const e of queue) {
-      const adminOnly = ADMIN_ONLY_EVENTS.has(e.name);
-      for (const c of this.clients) {
-        if (!c.registered || !c.identity.has('STATUS') || !wantsName(c.subscription.events, e.name)) continue;
-        const admin = c.identity.has('ADMIN');
-        if (adminOnly && !admin) continue;
+    for (const c of this.clients) {
+      if (!c.registered || !c.identity.has('STATUS')) continue;
+      const admin = c.identity.has('ADMIN');
+      const corked = queue.length > 1;
+      if (corked) c.conn.cork();
+      for (const e of queue) {
+        if (c.closed) break;
+        if (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name))) continue;
         c.send(e.redacted && !admin ? e.redacted : e.full);
       }
+      if (corked) c.conn.uncork();
     }
   }
 
@@ -332,7 +340,7 @@ export class PushService {
     try {
       const delta = this.monitor.tick();
       const now = this.deps.clock.monotonic();
-      const shared = new Map<string, string>();
+      const shared = new Map<string, OutMessage>();
       let snapshot: StatusDelta | undefined;
       for (const c of this.clients) {
         if (!c.registered || !c.historySent || !c.wantsState) continue;
@@ -348,7 +356,7 @@ export class PushService {
   }
 
   /** Clients seeing the same fresh delta through the same filters share one serialisation. */
-  private currentText(c: PushClient, due: StatusDelta[], fresh: StatusDelta | undefined, shared: Map<string, string>): string {
+  private currentText(c: PushClient, due: StatusDelta[], fresh: StatusDelta | undefined, shared: Map<string, OutMessage>): OutMessage {
     const view = c.view();
     if (due.length === 1 && due[0] === fresh) {
       const lk = shareKey(view.logs), mk = shareKey(view.messages);

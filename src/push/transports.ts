@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import sockjs from 'sockjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../core/logger.ts';
+import type { OutMessage } from './messages.ts';
 
 export const PUSH_PREFIX = '/sockjs';
 const RAW_WS_PATH = `${PUSH_PREFIX}/websocket`;
@@ -16,10 +17,13 @@ export const MAX_CLIENT_MESSAGE = 64 * 1024;
 export interface PushConnection {
   readonly remoteAddress: string;
   readonly transport: 'sockjs' | 'websocket';
-  /** Queue one server message (JSON text of a single-key object). Never blocks. */
-  send(text: string): void;
+  /** Queue one server message (JSON of a single-key object). Never blocks. */
+  send(msg: OutMessage): void;
   /** Bytes accepted by send() that have not reached the kernel yet (the client's backlog in our memory). */
   bufferedBytes(): number;
+  /** Hold writes in user space until uncork(): a burst of messages leaves in one write instead of one each. */
+  cork(): void;
+  uncork(): void;
   close(code?: number, reason?: string): void;
   /** Drop at once without a close handshake (the peer is not reading). */
   terminate(): void;
@@ -85,8 +89,10 @@ function wrapSockjs(conn: SockjsConn): PushConnection {
   return {
     remoteAddress: conn.remoteAddress ?? '',
     transport: 'sockjs',
-    send: (text) => { conn.write(text); },
+    send: (msg) => { conn.write(msg.text); },
     bufferedBytes: () => sockjsBuffered(conn),
+    cork: () => { conn._session?.recv?.connection?.cork(); },
+    uncork: () => { conn._session?.recv?.connection?.uncork(); },
     close: (code = 1000, reason = 'Normal closure') => { closeSockjs(conn, code, reason); },
     terminate: () => {
       const recv = conn._session?.recv;
@@ -103,8 +109,12 @@ function wrapWebSocket(ws: WebSocket, remoteAddress: string): PushConnection {
   return {
     remoteAddress,
     transport: 'websocket',
-    send: (text) => { if (ws.readyState === ws.OPEN) ws.send(text); },
+    // The shared buffer spares every client its own UTF-8 encoding of the same message.
+    send: (msg) => { if (ws.readyState === ws.OPEN) ws.send(msg.buffer, { binary: false }); },
     bufferedBytes: () => ws.bufferedAmount,
+    // ws has no public cork; its socket is a net.Socket whose writes are batched by cork/uncork.
+    cork: () => { (ws as unknown as { _socket?: Duplex })._socket?.cork(); },
+    uncork: () => { (ws as unknown as { _socket?: Duplex })._socket?.uncork(); },
     close: (code = 1000, reason = '') => { ws.close(code, reason); },
     terminate: () => { ws.terminate(); },
     onMessage: (fn) => {

@@ -1,0 +1,47 @@
+// A real print on the virtual printer seen through the push channel: the lifecycle events with their job payloads,
+// `current` carrying the job, progress and busy files, and a client that stopped reading, which holds up nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { startTestServer } from '../helpers/server.ts';
+import { rawClient, sockjsClient, userWithKey } from './push-clients.ts';
+
+type Ev = { type: string; payload: Record<string, unknown> | null };
+type Current = { job: { file: { name: string | null } }; progress: { completion: number | null }; busyFiles: Array<{ path: string }>; state: { text: string } };
+
+test('PrintStarted/PrintDone and job progress reach clients during a print while a client that stopped reading blocks neither the print nor the others', async (t) => {
+  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0 } } } });
+  const { auth, key } = await userWithKey(server, 'printer-fan');
+  const raw = await rawClient(server);
+  const sjs = await sockjsClient(server);
+  const stalled = await rawClient(server);
+  t.after(() => { raw.close(); sjs.close(); stalled.ws.terminate(); });
+  for (const c of [raw, sjs, stalled]) c.send({ auth });
+  await Promise.all([raw.next('history'), sjs.next('history'), stalled.next('history')]);
+  (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+
+  assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
+  await raw.next('event', (e: Ev) => e.type === 'Connected', { timeoutMs: 20_000 });
+
+  const gcode = await readFile('/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode');
+  const form = new FormData();
+  form.append('file', new Blob([gcode]), 'small.gcode');
+  form.append('print', 'true');
+  const up = await server.api('/api/files/local', { method: 'POST', body: form, key });
+  assert.equal(up.status, 201, await up.clone().text());
+
+  const started = (await raw.next('event', (e: Ev) => e.type === 'PrintStarted', { timeoutMs: 20_000 })) as Ev;
+  assert.equal(started.payload?.name, 'small.gcode');
+  assert.equal(started.payload?.path, 'small.gcode');
+  assert.equal(started.payload?.origin, 'local');
+  assert.equal(started.payload?.size, gcode.length);
+  await raw.next('current', (c: Current) => c.job.file.name === 'small.gcode' && c.busyFiles.some((f) => f.path === 'small.gcode'), { timeoutMs: 20_000 });
+
+  const done = (await raw.next('event', (e: Ev) => e.type === 'PrintDone', { timeoutMs: 120_000 })) as Ev;
+  assert.equal(done.payload?.name, 'small.gcode');
+  assert.equal(typeof done.payload?.time, 'number');
+  await sjs.next('event', (e: Ev) => e.type === 'PrintDone', { timeoutMs: 20_000 });
+  await raw.next('current', (c: Current) => c.progress.completion === 100 && c.state.text === 'Operational', { timeoutMs: 20_000 });
+  const types = (raw.ofType('event') as Ev[]).map((e) => e.type);
+  assert.ok(types.indexOf('PrintStarted') < types.indexOf('PrintDone'));
+});

@@ -14,7 +14,12 @@ const VIEWER = 'victor';
 async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; errors: string[] }> {
   await buildWeb({ ifStale: true });
   // A fast virtual printer keeps heating and printing within seconds.
-  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.25 } } } });
+  const server = await startTestServer(t, { settings: {
+    devel: { virtualPrinter: { throttle: 0.25 } },
+    controls: [{ name: 'Fan', layout: 'horizontal', children: [
+      { name: 'Fan at speed', command: 'M106 S%(speed)s', input: [{ name: 'Speed', parameter: 'speed', default: 255 }] },
+    ] }],
+  } });
   await server.access.users.addUser({ name: USER, password: PASSWORD, groups: ['admins', 'users'] });
   await server.access.users.addUser({ name: VIEWER, password: PASSWORD, groups: ['readonly'] });
   const browser = await launchBrowser(t);
@@ -212,6 +217,17 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByTestId('terminal-log').filter({ hasText: 'Send: M115' }).waitFor();
     await page.getByTestId('terminal-log').filter({ hasText: /Recv: FIRMWARE_NAME/ }).waitFor();
+    // The command history comes back with the arrow key.
+    await page.getByLabel('Command').press('ArrowUp');
+    assert.equal(await page.getByLabel('Command').inputValue(), 'm115');
+    await page.getByLabel('Command').fill('');
+    // The temperature filter from the settings hides the firmware's temperature reports.
+    const log = page.getByTestId('terminal-log');
+    const tempLine = /Recv:\s+(ok\s+)?T:\d/;
+    await log.filter({ hasText: tempLine }).waitFor();
+    await page.getByLabel('Suppress temperature messages').check();
+    assert.doesNotMatch(await log.textContent() ?? '', tempLine);
+    await page.getByLabel('Suppress temperature messages').uncheck();
     await screenshot(page, '07-terminal');
   });
 
@@ -222,6 +238,13 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.getByRole('button', { name: 'X+' }).click();
     await openTab(page, 'Terminal');
     await page.getByTestId('terminal-log').filter({ hasText: /Send: (N\d+ )?G1 X10/ }).waitFor();
+    await openTab(page, 'Control');
+    // A custom control from the settings sends its command with the value of its input.
+    const custom = page.getByRole('region', { name: 'Custom controls' });
+    await custom.getByLabel('Speed').fill('128');
+    await custom.getByRole('button', { name: 'Fan at speed' }).click();
+    await openTab(page, 'Terminal');
+    await page.getByTestId('terminal-log').filter({ hasText: /Send: (N\d+ )?M106 S128/ }).waitFor();
     await openTab(page, 'Control');
     await screenshot(page, '08-control');
   });

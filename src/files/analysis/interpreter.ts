@@ -244,14 +244,17 @@ export class Interpreter {
     }
     const len = Math.sqrt(dx * dx + dy * dy + dz * dz);
     const feed = this.feed;
+    const m = this.planner.move;
     if (len > 0) {
       this.moves++;
       this.naiveSeconds += Math.max(len, Math.abs(de)) / feed;
-      this.planner.add(len, dx / len, dy / len, dz / len, de / len, feed * this.speedFactor, de !== 0 ? 0 : 1);
+      m[0] = len; m[1] = dx / len; m[2] = dy / len; m[3] = dz / len; m[4] = de / len; m[5] = feed * this.speedFactor;
+      this.planner.addMove(de !== 0 ? 0 : 1);
     } else if (de !== 0) {
       this.moves++;
       this.naiveSeconds += Math.abs(de) / feed;
-      this.planner.add(Math.abs(de), 0, 0, 0, de > 0 ? 1 : -1, feed * this.speedFactor, 2);
+      m[0] = Math.abs(de); m[1] = 0; m[2] = 0; m[3] = 0; m[4] = de > 0 ? 1 : -1; m[5] = feed * this.speedFactor;
+      this.planner.addMove(2);
     }
     this.x = tx; this.y = ty; this.z = tz;
   }
@@ -307,7 +310,10 @@ export class Interpreter {
     for (let i = 0; i < n; i++) {
       const mid = a0 + step * (i + 0.5); // a chord runs along the tangent at its middle
       const k = chord / segLen;
-      this.planner.add(segLen, -dir * Math.sin(mid) * k, dir * Math.cos(mid) * k, dzs / segLen, des / segLen, speed, kind);
+      const m = this.planner.move;
+      m[0] = segLen; m[1] = -dir * Math.sin(mid) * k; m[2] = dir * Math.cos(mid) * k; m[3] = dzs / segLen;
+      m[4] = des / segLen; m[5] = speed;
+      this.planner.addMove(kind);
     }
   }
 

@@ -64,8 +64,11 @@ export class Planner {
   private readonly prevV = new Float64Array(4);
   private readonly prevU = new Float64Array(3);
   private prevXyz = false;
-  private readonly curV = new Float64Array(4);
+  /** Scratch for the junction helpers: v, vx, vy, vz, ve, safe in; junction speed out at [6]. */
+  private readonly cur = new Float64Array(7);
   private readonly jerkV = new Float64Array(4);
+  /** Input register of addMove(): length, ux, uy, uz, ue, feed. */
+  readonly move = new Float64Array(6);
 
   constructor(limits: MachineLimits) {
     this.limits = limits;
@@ -76,6 +79,18 @@ export class Planner {
    * ue = ±1). `kind`: 0 = printing, 1 = travel, 2 = retract/prime (E only).
    */
   add(length: number, ux: number, uy: number, uz: number, ue: number, feed: number, kind: 0 | 1 | 2): void {
+    const m = this.move;
+    m[0] = length; m[1] = ux; m[2] = uy; m[3] = uz; m[4] = ue; m[5] = feed;
+    this.addMove(kind);
+  }
+
+  /**
+   * add() for the hot path: the move is read from `move` ([length, ux, uy, uz, ue, feed]), because doubles passed
+   * to (or returned from) a call that is not inlined are boxed, one allocation each, millions per file.
+   */
+  addMove(kind: 0 | 1 | 2): void {
+    const m = this.move;
+    const length = m[0], ux = m[1], uy = m[2], uz = m[3], ue = m[4], feed = m[5];
     if (!(length > 0) || !Number.isFinite(length)) return;
     const L = this.limits;
     const ax = Math.abs(ux), ay = Math.abs(uy), az = Math.abs(uz), ae = Math.abs(ue);
@@ -101,18 +116,22 @@ export class Planner {
     if (Math.abs(ve) > jerk.e) safe = Math.min(safe, (v * jerk.e) / Math.abs(ve));
 
     const xyz = ax + ay + az > 0;
-    if (L.combinedXyJerk) safe = this.combinedSafeSpeed(v, vz, ve);
+    const c = this.cur;
+    c[0] = v; c[1] = vx; c[2] = vy; c[3] = vz; c[4] = ve; c[5] = safe;
+    if (L.combinedXyJerk) { this.combinedSafeSpeed(); safe = c[6]; c[5] = safe; }
     // Marlin 2 with junction deviation starts every move after a stop from (almost) zero.
-    else if (L.junctionDeviation > 0 && xyz) safe = Math.min(v, MIN_PLANNER_SPEED);
+    else if (L.junctionDeviation > 0 && xyz) { safe = Math.min(v, MIN_PLANNER_SPEED); c[5] = safe; }
     let vJunction = safe;
     if (this.prevValid) {
       if (L.combinedXyJerk) {
-        vJunction = this.combinedJunction(v, vx, vy, vz, ve);
+        this.combinedJunction();
+        vJunction = c[6];
       } else if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
         const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
         vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, L.junctionDeviation));
       } else {
-        vJunction = this.classicJunction(v, vx, vy, vz, ve, safe);
+        this.classicJunction();
+        vJunction = c[6];
       }
     }
     this.push(length, v, a, Math.max(Math.min(vJunction, v), 0));
@@ -127,19 +146,21 @@ export class Planner {
   }
 
   // Marlin 1.1's classic-jerk junction: scale the slower side down until every axis' velocity jump is within its jerk.
-  private classicJunction(v: number, vx: number, vy: number, vz: number, ve: number, safe: number): number {
-    const jerk = this.limits.jerk;
+  // Reads [v, vx, vy, vz, ve, safe] from `cur`, writes the junction speed to cur[6].
+  private classicJunction(): void {
+    const c = this.cur;
+    const v = c[0], safe = c[5];
+    const jerk = this.limits;
+    const lims = this.jerkV;
+    lims[0] = jerk.jerk.x; lims[1] = jerk.jerk.y; lims[2] = jerk.jerk.z; lims[3] = jerk.jerk.e;
     let vmax = Math.min(v, this.prevNominal);
     const prevFactor = vmax / this.prevNominal;
     const curFactor = vmax / v;
     let factor = 1;
     let limited = false;
-    const cur = this.curV, lims = this.jerkV;
-    cur[0] = vx; cur[1] = vy; cur[2] = vz; cur[3] = ve;
-    lims[0] = jerk.x; lims[1] = jerk.y; lims[2] = jerk.z; lims[3] = jerk.e;
     for (let i = 0; i < 4; i++) {
       let vExit = this.prevV[i] * prevFactor;
-      let vEntry = cur[i] * curFactor;
+      let vEntry = c[i + 1] * curFactor;
       if (limited) { vExit *= factor; vEntry *= factor; }
       const j = axisJerk(vExit, vEntry);
       if (j > lims[i]) { factor *= lims[i] / j; limited = true; }
@@ -147,30 +168,32 @@ export class Planner {
     if (limited) vmax *= factor;
     const threshold = vmax * 0.99;
     if (this.prevSafe > threshold && safe > threshold) vmax = safe;
-    return vmax;
+    c[6] = vmax;
   }
 
   // Marlin 1.0 (and Cura's estimator): from standstill only half the XY jerk, less if Z or E would jump too much.
-  private combinedSafeSpeed(v: number, vz: number, ve: number): number {
+  private combinedSafeSpeed(): void {
+    const c = this.cur;
     const jerk = this.limits.jerk;
     let safe = jerk.x / 2;
-    if (Math.abs(vz) > jerk.z / 2) safe = Math.min(safe, jerk.z / 2);
-    if (Math.abs(ve) > jerk.e / 2) safe = Math.min(safe, jerk.e / 2);
-    return Math.min(safe, v);
+    if (Math.abs(c[3]) > jerk.z / 2) safe = Math.min(safe, jerk.z / 2);
+    if (Math.abs(c[4]) > jerk.e / 2) safe = Math.min(safe, jerk.e / 2);
+    c[6] = Math.min(safe, c[0]);
   }
 
   // Marlin 1.0: the XY velocity vector may change by the XY jerk at full speed on both sides, else both are scaled down.
-  private combinedJunction(v: number, vx: number, vy: number, vz: number, ve: number): number {
+  private combinedJunction(): void {
+    const c = this.cur;
     const jerk = this.limits.jerk;
     const p = this.prevV;
-    const dx = vx - p[0], dy = vy - p[1];
+    const dx = c[1] - p[0], dy = c[2] - p[1];
     const xy = Math.sqrt(dx * dx + dy * dy);
     let factor = xy > jerk.x ? jerk.x / xy : 1;
-    const dz = Math.abs(vz - p[2]);
+    const dz = Math.abs(c[3] - p[2]);
     if (dz > jerk.z) factor = Math.min(factor, jerk.z / dz);
-    const de = Math.abs(ve - p[3]);
+    const de = Math.abs(c[4] - p[3]);
     if (de > jerk.e) factor = Math.min(factor, jerk.e / de);
-    return Math.min(this.prevNominal, v * factor);
+    c[6] = Math.min(this.prevNominal, c[0] * factor);
   }
 
   /** Adds a pause (G4, firmware retract time): the machine stops, so planning restarts from standstill. */

@@ -228,3 +228,27 @@ export function apiToPatch(body: Plain): { patch: Plain; touched: string[] } | {
   }
   return { patch, touched };
 }
+
+/**
+ * Drops leaves of a config patch that only restate a default the file does not override, so a client that posts the
+ * whole tree back (as settings dialogs do) does not pin every default in config.yaml.
+ */
+export function withoutRestatedDefaults(patch: Plain, defaults: unknown, raw: unknown): Plain {
+  const out: Plain = {};
+  for (const [k, v] of Object.entries(patch)) {
+    const d = isPlain(defaults) ? defaults[k] : undefined;
+    const r = isPlain(raw) ? raw[k] : undefined;
+    if (isPlain(v) && isPlain(d)) {
+      const inner = withoutRestatedDefaults(v, d, r);
+      if (Object.keys(inner).length > 0) out[k] = inner;
+    } else if (r !== undefined || !sameValue(v, d)) {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** Structural equality; an absent default and null mean the same (nullable keys without a schema default). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}

@@ -241,6 +241,23 @@ test('GET /api/settings revalidates with ETag / 304 until something changes', as
   assert.equal((await s.api('/api/settings', { headers: { 'If-None-Match': etag } })).status, 200);
 });
 
+test('posting the whole tree back does not pin defaults in config.yaml', async (t) => {
+  const s = await startTestServer(t);
+  const before = await onDisk(s);
+  const tree = await getSettings(s);
+  const res = await postSettings(s, tree);
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(await onDisk(s), before);
+  // A changed value in the same round trip is stored, and only that one.
+  setPath(tree, ['temperature', 'cutoff'], 45);
+  assert.equal((await postSettings(s, tree)).status, 200);
+  assert.deepEqual(await onDisk(s), { ...before, temperature: { cutoff: 45 } });
+  // Back to the default value: the stored override follows (the effective value is what matters).
+  setPath(tree, ['temperature', 'cutoff'], 30);
+  assert.equal((await postSettings(s, tree)).status, 200);
+  assert.equal(s.config.current.temperature.cutoff, 30);
+});
+
 test('CORS follows api.allowCrossOrigin at once', async (t) => {
   const s = await startTestServer(t);
   const probe = () => s.api('/api/version', { headers: { Origin: 'http://elsewhere.example' } });

@@ -6,13 +6,13 @@ import { homedir } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
-import type { ConfigStore } from '../../config/config-store.ts';
 import type { Config } from '../../config/schema.ts';
 import type { Paths } from '../../config/paths.ts';
 import type { EventBus } from '../../core/event-bus.ts';
 import { invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { apiToPatch, fieldsToApi, isPlain, setPath } from '../settings-map.ts';
+import { apiToPatch, fieldsToApi, isPlain, setPath, withoutRestatedDefaults } from '../settings-map.ts';
+import { effectiveConfig, type ConfigStore } from '../../config/config-store.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -63,6 +63,8 @@ export const TEMPLATE_ORDER = {
   usersettings: [entry('access', 'Access'), entry('interface', 'Interface')],
   wizard: [],
 };
+
+const DEFAULTS = effectiveConfig({});
 
 const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
@@ -127,14 +129,18 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
     const mapped = apiToPatch(body);
     if ('problem' in mapped) throw invalid(`Invalid value for ${mapped.problem.field}: ${mapped.problem.message}`);
-    const { patch } = mapped;
+    let { patch } = mapped;
 
     await normaliseFolders(patch);
     const bitrate = (patch.webcam as Plain | undefined)?.bitrate;
     if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
       throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
     }
-    if ('plugins' in body) patch.plugins = pluginPatch(body.plugins);
+    patch = withoutRestatedDefaults(patch, DEFAULTS, config.overrides);
+    if ('plugins' in body) {
+      const plugins = pluginPatch(body.plugins);
+      if (Object.keys(plugins).length > 0) patch.plugins = plugins;
+    }
 
     if (Object.keys(patch).length > 0) {
       await config.patch(patch);
@@ -179,6 +185,8 @@ function pluginPatch(plugins: unknown): Plain {
     if (!isPlain(value)) throw invalid(`Invalid value for plugins.${id}: must be an object`);
     const copy = structuredClone(value);
     if (id === 'discovery') delete copy.upnpUuid;
+    // Echoing back only the generated uuid is not a setting.
+    if (id === 'discovery' && Object.keys(copy).length === 0) continue;
     out[id] = copy;
   }
   return out;

@@ -1,6 +1,9 @@
 // End-to-end test of the browser control panel in headless Chromium against a real server and the virtual printer.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { buildWeb } from '../../web/build.ts';
@@ -197,6 +200,18 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.getByRole('form', { name: 'Delete' }).getByRole('button', { name: 'Delete' }).click();
     await files.getByRole('button', { name: '📁 parts' }).waitFor({ state: 'detached' });
     assert.equal((await server.api('/api/files/local/parts')).status, 404);
+  });
+
+  await step('uploads to the printer\'s SD card and lists the SD files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gantry-ui-sd-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'sdpart.gcode');
+    await writeFile(file, 'G28\nG1 Z0.2\nG1 X10 Y10 E1\n');
+    const files = page.getByRole('region', { name: 'Files' });
+    await files.getByLabel("Upload to the printer's SD card").check();
+    await page.getByTestId('upload-input').setInputFiles(file);
+    await page.getByTestId('sd-list').locator('li.file').filter({ hasText: /sdpart/i }).waitFor({ timeout: 30_000 });
+    await files.getByLabel("Upload to the printer's SD card").uncheck();
   });
 
   await step('the G-code preview draws the layers of the file', async () => {

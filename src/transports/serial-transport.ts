@@ -87,7 +87,12 @@ export class SerialTransport implements LineTransport {
       const probe = await withTimeout(this.openBinding('odd'), timeoutMs, `opening ${this.name}`);
       await probe.close().catch(() => {});
     }
-    const port = await withTimeout(this.openBinding('none'), timeoutMs, `opening ${this.name}`);
+    const opening = this.openBinding('none');
+    const port = await withTimeout(opening, timeoutMs, `opening ${this.name}`).catch((err: unknown) => {
+      // An open that completes after the timeout must not leave the device locked.
+      opening.then((late) => late.close(), () => {}).catch(() => {});
+      throw err;
+    });
     if (this.opts.lowLatency) await port.set({ lowLatency: true } as never).catch(() => {});
     this.port = port;
     this.closing = false;

@@ -152,3 +152,30 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   assert.equal(entry.prints.last.printTime, undefined);
   assert.deepEqual(entry.statistics, { averagePrintTime: {}, lastPrintTime: {} });
 });
+
+test('paused: toggle resumes, no action resumes, cancel from paused ends the job', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  const rec = recorder(s);
+  assert.equal((await uploadFile(s, 'long.gcode', smallGcode(3000), [{ name: 'select', value: 'true' }])).status, 201);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  const state = async () => (await job(s)).state as string;
+  await waitFor('Printing', async () => (await state()) === 'Printing' || undefined, 20_000);
+  for (const resumeWith of ['toggle', undefined]) {
+    assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
+    await waitFor('Paused', async () => (await state()) === 'Paused' || undefined, 20_000);
+    assert.equal(await jobCommand(s, 'pause', resumeWith), 204);
+    await waitFor(`Printing after ${String(resumeWith)}`, async () => (await state()) === 'Printing' || undefined, 20_000);
+  }
+  assert.equal(rec.events.filter((e) => e.name === 'PrintResumed').length, 2);
+  assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
+  await waitFor('Paused before cancel', async () => (await state()) === 'Paused' || undefined, 20_000);
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  await waitFor('PrintCancelled', () => rec.names().includes('PrintCancelled') || undefined, 20_000);
+  await waitFor('Operational', async () => (await state()) === 'Operational' || undefined, 20_000);
+  const cancelling = rec.events.find((e) => e.name === 'PrintCancelling')!.payload;
+  assert.equal(cancelling.path, 'long.gcode');
+  assert.ok(!rec.names().includes('PrintDone'));
+  const after = await job(s);
+  assert.equal(after.job.file.name, 'long.gcode', 'the file stays selected after a cancel');
+  assert.ok(after.progress.completion < 100);
+});

@@ -71,6 +71,8 @@ test('execution follows the status table', async (t) => {
   assert.match((await fail.json() as { error: string }).error, /return code 3.*broken/s);
 
   assert.equal((await run('custom', 'failok')).status, 204);
+  const emptyJson = await s.api('/api/system/commands/custom/failok', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '' });
+  assert.equal(emptyJson.status, 204);
   assert.equal((await run('custom', 'divider')).status, 400);
   assert.equal((await run('custom', 'nothing')).status, 500);
   assert.equal((await run('custom', 'nope')).status, 404);

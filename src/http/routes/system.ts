@@ -19,6 +19,11 @@ export function requestBase(request: FastifyRequest): string {
   return `${scheme}://${host}${prefix}`;
 }
 
+/** Some apps send `Content-Type: application/json` with an empty body on commands that take none; that is not malformed. */
+async function ignoreEmptyJson(request: FastifyRequest): Promise<void> {
+  if (request.headers['content-length'] === '0') delete request.headers['content-type'];
+}
+
 const SourceParams = Type.Object({ source: Type.String() });
 const ActionParams = Type.Object({ source: Type.String(), action: Type.String() });
 
@@ -47,6 +52,7 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
 
   app.post('/api/system/commands/:source/:action', {
     config: { access: 'SYSTEM' },
+    onRequest: ignoreEmptyJson,
     schema: { params: ActionParams, body: Type.Unknown() },
   }, async (request, reply) => {
     await commands.execute(request.params.source, request.params.action);

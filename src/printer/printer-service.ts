@@ -117,21 +117,33 @@ export class PrinterService implements Printer {
     engine.heatedBed = profile.heatedBed;
     engine.temperatureOffsets = this.readings.offsets();
     this.engine = engine;
-    if (port === undefined) {
-      // Auto-detection: a real serial port if there is exactly one candidate besides VIRTUAL, else VIRTUAL.
-      const real = ports.filter((p) => p !== 'VIRTUAL');
-      port = real[0] ?? ports[0];
-      if (port === undefined) {
-        this.applyState('ERROR', 'No more candidates to test, and no working port/baudrate combination detected.');
-        this.applyState('CLOSED_WITH_ERROR');
-        return;
-      }
+    const virtual = port === 'VIRTUAL' || (port === undefined && ports.length === 1 && ports[0] === 'VIRTUAL');
+    if (virtual || (port !== undefined && baud !== undefined)) {
+      port ??= 'VIRTUAL';
+      const baudrate = baud ?? 115200;
+      this.port = port;
+      this.baudrate = baudrate;
+      this.serialLog.info(`Connecting to port ${port}, baudrate ${baudrate}`);
+    } else {
+      // Auto-detection over the real ports (or the one given) and the likely baudrates (or the one given).
+      const candidatePorts = port !== undefined ? [port] : ports.filter((p) => p !== 'VIRTUAL');
+      const bauds = baud !== undefined ? [baud] : this.deps.ports.detectionBaudrates(candidatePorts.length);
+      const candidates = candidatePorts.flatMap((p) => bauds.map((b) => ({ port: p, baudrate: b })));
+      this.port = candidatePorts[0] ?? null;
+      this.baudrate = null;
+      this.serialLog.info(`Detecting port and baudrate among ${candidates.length} candidate(s)`);
+      const p = engine.connectAuto(candidates, this.deps.ports.create).then(() => {
+        if (this.engine === engine && engine.isOperational()) {
+          this.port = engine.connectedPort;
+          this.baudrate = engine.connectedBaudrate;
+        }
+      }).catch((err: unknown) => this.deps.logger.error({ err }, 'auto-detection failed'));
+      this.connecting = p;
+      await p;
+      if (this.connecting === p) this.connecting = null;
+      return;
     }
-    const baudrate = baud ?? this.deps.ports.detectionBaudrates(1)[0] ?? 115200;
-    this.port = port;
-    this.baudrate = baudrate;
-    this.serialLog.info(`Connecting to port ${port}, baudrate ${baudrate}`);
-    const p = engine.connect({ transport: this.deps.ports.create(port, baudrate), port, baudrate })
+    const p = engine.connect({ transport: this.deps.ports.create(this.port!, this.baudrate!), port: this.port!, baudrate: this.baudrate! })
       .catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
     this.connecting = p;
     await p;

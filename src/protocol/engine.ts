@@ -3,6 +3,8 @@ import { EngineSender, type ConnectTarget } from './engine-sender.ts';
 import { FLAG_HEATING, FLAG_LONG, AdvancedOkWindow } from './send-window.ts';
 import { ReplyKind, replyKind, parseAdvancedOk, parseResend, classifyError } from './replies/control.ts';
 import { frameLine } from '../gcode/line.ts';
+import { detectPort, type DetectionCandidate } from './detection.ts';
+import type { TransportFactory } from './line-transport.ts';
 
 export type { JobFeed, ConnectTarget } from './engine-sender.ts';
 
@@ -51,6 +53,38 @@ export class ProtocolEngine extends EngineSender {
       this.sendHello();
     }
     this.scheduleTick();
+  }
+
+  /**
+   * Auto-detection: tries the candidates (port × baudrate) and goes straight to Operational with the first that
+   * answers; none answering is an honest error.
+   */
+  async connectAuto(candidates: DetectionCandidate[], create: TransportFactory): Promise<void> {
+    this.setState('DETECT_SERIAL');
+    const t = this.settings.timeout;
+    const found = await detectPort(candidates, create, this.timers, {
+      helloCommand: this.settings.helloCommand, attemptTimeout: t.detectionConsecutive,
+      cancelled: () => this.stateId !== 'DETECT_SERIAL', log: (text) => this.hooks.message?.(text),
+    });
+    if (this.stateId !== 'DETECT_SERIAL') {
+      await found?.transport.close().catch(() => {});
+      return;
+    }
+    if (!found) {
+      this.setState('ERROR', 'No more candidates to test, and no working port/baudrate combination detected.');
+      this.hooks.error?.(this.errorText, 'autodetect');
+      this.setState('CLOSED_WITH_ERROR');
+      return;
+    }
+    this.port = found.port;
+    this.baudrate = found.baudrate;
+    found.transport.on('line', this.onLine);
+    found.transport.on('close', this.onClose);
+    this.transport = found.transport;
+    this.resetLink();
+    this.lastRxAt = this.timers.now();
+    this.scheduleTick();
+    this.onConnected();
   }
 
   /** Requested close: Offline. Nothing throws. */

@@ -139,7 +139,10 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
-  const eventSubscriptions = new EventSubscriptions({ config, events, logger: logger.child({ svc: 'events' }) });
+  const eventSubscriptions = new EventSubscriptions({
+    config, events, logger: logger.child({ svc: 'events' }), gcode: printer,
+    context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
+  });
 
   // Start order matters: later services may use earlier ones; stop runs in reverse.
   const systemCommands = new SystemCommands(config, logger.child({ svc: 'system' }));

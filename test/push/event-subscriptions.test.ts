@@ -1,14 +1,13 @@
 // Event subscriptions: real shell commands with placeholders, list semantics, timeouts, shell:false, and gcode-type
-// subscriptions; plus the placeholder formatter's Python str.format rules.
+// subscriptions on the virtual printer; plus the placeholder formatter's Python str.format rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
-import { EventSubscriptions, splitArgs } from '../../src/events/event-subscriptions.ts';
+import { splitArgs } from '../../src/events/event-subscriptions.ts';
 import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
-import { silentLogger } from '../../src/core/logger.ts';
 import { sleep } from './push-clients.ts';
 
 const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
@@ -92,25 +91,29 @@ test('a system command that runs too long is killed; the event loop is never blo
   assert.equal(await exists(join(dir, 'late')), false);
 });
 
-test('gcode subscriptions send their formatted lines to the printer, and nothing when it is offline', async (t) => {
+test('gcode subscriptions send their formatted lines to the connected printer, and nothing while offline', async (t) => {
   const server = await startTestServer(t, {
     settings: { events: { subscriptions: [
-      { event: 'PrintStarted', type: 'gcode', command: ['M117 Printing {name}', 'M300 S{size}'] },
-      { event: 'PrintDone', type: 'gcode', command: 'M117 Done {name}\nM18' },
+      { event: 'Connected', type: 'gcode', command: ['M117 hello {port}', 'M118 E1 {__eventname} z={__currentZ}'] },
+      { event: 'PrinterProfileModified', type: 'gcode', command: 'M117 profile {identifier}\nM118 E1 second line' },
     ] } },
   });
-  const sent: string[][] = [];
-  let operational = true;
-  const subs = new EventSubscriptions({
-    config: server.config, events: server.events, logger: silentLogger,
-    gcode: { isOperational: () => operational, commands: (lines) => { sent.push(lines); } },
-  });
-  await subs.start();
-  t.after(() => subs.stop());
-  server.events.emit('PrintStarted', { name: 'cube.gcode', path: 'cube.gcode', origin: 'local', size: 1234 });
-  server.events.emit('PrintDone', { name: 'cube.gcode', path: 'cube.gcode', origin: 'local', size: 1234, time: 10 });
-  assert.deepEqual(sent, [['M117 Printing cube.gcode', 'M300 S1234'], ['M117 Done cube.gcode', 'M18']]);
-  operational = false;
-  server.events.emit('PrintDone', { name: 'cube.gcode', path: 'cube.gcode', origin: 'local', size: 1234, time: 10 });
-  assert.equal(sent.length, 2);
+  const sent: string[] = [];
+  const off = server.printer.subscribe({ log: (lines) => { for (const l of lines) if (l.startsWith('Send:')) sent.push(l); } });
+  t.after(off);
+  const waitSent = async (text: string): Promise<void> => {
+    const end = Date.now() + 20_000;
+    while (!sent.some((l) => l.includes(text))) {
+      if (Date.now() > end) throw new Error(`never sent: ${text} (sent: ${sent.slice(-5).join(' | ')})`);
+      await sleep(50);
+    }
+  };
+  server.events.emit('PrinterProfileModified', { identifier: 'while-offline' });
+  assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
+  await waitSent('M117 hello VIRTUAL');
+  await waitSent('M118 E1 Connected z=');
+  server.events.emit('PrinterProfileModified', { identifier: 'p1' });
+  await waitSent('M117 profile p1');
+  await waitSent('M118 E1 second line');
+  assert.ok(!sent.some((l) => l.includes('while-offline')));
 });

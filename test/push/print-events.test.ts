@@ -2,15 +2,24 @@
 // `current` carrying the job, progress and busy files, and a client that stopped reading, which holds up nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
-import { rawClient, sockjsClient, userWithKey } from './push-clients.ts';
+import { rawClient, sockjsClient, userWithKey, sleep } from './push-clients.ts';
 
 type Ev = { type: string; payload: Record<string, unknown> | null };
 type Current = { job: { file: { name: string | null } }; progress: { completion: number | null }; busyFiles: Array<{ path: string }>; state: { text: string } };
 
 test('PrintStarted/PrintDone and job progress reach clients during a print while a client that stopped reading blocks neither the print nor the others', async (t) => {
-  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0 } } } });
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-print-events-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: {
+    devel: { virtualPrinter: { throttle: 0 } },
+    // The placeholders that read the job (selected file) during a real print.
+    events: { subscriptions: [{ event: 'PrintStarted', type: 'system', shell: true,
+      command: `echo "{__filename}|{__filepath}|{__fileorigin}|{name}|{origin}" > ${dir}/started.txt` }] },
+  } });
   const { auth, key } = await userWithKey(server, 'printer-fan');
   const raw = await rawClient(server);
   const sjs = await sockjsClient(server);
@@ -44,4 +53,11 @@ test('PrintStarted/PrintDone and job progress reach clients during a print while
   await raw.next('current', (c: Current) => c.progress.completion === 100 && c.state.text === 'Operational', { timeoutMs: 20_000 });
   const types = (raw.ofType('event') as Ev[]).map((e) => e.type);
   assert.ok(types.indexOf('PrintStarted') < types.indexOf('PrintDone'));
+
+  let startedTxt = '';
+  for (let i = 0; i < 200 && !startedTxt.endsWith('\n'); i++) {
+    startedTxt = await readFile(join(dir, 'started.txt'), 'utf8').catch(() => '');
+    if (!startedTxt.endsWith('\n')) await sleep(50);
+  }
+  assert.equal(startedTxt, 'small.gcode|small.gcode|local|small.gcode|local\n');
 });

@@ -1,7 +1,7 @@
 // Port/baudrate auto-detection with scripted transports: silent candidates are skipped, the first that answers wins.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeTimers, ScriptedTransport, flush, makeRig } from './scripted.ts';
+import { ScriptedTransport, flush, makeRig } from './scripted.ts';
 
 function scriptedFactory(answers: Record<string, string | null>) {
   const made: Record<string, ScriptedTransport> = {};
@@ -31,7 +31,7 @@ test('auto-detection: silent candidates are tried three times, then the one answ
   const done = rig.engine.connectAuto([{ port: '/dev/ttyUSB0', baudrate: 115200 }, { port: '/dev/ttyUSB0', baudrate: 250000 }], create);
   for (let i = 0; i < 10; i++) {
     await flush();
-    (rig.timers as FakeTimers).advance(2000);
+    rig.timers.advance(2000);
   }
   await done;
   assert.equal(rig.engine.state, 'OPERATIONAL');

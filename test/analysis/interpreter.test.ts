@@ -190,3 +190,9 @@ test('arcs are planned as 1 mm chords: a tight circle runs slower than a straigh
   assert.ok(tight > 1.5 * line(2 * Math.PI * 2), `r=2 circle ${tight} s vs line ${line(2 * Math.PI * 2)} s`);
   assert.ok(Math.abs(wide / line(2 * Math.PI * 100) - 1) < 0.01, `r=100 circle ${wide} s vs line ${line(2 * Math.PI * 100)} s`);
 });
+
+test('degenerate arcs (zero radius, R between identical points) move straight and count E once', () => {
+  const r = analyseBuffer('M83\nG1 X10 Y0 F600\nG2 X20 Y0 I0 J0 E2\nG2 X20 Y0 R5 E3\nG3 X30 Y0 R5 E1\n');
+  close(r.filament.tool0?.length, 6);
+  close(r.printingArea.maxX, 30);
+});

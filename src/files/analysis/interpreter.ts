@@ -2,16 +2,19 @@
 import { Planner } from './planner.ts';
 import * as scanner from './line-scanner.ts';
 import { ScannedLine } from './line-scanner.ts';
+import type { MachineLimits } from './types.ts';
 
-// Bound once: under tsx's module transform every use of an imported binding is a getter call, too slow per line.
+// Bound once: if this module is ever loaded through a CommonJS transform, each use of an imported binding becomes
+// a getter call, which costs more than the scanning itself on a per-line path.
 const { scanCommand, scanParams } = scanner;
+// Parameter slots (letter − 'A') of ScannedLine.
 const PE = 4, PF = 5, PI = 8, PJ = 9, PP = 15, PR = 17, PS = 18, PT = 19, PX = 23, PY = 24, PZ = 25;
 const XYZ = (1 << PX) | (1 << PY) | (1 << PZ);
-import type { MachineLimits } from './types.ts';
 
 const TWO_PI = Math.PI * 2;
 /** Marlin's MM_PER_ARC_SEGMENT: G2/G3 become chords of about this length. */
 const ARC_SEGMENT_MM = 1;
+const MAX_ARC_SEGMENTS = 4096;
 
 /** Axis-aligned box accumulated from points; min/max ±Infinity until a point is seen. */
 export class Box {
@@ -49,7 +52,7 @@ export class Interpreter {
   lines = 0;
   moves = 0;
   hasM73 = false;
-  /** The file chose the cornering model itself (M205 J or M205 X/Y). */
+  /** The file set limits itself (M201/M203/M204/M205/M566). */
   limitsFromFile = false;
   readonly toolsUsed: number[] = [];
   /** Highest net extrusion reached per tool (OctoPrint's length semantics: retract+prime cancel out). */
@@ -101,7 +104,7 @@ export class Interpreter {
     return lineStart;
   }
 
-  /** Records [file position, planned seconds so far]; moves still in the look-ahead window (≤ 256) are not counted yet. */
+  /** Records [file position, planned seconds so far]; moves still in the look-ahead window (≤ 512) are not counted yet. */
   sample(position: number): void {
     this.timeline.push([position, this.planner.committedSeconds]);
     this.nextSample = position + this.sampleEvery;
@@ -169,8 +172,12 @@ export class Interpreter {
       case 83: this.relativeE = true; return;
       case 73: this.hasM73 = true; return;
       case 220: scanParams(buf, end, l); if (l.has(PS) && l.get(PS) > 0) this.speedFactor = l.get(PS) / 100; return;
-      case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); return;
-      case 203: scanParams(buf, end, l); this.axes(l, lim.maxFeedrate, this.opts.reprapFirmware ? 1 / 60 : 1); return;
+      case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); this.limitsFromFile = true; return;
+      case 203:
+        scanParams(buf, end, l);
+        this.axes(l, lim.maxFeedrate, this.opts.reprapFirmware ? 1 / 60 : 1);
+        this.limitsFromFile = true;
+        return;
       case 566: scanParams(buf, end, l); this.axes(l, lim.jerk, 1 / 60, true); this.useJerk(); return;
       case 204: {
         scanParams(buf, end, l);
@@ -178,6 +185,7 @@ export class Interpreter {
         if (l.has(PP) && l.get(PP) > 0) lim.printAcceleration = l.get(PP);
         if (l.has(PR) && l.get(PR) > 0) lim.retractAcceleration = l.get(PR);
         if (l.has(PT) && l.get(PT) > 0) lim.travelAcceleration = l.get(PT);
+        this.limitsFromFile = true;
         return;
       }
       case 205: {
@@ -262,7 +270,6 @@ export class Interpreter {
   private arc(l: ScannedLine, clockwise: boolean): void {
     const sx = this.x, sy = this.y, sz = this.z;
     const tx = this.target(l, PX, sx), ty = this.target(l, PY, sy), tz = this.target(l, PZ, sz);
-    const de = this.extrude(l);
     let cx: number, cy: number;
     if (l.has(PR)) {
       // Centre on the perpendicular bisector of the chord; R < 0 asks for the longer of the two arcs.
@@ -279,7 +286,8 @@ export class Interpreter {
       cy = sy + (l.has(PJ) ? l.get(PJ) * this.scale : 0);
     }
     const r = Math.sqrt((sx - cx) * (sx - cx) + (sy - cy) * (sy - cy));
-    if (!(r > 0)) { this.linear(l); return; }
+    if (!(r > 0)) { this.linear(l); return; } // no circle: firmware moves straight
+    const de = this.extrude(l);
     const a0 = Math.atan2(sy - cy, sx - cx);
     const a1 = Math.atan2(ty - cy, tx - cx);
     let sweep = clockwise ? a0 - a1 : a1 - a0;
@@ -298,7 +306,8 @@ export class Interpreter {
     this.naiveSeconds += Math.max(len, Math.abs(de)) / feed;
     // Firmware draws arcs as short chords, each a planner move whose corners with the next are jerk/JD limited,
     // which is what slows tight arcs down; model it the same way.
-    const n = Math.max(1, Math.round(planar / ARC_SEGMENT_MM));
+    // Capped so a malformed giant arc cannot stall the analysis; real arcs are far below the cap.
+    const n = Math.min(MAX_ARC_SEGMENTS, Math.max(1, Math.round(planar / ARC_SEGMENT_MM)));
     const step = (clockwise ? -sweep : sweep) / n;
     const chord = 2 * r * Math.sin(Math.abs(step) / 2);
     const dzs = dz / n, des = de / n;

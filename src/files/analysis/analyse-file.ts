@@ -6,8 +6,8 @@ import { parseSlicerComments, type SlicerMeta } from './slicer-meta.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis } from './types.ts';
 
 const CHUNK = 1 << 20;
-/** Slicer headers and footers (config blocks included) fit in these; the middle of a file is moves. */
-const HEAD_BYTES = 128 * 1024;
+/** Slicer headers and footers (config blocks, after thumbnails in Orca/Bambu headers) fit in these; the rest is moves. */
+const HEAD_BYTES = 512 * 1024;
 const TAIL_BYTES = 256 * 1024;
 
 // Slicer comments are read from the first and last bytes only; the seams' cut lines are dropped.

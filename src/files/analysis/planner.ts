@@ -49,7 +49,7 @@ export class Planner {
   /** Seconds of fully committed moves plus dwells. */
   private committed = 0;
   private n = 0;
-  // Ring-free window: typed arrays compacted on commit (cheap: COMMIT blocks moved per COMMIT blocks added).
+  // Ring-free window: on commit the WINDOW - COMMIT blocks left are moved to the front of the typed arrays.
   private readonly len = new Float64Array(WINDOW);
   private readonly nominal = new Float64Array(WINDOW);
   private readonly accel = new Float64Array(WINDOW);

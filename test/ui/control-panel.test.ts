@@ -172,6 +172,13 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await files.locator('li[data-file="prusaslicer-2.6.1_small.gcode"] button.name').click();
     await files.getByText('Estimated time').waitFor();
     await files.getByText('Filament').waitFor();
+    // Uploading a file that exists asks first; declining keeps the file as it is.
+    const before = ((await (await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json()) as { date: number }).date;
+    await page.getByTestId('upload-input').setInputFiles(GCODE);
+    await page.getByRole('form', { name: 'Replace file' }).getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await page.getByRole('progressbar', { name: 'Upload progress' }).count(), 0);
+    const after = ((await (await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json()) as { date: number }).date;
+    assert.equal(after, before);
     // A file dropped onto the panel is uploaded like a chosen one.
     await page.evaluate(`(() => {
       const dt = new DataTransfer();

@@ -41,6 +41,9 @@ export function FilesPanel() {
   const uploadFiles = async (list: FileList | File[]) => {
     if (!can('FILES_UPLOAD')) return;
     for (const file of Array.from(list)) {
+      const exists = !sdTarget && findFolder(local, folder).some((e) => e.type !== 'folder' && (e.display === file.name || e.name === file.name));
+      if (exists && settings.value?.feature?.uploadOverwriteConfirmation !== false
+        && !(await confirmDialog('Replace file', `${file.name} already exists. Replace it?`, 'Replace'))) continue;
       const form = new FormData();
       form.append('file', file, file.name);
       if (folder && !sdTarget) form.append('path', folder);

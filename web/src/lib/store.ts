@@ -217,7 +217,12 @@ export function startPush(): void {
   push = new PushClient({
     // A passive login per socket connection: after a server restart the old session id would be stale.
     credentials: async () => {
-      await quiet(refreshSession());
+      const ok = await refreshSession().catch(() => true);
+      // The session is gone (server restarted without remember-me, or logged out elsewhere) and guests may not watch.
+      if (!ok && !can('STATUS')) {
+        location.href = `/login?redirect=${encodeURIComponent(location.pathname)}`;
+        return null;
+      }
       const l = login.value;
       return l?.name && l.session ? `${l.name}:${l.session}` : null;
     },

@@ -147,7 +147,7 @@ export interface TerminalFilter {
 export interface Settings {
   api?: { key?: string | null; allowCrossOrigin?: boolean };
   appearance?: { name?: string; color?: string; colorTransparent?: boolean; showFahrenheitAlso?: boolean };
-  feature?: { printCancelConfirmation?: boolean; sdSupport?: boolean; temperatureGraph?: boolean; gcodeViewer?: boolean; printStartConfirmation?: boolean };
+  feature?: { printCancelConfirmation?: boolean; sdSupport?: boolean; temperatureGraph?: boolean; gcodeViewer?: boolean; printStartConfirmation?: boolean; uploadOverwriteConfirmation?: boolean };
   printer?: { defaultExtrusionLength?: number };
   scripts?: { gcode?: Record<string, string | null> };
   serial?: Record<string, unknown> & { port?: string | null; baudrate?: number | null; autoconnect?: boolean; portOptions?: string[]; baudrateOptions?: number[] };

@@ -143,7 +143,7 @@ test('defaults: the reference values clients rely on', async (t) => {
   assert.equal(getPath(g, ['feature', 'gcodeViewer']), true);
   assert.equal(getPath(g, ['folder', 'uploads']), s.paths.uploads);
   assert.equal(getPath(g, ['folder', 'timelapseTmp']), join(s.paths.timelapse, 'tmp'));
-  assert.ok(Array.isArray(getPath(g, ['serial', 'portOptions'])));
+  assert.ok((getPath(g, ['serial', 'portOptions']) as string[]).includes('VIRTUAL'), 'the virtual printer is offered');
   assert.ok((getPath(g, ['serial', 'baudrateOptions']) as number[]).includes(115200));
   assert.equal(getPath(g, ['gcodeAnalysis', 'runAt']), 'idle');
   assert.equal(typeof getPath(g, ['webcam', 'webcamEnabled']), 'boolean');

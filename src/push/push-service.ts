@@ -22,7 +22,11 @@ export interface PushAccess {
   readonly enabled: boolean;
   anonymous(): Identity;
   identityForSession(sessionId: string): Identity | undefined;
-  users: { onUserChanged(fn: (name: string) => void): () => void; getUser(name: string): unknown };
+  users: {
+    onUserChanged(fn: (name: string) => void): () => void;
+    onGroupChanged?(fn: (key: string) => void): () => void;
+    getUser(name: string): unknown;
+  };
   sessions: { onEnd?(fn: (s: { id: string; user: string }, reason: 'logout' | 'stale' | 'removed' | 'modified') => void): () => void };
 }
 
@@ -85,6 +89,9 @@ export class PushService {
     events.onAny(this.owner, (name, payload) => this.onEvent(name, payload));
     this.unsubscribers.push(() => events.removeOwner(this.owner));
     this.unsubscribers.push(access.users.onUserChanged((name) => this.onUserChanged(name)));
+    if (access.users.onGroupChanged) {
+      this.unsubscribers.push(access.users.onGroupChanged((key) => { if (key === 'guests') this.onGuestsChanged(); }));
+    }
     if (access.sessions.onEnd) {
       this.unsubscribers.push(access.sessions.onEnd((s, reason) => this.onSessionEnded(s.id, reason)));
     }
@@ -282,6 +289,17 @@ export class PushService {
       }
       c.identity = next;
       if (next.has('STATUS')) this.register(c);
+      else this.unregister(c);
+      c.send(encode('reauthRequired', { reason: 'modified' }));
+    }
+  }
+
+  /** The guest group's rights changed: anonymous sockets get the new rights and are told to re-authenticate. */
+  private onGuestsChanged(): void {
+    for (const c of this.clients) {
+      if (c.authed) continue;
+      c.identity = this.deps.access.anonymous();
+      if (c.identity.has('STATUS')) this.register(c);
       else this.unregister(c);
       c.send(encode('reauthRequired', { reason: 'modified' }));
     }

@@ -233,3 +233,26 @@ test('plugin messages wait for auth (backlog); reauthRequired on logout, user ch
   const re = (await c.next('reauthRequired', (r: { reason: string }) => r.reason === 'removed', { from: m2 })) as { reason: string };
   assert.equal(re.reason, 'removed');
 });
+
+test('guest group changes reach anonymous sockets; cross-origin websockets are refused unless allowed', async (t) => {
+  const server = await startTestServer(t);
+  const anon = await rawClient(server);
+  t.after(() => anon.close());
+  await anon.next('connected');
+  await server.access.users.updateGroup('guests', { permissions: ['STATUS'] });
+  assert.equal(((await anon.next('reauthRequired')) as { reason: string }).reason, 'modified');
+  // Guests may now see the status: the anonymous socket is registered and gets its history.
+  await anon.next('history');
+
+  const WebSocket = (await import('ws')).default;
+  const wsUrl = `${server.url.replace('http', 'ws')}/sockjs/websocket`;
+  const evil = new WebSocket(wsUrl, { headers: { Origin: 'http://evil.example' } });
+  assert.match((await new Promise<Error>((resolve) => evil.once('error', resolve))).message, /403/);
+  const same = await rawClient(server, { headers: { Origin: server.url } });
+  t.after(() => same.close());
+  await same.next('connected');
+  await server.config.patch({ api: { allowCrossOrigin: true } });
+  const allowed = await rawClient(server, { headers: { Origin: 'http://elsewhere.example' } });
+  t.after(() => allowed.close());
+  await allowed.next('connected');
+});

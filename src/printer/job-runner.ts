@@ -306,6 +306,8 @@ export class JobRunner implements JobControl, FileUsage {
 
   private onProgress(job: ActiveJob, pos: number): void {
     job.filepos = pos;
+    // SD listings often carry no size; the firmware's progress reports do.
+    if (job.stream instanceof SdJob && job.stream.size > 0 && !job.file.size) job.file.size = job.stream.size;
     job.estimator.advance(pos, this.printTimeMs(job) / 1000);
     if (this.job === job) this.lastProgress = this.progressOf(job);
   }

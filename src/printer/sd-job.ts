@@ -15,6 +15,8 @@ const MAX_NOT_PRINTING = 2;
 
 export class SdJob {
   filepos = 0;
+  /** File size as the firmware reports it (`SD printing byte p/<size>`), 0 until known. */
+  size = 0;
   readonly done: Promise<JobOutcome>;
   private resolveDone!: (o: JobOutcome) => void;
   private phase: 'starting' | 'printing' | 'paused' | 'ended' = 'starting';
@@ -50,6 +52,7 @@ export class SdJob {
       if (total === 0 && pos === 0) return this.onNotPrinting();
       this.notPrinting = 0;
       this.filepos = pos;
+      this.size = total;
       this.listener.progress?.(pos);
     } else if (line.startsWith('Done printing file')) {
       this.end('done');

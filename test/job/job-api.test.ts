@@ -73,6 +73,10 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   assert.equal(history[0].result, 'success');
   assert.equal(history[0].path, 'small.gcode');
   assert.ok(history[0].end >= history[0].start);
+  // Deleting the selected (idle) file deselects it.
+  assert.equal((await s.api('/api/files/local/small.gcode', { method: 'DELETE' })).status, 204);
+  assert.ok(rec.names().includes('FileDeselected'));
+  assert.equal((await job(s)).job.file.name, null);
   // Upload with print=true starts at once when the printer is ready.
   const again = await (await uploadFile(s, 'small2.gcode', smallGcode(10), [{ name: 'print', value: 'true' }])).json() as Json;
   assert.equal(again.effectivePrint, true);

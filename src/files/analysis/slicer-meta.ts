@@ -54,7 +54,7 @@ export function parseSlicerComments(text: string): SlicerMeta {
       if (s3d) report.name = `${s3d[1]} ${s3d[2]}`;
       else if (gen) report.name = gen[1];
     }
-    // Bambu writes two durations on one line; the total includes the start sequence, like the moves we plan.
+    // Bambu/Orca write both on one line: the model time, and the total with an allowance for the start sequence.
     const bambu = /^; model printing time:\s*([^;]+);\s*total estimated time:\s*(.+)$/.exec(line);
     if (bambu) {
       config.set('model printing time', bambu[1]);

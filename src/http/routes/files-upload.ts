@@ -11,6 +11,8 @@ import { abridged, resourceUrl } from './files-entries.ts';
 import { truthy, type FilesRouteDeps } from './files.ts';
 
 const MAX_FIELD_BYTES = 1024 * 1024;
+/** All non-file fields together: a form of many small fields must not grow memory without bound either. */
+const MAX_FORM_FIELD_BYTES = 4 * 1024 * 1024;
 const LocationParams = Type.Object({ location: Type.String() });
 
 interface ParsedForm {
@@ -26,6 +28,7 @@ async function readForm(request: FastifyRequest, boundary: string, deps: FilesRo
   let fieldName = '';
   let fieldChunks: Buffer[] = [];
   let fieldSize = 0;
+  let formFieldBytes = 0;
   try {
     for await (const ev of readMultipart(request.raw, boundary)) {
       if (ev.type === 'part') {
@@ -47,7 +50,9 @@ async function readForm(request: FastifyRequest, boundary: string, deps: FilesRo
         if (target === 'file') await form.sink!.write(ev.chunk);
         else if (target === 'field') {
           fieldSize += ev.chunk.length;
+          formFieldBytes += ev.chunk.length;
           if (fieldSize > MAX_FIELD_BYTES) throw invalid(`Form field ${fieldName} is too large`);
+          if (formFieldBytes > MAX_FORM_FIELD_BYTES) throw invalid('Form fields are too large');
           fieldChunks.push(Buffer.from(ev.chunk));
         }
       } else if (target === 'field' && !form.fields.has(fieldName)) {

@@ -1,6 +1,7 @@
 // Command line: `gantry serve` runs the host; `gantry user …` and `gantry apikey` set it up headless.
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
+import type { Gantry } from './main.ts';
 import { defaultBaseDir, resolvePaths, createFolders } from './config/paths.ts';
 import { ConfigStore, ConfigError } from './config/config-store.ts';
 import { AccessService } from './access/access-service.ts';
@@ -55,21 +56,28 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'serve') {
     const port = values.port !== undefined ? Number(values.port) : undefined;
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`invalid --port ${values.port}`);
-    const { startGantry } = await import('./main.ts');
-    const gantry = await startGantry({ baseDir, host: values.host, port, logToConsole: true });
-    process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
+    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the "up" line, and a
+    // signal during start-up must still end in an orderly stop once the services are up.
     let signalled = false;
+    const state: { starting?: Promise<Gantry> } = {};
     const shutdown = (sig: string) => {
       if (signalled) return;
       signalled = true;
       process.stdout.write(`\n${sig}: shutting down...\n`);
-      gantry.stop().then(() => process.exit(0), (err: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(err)}\n`);
-        process.exit(1);
-      });
+      if (!state.starting) process.exit(0); // nothing started yet, nothing to stop
+      state.starting
+        .then((g) => g.stop())
+        .then(() => process.exit(0), (err: unknown) => {
+          process.stderr.write(`shutdown failed: ${String(err)}\n`);
+          process.exit(1);
+        });
     };
     process.on('SIGINT', () => shutdown('SIGINT'));
     process.on('SIGTERM', () => shutdown('SIGTERM'));
+    const { startGantry } = await import('./main.ts');
+    state.starting = startGantry({ baseDir, host: values.host, port, logToConsole: true });
+    const gantry = await state.starting;
+    if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     return -1; // keep running
   }
 

@@ -133,6 +133,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     transfer: (abs, remote) => sdTransfer(printer, abs, remote),
     afterTransfer: (remote, o) => jobRunner.select('sdcard', remote, { print: o.print, user: o.user }),
     isInUse: (name) => jobRunner.isInUse('sdcard', name),
+    jobActive: () => jobRunner.isPrinting(),
   });
 
   const push = new PushService({ config, events, access, clock, printer, jobs: jobStatusFrom(jobRunner, () => jobRunner.busyFiles()),

@@ -1,14 +1,15 @@
 // The server side of the UI: `/`, `/login` and /static/ assets from web/dist, the CSRF cookie, and the "not built" page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import cookie from '@fastify/cookie';
 import { startTestServer } from '../helpers/server.ts';
 import { buildWeb } from '../../web/build.ts';
-import { registerUiRoutes } from '../../src/http/routes/ui.ts';
+import { registerUiRoutes, WEB_DIST } from '../../src/http/routes/ui.ts';
 import type { GantryApp } from '../../src/http/types.ts';
 
 test('serves the built UI at / and /login with the CSRF cookie, and its assets under /static/', async (t) => {
@@ -50,4 +51,15 @@ test('without a build, the pages explain how to build the UI instead of failing'
   assert.match(res.body, /npm run build:web/);
   assert.match(String(res.headers['set-cookie']), /^csrf_token_P\d+=/);
   assert.equal((await app.inject({ method: 'GET', url: '/static/assets/x.js' })).statusCode, 404);
+});
+
+test('the shipped JavaScript stays small (under 150 kB gzipped)', async () => {
+  await buildWeb({ ifStale: true });
+  const dir = join(WEB_DIST, 'assets');
+  let total = 0;
+  for (const name of await readdir(dir)) {
+    if (name.endsWith('.js')) total += gzipSync(await readFile(join(dir, name)), { level: 9 }).length;
+  }
+  assert.ok(total > 10_000, 'the bundle was found');
+  assert.ok(total < 150 * 1024, `shipped JS is ${Math.round(total / 1024)} kB gzipped`);
 });

@@ -38,6 +38,8 @@ interface Deps {
   afterTransfer?: (remote: string, opts: SdAfterTransfer) => Promise<void>;
   /** Whether an SD file is the one being printed. */
   isInUse?: (remote: string) => boolean;
+  /** A job runs (also one the firmware runs from its card, which the link does not count as busy). */
+  jobActive?: () => boolean;
 }
 
 const stripSlash = (n: string): string => n.replace(/^\/+/, '');
@@ -92,7 +94,7 @@ export class SdCardFiles {
   /** 409s of OctoPrint's SD upload rules. */
   checkUploadable(): void {
     const p = this.deps.printer;
-    if (!p.isOperational() || p.isBusy() || this.transferring || !this.deps.transfer) {
+    if (!p.isOperational() || p.isBusy() || this.deps.jobActive?.() || this.transferring || !this.deps.transfer) {
       throw new DomainError(ErrorCodes.PRINTER_BUSY, 'Can not upload to SD card, printer is either not operational or already busy');
     }
     if (!p.sdReady()) throw conflict('Can not upload to SD card, not yet initialized');

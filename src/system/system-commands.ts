@@ -86,7 +86,8 @@ export class SystemCommands {
     this.logger.info({ command: label }, 'running system command');
 
     if (def.async) {
-      const child = this.spawn(def.command);
+      // Nobody reads an async command's output; pipes left unread would stall it once they fill.
+      const child = this.spawn(def.command, 'ignore');
       child.on('error', (err) => this.logger.warn({ err, command: label }, 'system command failed to start'));
       child.on('exit', (code, signal) => this.logger.info({ command: label, code, signal }, 'system command finished'));
       child.unref();
@@ -101,9 +102,9 @@ export class SystemCommands {
     if (code !== 0) this.logger.info({ command: label, code }, 'system command returned non-zero, ignored');
   }
 
-  private spawn(command: string): ChildProcess {
+  private spawn(command: string, output: 'pipe' | 'ignore' = 'pipe'): ChildProcess {
     // Own process group so a timeout can kill the whole pipeline, not just the shell.
-    return spawn(command, { shell: true, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(command, { shell: true, detached: true, stdio: ['ignore', output, output] });
   }
 
   private run(command: string): Promise<{ code: number | null; output: string; timedOut: boolean; error?: Error }> {

@@ -1,14 +1,14 @@
 // The printer service: owns the link (engine + transport), its state, readings, terminal and events; the API's printer.
 import type { ConfigStore } from '../config/config-store.ts';
-import type { Config } from '../config/schema.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
 import { ProtocolEngine } from '../protocol/engine.ts';
 import type { EngineHooks } from '../protocol/hooks.ts';
 import type { TransportFactory } from '../protocol/line-transport.ts';
-import { realTimers, type EngineSettings, type Timers } from '../protocol/settings.ts';
-import { STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
+import { realTimers, type Timers } from '../protocol/settings.ts';
+import { engineSettingsFrom, planConnection } from './link-settings.ts';
+import { STATE_TEXT, SD_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
 import { JobStreamer } from '../protocol/job-stream.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
@@ -46,22 +46,6 @@ export interface PrinterServiceDeps {
   timers?: Timers;
 }
 
-export function engineSettingsFrom(s: Config['serial']): Partial<EngineSettings> {
-  return {
-    helloCommand: s.helloCommand, waitForStartOnConnect: s.waitForStartOnConnect, alwaysSendChecksum: s.alwaysSendChecksum,
-    neverSendChecksum: s.neverSendChecksum, sendChecksumWithUnknownCommands: s.sendChecksumWithUnknownCommands,
-    unknownCommandsNeedAck: s.unknownCommandsNeedAck, checksumRequiringCommands: [...s.checksumRequiringCommands],
-    longRunningCommands: [...s.longRunningCommands], blockedCommands: [...s.blockedCommands], ignoredCommands: [...s.ignoredCommands],
-    pausingCommands: [...s.pausingCommands], emergencyCommands: [...s.emergencyCommands], disconnectOnErrors: s.disconnectOnErrors,
-    ignoreErrorsFromFirmware: s.ignoreErrorsFromFirmware, sendM112OnError: s.sendM112OnError, lastLineBufferSize: s.lastLineBufferSize,
-    supportResendsWithoutOk: s.supportResendsWithoutOk, swallowOkAfterResend: s.swallowOkAfterResend,
-    ignoreIdenticalResends: s.ignoreIdenticalResends, identicalResendsCountdown: s.identicalResendsCountdown,
-    abortHeatupOnCancel: s.abortHeatupOnCancel, logPositionOnPause: s.logPositionOnPause, firmwareDetection: s.firmwareDetection,
-    sdAlwaysAvailable: s.sdAlwaysAvailable, capabilities: { ...s.capabilities }, timeout: { ...s.timeout },
-    maxCommunicationTimeouts: { ...s.maxCommunicationTimeouts }, rxBufferSize: s.rxBufferSize, advancedOk: s.advancedOk,
-  };
-}
-
 export class PrinterService implements Printer {
   private engine: ProtocolEngine | null = null;
   private stateId: ConnectionStateId = 'OFFLINE';
@@ -74,7 +58,9 @@ export class PrinterService implements Printer {
   private listeners: PrinterListener[] = [];
   private job: JobStreamer | null = null;
   private readonly timers: Timers;
-  private connecting: Promise<void> | null = null;
+  /** The firmware prints from its SD card: state texts read `... from SD`. */
+  private sdPrinting = false;
+  private unwatchConfig: (() => void) | null = null;
 
   constructor(private readonly deps: PrinterServiceDeps) {
     this.timers = deps.timers ?? realTimers;
@@ -86,6 +72,8 @@ export class PrinterService implements Printer {
   async start(): Promise<void> {
     const serial = this.deps.config.current.serial;
     this.serialLog.setFileLogging(serial.log, this.deps.logsDir);
+    // serial.log applies at once; the other serial settings on the next connect.
+    this.unwatchConfig = this.deps.config.onChange((c) => this.serialLog.setFileLogging(c.serial.log, this.deps.logsDir));
     if (serial.autoconnect) {
       this.connect({ port: serial.port ?? undefined, baudrate: serial.baudrate ?? undefined, profileId: this.deps.config.current.printerProfiles.default ?? undefined })
         .catch((err: unknown) => this.deps.logger.warn({ err }, 'autoconnect failed'));
@@ -93,6 +81,7 @@ export class PrinterService implements Printer {
   }
 
   async stop(): Promise<void> {
+    this.unwatchConfig?.();
     await this.disconnect();
     this.serialLog.close();
   }
@@ -104,7 +93,7 @@ export class PrinterService implements Printer {
     const profile = opts.profileId ? this.deps.profiles.get(opts.profileId) : this.deps.profiles.getDefault();
     if (!profile) throw invalid('printerProfile is invalid');
     const ports = await this.deps.ports.listPorts();
-    let port = opts.port && opts.port !== 'AUTO' ? opts.port : undefined;
+    const port = opts.port && opts.port !== 'AUTO' ? opts.port : undefined;
     const baud = opts.baudrate && opts.baudrate > 0 ? opts.baudrate : undefined;
     if (port !== undefined && !ports.includes(port)) throw invalid('port is invalid');
     this.profileId = profile.id;
@@ -117,37 +106,26 @@ export class PrinterService implements Printer {
     engine.heatedBed = profile.heatedBed;
     engine.temperatureOffsets = this.readings.offsets();
     this.engine = engine;
-    const virtual = port === 'VIRTUAL' || (port === undefined && ports.length === 1 && ports[0] === 'VIRTUAL');
-    if (virtual || (port !== undefined && baud !== undefined)) {
-      port ??= 'VIRTUAL';
-      const baudrate = baud ?? 115200;
-      this.port = port;
-      this.baudrate = baudrate;
-      this.serialLog.info(`Connecting to port ${port}, baudrate ${baudrate}`);
+    const plan = planConnection(port, baud, ports, (n) => this.deps.ports.detectionBaudrates(n));
+    let p: Promise<void>;
+    if (plan.kind === 'direct') {
+      this.port = plan.port;
+      this.baudrate = plan.baudrate;
+      this.serialLog.info(`Connecting to port ${plan.port}, baudrate ${plan.baudrate}`);
+      p = engine.connect({ transport: this.deps.ports.create(plan.port, plan.baudrate), port: plan.port, baudrate: plan.baudrate });
     } else {
-      // Auto-detection over the real ports (or the one given) and the likely baudrates (or the one given).
-      const candidatePorts = port !== undefined ? [port] : ports.filter((p) => p !== 'VIRTUAL');
-      const bauds = baud !== undefined ? [baud] : this.deps.ports.detectionBaudrates(candidatePorts.length);
-      const candidates = candidatePorts.flatMap((p) => bauds.map((b) => ({ port: p, baudrate: b })));
-      this.port = candidatePorts[0] ?? null;
+      this.port = plan.candidates[0]?.port ?? null;
       this.baudrate = null;
-      this.serialLog.info(`Detecting port and baudrate among ${candidates.length} candidate(s)`);
-      const p = engine.connectAuto(candidates, this.deps.ports.create).then(() => {
+      this.serialLog.info(`Detecting port and baudrate among ${plan.candidates.length} candidate(s)`);
+      p = engine.connectAuto(plan.candidates, this.deps.ports.create).then(() => {
         if (this.engine === engine && engine.isOperational()) {
           this.port = engine.connectedPort;
           this.baudrate = engine.connectedBaudrate;
         }
-      }).catch((err: unknown) => this.deps.logger.error({ err }, 'auto-detection failed'));
-      this.connecting = p;
-      await p;
-      if (this.connecting === p) this.connecting = null;
-      return;
+      });
     }
-    const p = engine.connect({ transport: this.deps.ports.create(this.port!, this.baudrate!), port: this.port!, baudrate: this.baudrate! })
-      .catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
-    this.connecting = p;
-    await p;
-    if (this.connecting === p) this.connecting = null;
+    // Nothing escapes: failures end in an error state the API shows.
+    await p.catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
   }
 
   async disconnect(): Promise<void> {
@@ -268,8 +246,9 @@ export class PrinterService implements Printer {
       this.readings.sdFiles = [];
     }
     if (was !== id) {
-      this.deps.events.emit('PrinterStateChanged', { state_id: id, state_string: STATE_TEXT[id] });
-      this.serialLog.info(`Changing monitoring state from "${STATE_TEXT[was]}" to "${STATE_TEXT[id]}"`);
+      if (!OPERATIONAL_STATES.has(id)) this.sdPrinting = false;
+      this.deps.events.emit('PrinterStateChanged', { state_id: id, state_string: this.stateText(id) });
+      this.serialLog.info(`Changing monitoring state from "${STATE_TEXT[was]}" to "${this.stateText(id)}"`);
     }
     this.notifyState();
   }
@@ -294,7 +273,19 @@ export class PrinterService implements Printer {
   state(): PrinterStateSnapshot {
     const id = this.stateId;
     const sdReady = this.deps.config.current.feature.sdSupport && this.readings.sdReady && OPERATIONAL_STATES.has(id);
-    return { id, text: STATE_TEXT[id], flags: stateFlags(id, sdReady), error: this.errorText };
+    return { id, text: this.stateText(id), flags: stateFlags(id, sdReady), error: this.errorText };
+  }
+
+  private stateText(id: ConnectionStateId): string {
+    return (this.sdPrinting ? SD_STATE_TEXT[id] : undefined) ?? STATE_TEXT[id];
+  }
+
+  setSdPrintState(state: ConnectionStateId): void {
+    const engine = this.engine;
+    if (!engine || !this.isOperational() || this.job) return;
+    this.sdPrinting = state !== 'OPERATIONAL';
+    if (!engine.setState(state)) this.sdPrinting = BUSY_STATES.has(this.stateId);
+    this.notifyState();
   }
 
   connection(): ConnectionSnapshot {

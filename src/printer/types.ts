@@ -149,4 +149,11 @@ export interface Printer {
   streamJob(source: JobLineSource, listener: JobStreamListener, opts?: JobStreamOptions): JobStream;
 
   subscribe(listener: PrinterListener): () => void;
+
+  /**
+   * For a print the firmware runs from its SD card (the job runner drives it with M23/M24/M27): moves the printer
+   * state (STARTING, PRINTING, PAUSED, CANCELLING, FINISHING, OPERATIONAL...) with the `... from SD` texts. Ignored
+   * while not operational.
+   */
+  setSdPrintState?(state: ConnectionStateId): void;
 }

@@ -86,3 +86,21 @@ test('the link dropping mid-print ends the job with error and Offline after erro
   const conn = (await (await s.api('/api/connection')).json()) as { current: { state: string } };
   assert.equal(conn.current.state, 'Offline after error');
 });
+
+test('an SD print driven by the job runner shows the "from SD" state texts', async (t) => {
+  const s = await connectedServer(t);
+  const texts: string[] = [];
+  s.events.on('test', 'PrinterStateChanged', (p) => texts.push(p.state_string));
+  s.printer.setSdPrintState('STARTING');
+  s.printer.setSdPrintState('PRINTING');
+  assert.equal(s.printer.state().text, 'Printing from SD');
+  assert.equal(s.printer.state().flags.printing, true);
+  const r = await s.api('/api/printer/printhead', { method: 'POST', json: { command: 'jog', x: 1 } });
+  assert.equal(r.status, 409);
+  s.printer.setSdPrintState('PAUSED');
+  assert.equal(s.printer.state().text, 'Paused');
+  s.printer.setSdPrintState('PRINTING');
+  s.printer.setSdPrintState('OPERATIONAL');
+  assert.equal(s.printer.state().text, 'Operational');
+  assert.deepEqual(texts, ['Starting print from SD', 'Printing from SD', 'Paused', 'Printing from SD', 'Operational']);
+});

@@ -165,6 +165,11 @@ test('hostile or unsuitable archives are refused and leave nothing behind', asyn
     join(s.baseDir, 'outside.txt'), join(s.paths.translations, '..', 'outside.txt')]) {
     assert.equal(await stat(p).catch(() => undefined), undefined, `${p} must not exist`);
   }
+  const wrongField = new FormData();
+  wrongField.append('pack', new Blob([new Uint8Array(await zipOf([{ name: 'de/a.mo', data: 'x' }]))]), 'pack.zip');
+  assert.equal((await s.api('/api/languages', { method: 'POST', body: wrongField })).status, 400);
+  assert.equal((await s.api('/api/languages', { method: 'POST', json: { file: 'pack.zip' } })).status, 400);
+  assert.deepEqual(await readdir(s.paths.translations), []);
   // The same tree without links installs fine, so the refusals above were about the hostile parts.
   assert.equal((await upload(s, await readFile(join(work, 'plain.tar')), 'plain.tar')).status, 200);
 });

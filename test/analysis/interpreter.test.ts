@@ -196,3 +196,15 @@ test('degenerate arcs (zero radius, R between identical points) move straight an
   close(r.filament.tool0?.length, 6);
   close(r.printingArea.maxX, 30);
 });
+
+test("Klipper: SET_VELOCITY_LIMIT sets the acceleration and a 90° corner passes at square_corner_velocity", () => {
+  const r = analyseBuffer('SET_VELOCITY_LIMIT ACCEL=1000 SQUARE_CORNER_VELOCITY=5\nM83\nG1 F3000\nG1 X10 E1\nG1 Y10 E1\n');
+  assert.equal(r.gantry.cornering, 'square-corner-velocity');
+  assert.equal(r.gantry.limitsSource, 'file');
+  close(r.estimatedPrintTime, trapezoidTime(10, 0.05, 5, 50, 1000) + trapezoidTime(10, 5, 0, 50, 1000), 1e-9);
+  // A Klipper-flavoured slicer config alone selects the model with Klipper's default of 5 mm/s.
+  const flavoured = analyseBuffer('M83\nG1 F3000\nG1 X10 E1\nG1 Y10 E1\n; gcode_flavor = klipper\n; machine_max_acceleration_extruding = 1000\n'
+    + '; machine_max_acceleration_x = 1000\n; machine_max_acceleration_y = 1000\n');
+  assert.equal(flavoured.gantry.cornering, 'square-corner-velocity');
+  close(flavoured.estimatedPrintTime, r.estimatedPrintTime!, 1e-9);
+});

@@ -131,6 +131,7 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
     naivePrintTime: it.naiveSeconds,
     limitsSource: it.limitsFromFile ? 'file' as const : limitsSource,
     cornering: it.planner.limits.combinedXyJerk ? 'jerk-xy' as const
+      : it.planner.limits.squareCornerVelocity > 0 ? 'square-corner-velocity' as const
       : it.planner.limits.junctionDeviation > 0 ? 'junction-deviation' as const : 'jerk' as const,
     hasM73: it.hasM73,
     toolsUsed: it.toolsUsed,

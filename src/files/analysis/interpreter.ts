@@ -114,7 +114,10 @@ export class Interpreter {
   interpretLine(buf: Uint8Array, start: number, end: number): void {
     this.lines++;
     const l = this.line;
-    if (!scanCommand(buf, start, end, l)) return;
+    if (!scanCommand(buf, start, end, l)) {
+      if (buf[start] === 83 || buf[start] === 115) this.klipperCommand(buf, start, end); // S / s
+      return;
+    }
     if (l.letter === 71) this.gcode(buf, end, l);
     else if (l.letter === 77) this.mcode(buf, end, l);
     else if (l.sub < 0) this.selectTool(l.code);
@@ -185,6 +188,12 @@ export class Interpreter {
         if (l.has(PP) && l.get(PP) > 0) lim.printAcceleration = l.get(PP);
         if (l.has(PR) && l.get(PR) > 0) lim.retractAcceleration = l.get(PR);
         if (l.has(PT) && l.get(PT) > 0) lim.travelAcceleration = l.get(PT);
+        if (lim.squareCornerVelocity > 0) {
+          // Klipper: one acceleration for all moves, the smaller of P and T when S is absent.
+          const acc = l.has(PS) && l.get(PS) > 0 ? l.get(PS) : Math.min(lim.printAcceleration, lim.travelAcceleration);
+          lim.printAcceleration = lim.travelAcceleration = lim.retractAcceleration = acc;
+          lim.maxAcceleration.x = lim.maxAcceleration.y = acc;
+        }
         this.limitsFromFile = true;
         return;
       }
@@ -198,6 +207,25 @@ export class Interpreter {
       }
       default: return;
     }
+  }
+
+  // Klipper's extended command for limits: SET_VELOCITY_LIMIT [VELOCITY=] [ACCEL=] [SQUARE_CORNER_VELOCITY=].
+  private klipperCommand(buf: Uint8Array, start: number, end: number): void {
+    const text = Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString('latin1');
+    if (!/^SET_VELOCITY_LIMIT\b/i.test(text)) return;
+    const lim = this.planner.limits;
+    for (const m of text.split(';')[0].matchAll(/\b([A-Z_]+)=([\d.]+)/gi)) {
+      const key = m[1].toUpperCase(), v = Number(m[2]);
+      if (!(v > 0) && !(key === 'SQUARE_CORNER_VELOCITY' && v === 0)) continue;
+      if (key === 'VELOCITY') lim.maxFeedrate.x = lim.maxFeedrate.y = v;
+      else if (key === 'ACCEL') {
+        // Klipper has one acceleration for every move, also the X/Y limit.
+        lim.printAcceleration = lim.travelAcceleration = lim.retractAcceleration = v;
+        lim.maxAcceleration.x = lim.maxAcceleration.y = v;
+      } else if (key === 'SQUARE_CORNER_VELOCITY') lim.squareCornerVelocity = Math.max(v, 1e-3);
+    }
+    if (lim.squareCornerVelocity === 0) lim.squareCornerVelocity = 5;
+    this.limitsFromFile = true;
   }
 
   private useJerk(): void {

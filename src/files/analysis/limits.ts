@@ -12,6 +12,7 @@ export function marlinDefaults(): MachineLimits {
     jerk: { x: 10, y: 10, z: 0.3, e: 5 },
     junctionDeviation: 0.013,
     combinedXyJerk: false,
+    squareCornerVelocity: 0,
     minimumFeedrate: 0,
     minimumTravelFeedrate: 0,
   };
@@ -33,7 +34,7 @@ export function overlayLimits(dst: MachineLimits, src: AnalysisOptions['limits']
     }
   }
   for (const key of ['printAcceleration', 'retractAcceleration', 'travelAcceleration', 'junctionDeviation',
-    'minimumFeedrate', 'minimumTravelFeedrate'] as const) {
+    'squareCornerVelocity', 'minimumFeedrate', 'minimumTravelFeedrate'] as const) {
     const v = src[key];
     if (pos(v)) { dst[key] = v; changed = true; }
   }
@@ -115,6 +116,8 @@ export function limitsFromConfig(config: Map<string, string>): { limits: NonNull
   if (minTravel !== undefined) limits.minimumTravelFeedrate = minTravel;
   const classicJerk = Object.keys(limits.jerk ?? {}).length > 0;
   if (classicJerk) limits.junctionDeviation = 0;
+  // Klipper ignores jerk settings and corners by its square_corner_velocity (default 5 mm/s).
+  if (/^klipper$/i.test(config.get('gcode_flavor') ?? '')) limits.squareCornerVelocity = 5;
   return { limits, classicJerk };
 }
 

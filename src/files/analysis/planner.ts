@@ -60,6 +60,8 @@ export class Planner {
   // Previous block's axis velocities / unit vector / speed, for the next junction.
   private prevValid = false;
   private prevNominal = 0;
+  private prevLength = 0;
+  private prevAccel = 0;
   private prevSafe = 0;
   private readonly prevV = new Float64Array(4);
   private readonly prevU = new Float64Array(3);
@@ -119,13 +121,18 @@ export class Planner {
     const c = this.cur;
     c[0] = v; c[1] = vx; c[2] = vy; c[3] = vz; c[4] = ve; c[5] = safe;
     if (L.combinedXyJerk) { this.combinedSafeSpeed(); safe = c[6]; c[5] = safe; }
-    // Marlin 2 with junction deviation starts every move after a stop from (almost) zero.
-    else if (L.junctionDeviation > 0 && xyz) { safe = Math.min(v, MIN_PLANNER_SPEED); c[5] = safe; }
+    // Marlin 2 with junction deviation, and Klipper, start every move after a stop from (almost) zero.
+    else if ((L.junctionDeviation > 0 || L.squareCornerVelocity > 0) && xyz) { safe = Math.min(v, MIN_PLANNER_SPEED); c[5] = safe; }
     let vJunction = safe;
     if (this.prevValid) {
       if (L.combinedXyJerk) {
         this.combinedJunction();
         vJunction = c[6];
+      } else if (L.squareCornerVelocity > 0 && xyz && this.prevXyz) {
+        const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
+        c[0] = cos; c[1] = a; c[2] = length;
+        this.klipperJunction();
+        vJunction = Math.min(v, this.prevNominal, c[6]);
       } else if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
         const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
         vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, L.junctionDeviation));
@@ -137,6 +144,8 @@ export class Planner {
     this.push(length, v, a, Math.max(Math.min(vJunction, v), 0));
 
     this.prevValid = true;
+    this.prevLength = length;
+    this.prevAccel = a;
     this.prevNominal = v;
     this.prevSafe = safe;
     this.prevV[0] = vx; this.prevV[1] = vy; this.prevV[2] = vz; this.prevV[3] = ve;
@@ -169,6 +178,22 @@ export class Planner {
     const threshold = vmax * 0.99;
     if (this.prevSafe > threshold && safe > threshold) vmax = safe;
     c[6] = vmax;
+  }
+
+  // Klipper: junction deviation derived from square_corner_velocity (so v² = R·scv²·(√2−1), the same for any
+  // acceleration), further limited so a short move can round the corner as a virtual arc. Reads cos θ, the move's
+  // acceleration and length from cur[0..2], writes the junction speed to cur[6].
+  private klipperJunction(): void {
+    const c = this.cur;
+    const cos = c[0], a = c[1], length = c[2];
+    if (cos > 0.999999) { c[6] = MIN_PLANNER_SPEED; return; }
+    if (cos < -0.999999) { c[6] = Infinity; return; }
+    const sinHalf = Math.sqrt(0.5 * (1 - cos));
+    const tanHalf = sinHalf / Math.sqrt(0.5 * (1 + cos));
+    const scv = this.limits.squareCornerVelocity;
+    const jd = ((sinHalf / (1 - sinHalf)) * scv * scv * (Math.SQRT2 - 1) * a) / this.limits.printAcceleration;
+    const v2 = Math.min(jd, 0.5 * length * tanHalf * a, 0.5 * this.prevLength * tanHalf * this.prevAccel);
+    c[6] = Math.sqrt(v2);
   }
 
   // Marlin 1.0 (and Cura's estimator): from standstill only half the XY jerk, less if Z or E would jump too much.

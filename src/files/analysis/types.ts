@@ -18,6 +18,11 @@ export interface MachineLimits {
   junctionDeviation: number;
   /** Marlin 1.0-style classic jerk (what Cura's estimator models): one limit for the XY velocity vector change. */
   combinedXyJerk: boolean;
+  /**
+   * Klipper's square_corner_velocity in mm/s (SET_VELOCITY_LIMIT, or 5 for a Klipper-flavoured file); > 0 selects
+   * Klipper's cornering: junction deviation derived from it, plus its centripetal limit for short moves.
+   */
+  squareCornerVelocity: number;
   /** Minimum feedrate for printing / travel moves, mm/s (M205 S / T). */
   minimumFeedrate: number;
   minimumTravelFeedrate: number;
@@ -78,7 +83,7 @@ export interface GantryAnalysisExtras {
   /** Where the kinematic limits came from, most specific first: 'file' (M20x / config block), 'profile', 'default'. */
   limitsSource: 'file' | 'profile' | 'default';
   /** Cornering model used: classic jerk or junction deviation. */
-  cornering: 'jerk' | 'jerk-xy' | 'junction-deviation';
+  cornering: 'jerk' | 'jerk-xy' | 'junction-deviation' | 'square-corner-velocity';
   /** The file contains M73 progress lines (so the job runner can use them while printing). */
   hasM73: boolean;
   /**

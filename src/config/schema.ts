@@ -205,6 +205,10 @@ export const SerialSection = obj({
   rxBufferSize: int(0, 'Firmware receive buffer in bytes for send-ahead (0: ping-pong unless ADVANCED_OK is seen)', { minimum: 0, maximum: 65536 }),
   /** Gantry: allow send-ahead when ADVANCED_OK is detected. */
   advancedOk: bool(true, 'Keep the firmware buffers full when it reports ADVANCED_OK'),
+  /** Gantry: send-ahead limits and resend handling. */
+  sendAheadMaxLines: int(32, 'Most lines in flight with send-ahead', { minimum: 1, maximum: 256 }),
+  resendDrainMs: int(5, 'Quiet time (ms) after a resend request with several lines in flight before rewinding', { minimum: 1, maximum: 1000 }),
+  maxConsecutiveResends: int(10, 'Identical resend requests in a row before giving up (communication stuck)', { minimum: 1 }),
 });
 
 export const TemperatureSection = obj({

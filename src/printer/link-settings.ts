@@ -16,6 +16,7 @@ export function engineSettingsFrom(s: Config['serial']): Partial<EngineSettings>
     abortHeatupOnCancel: s.abortHeatupOnCancel, logPositionOnPause: s.logPositionOnPause, firmwareDetection: s.firmwareDetection,
     sdAlwaysAvailable: s.sdAlwaysAvailable, capabilities: { ...s.capabilities }, timeout: { ...s.timeout },
     maxCommunicationTimeouts: { ...s.maxCommunicationTimeouts }, rxBufferSize: s.rxBufferSize, advancedOk: s.advancedOk,
+    maxLinesInFlight: s.sendAheadMaxLines, resendDrainMs: s.resendDrainMs, maxConsecutiveResends: s.maxConsecutiveResends,
   };
 }
 

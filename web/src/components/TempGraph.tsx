@@ -72,9 +72,11 @@ export function TempGraph() {
       plot.current?.destroy();
       keysRef.current = sig;
       const series: uPlot.Series[] = [{}];
+      // A target changes in one step; drawn as a ramp between samples it would look like a heating curve.
+      const stepped = uPlot.paths.stepped?.({ align: 1 });
       for (const k of keys) {
         series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
-        series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
+        series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], points: { show: false }, paths: stepped, value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
       }
       plot.current = new uPlot({
         width: el.clientWidth || 600,
@@ -89,6 +91,9 @@ export function TempGraph() {
     } else {
       plot.current.setData(buildData(keys));
     }
+    // Without a pointer over the graph the legend shows the latest values instead of dashes.
+    const u = plot.current;
+    if (u && !(u.cursor.left !== undefined && u.cursor.left >= 0) && temps.length) u.setLegend({ idx: temps.length - 1 });
   }, [version]);
 
   useEffect(() => {

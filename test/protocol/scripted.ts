@@ -167,6 +167,9 @@ export async function runTranscript(rig: Rig, text: string): Promise<void> {
         case 'ready':
           await ready(rig, arg || 'Marlin');
           break;
+        case 'offsets':
+          rig.engine.temperatureOffsets = Object.fromEntries(arg.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]));
+          break;
         case 'send':
           rig.engine.enqueue(arg);
           break;

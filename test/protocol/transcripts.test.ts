@@ -54,6 +54,11 @@ const cases: Array<{ file: string; settings?: Record<string, unknown>; check?: (
     },
   },
   { file: 'printer-reset.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'printerReset')) },
+  { file: 'temperature-offsets.txt' },
+  { file: 'firmware-error-cancels.txt', settings: { disconnectOnErrors: false } },
+  { file: 'firmware-error-ignored.txt', settings: { ignoreErrorsFromFirmware: true }, check: (r) => assert.ok(r.events.some(([n]) => n === 'firmwareError')) },
+  { file: 'pausing-command.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'commandSuppressed')) },
+  { file: 'wait-recovers-lost-ok.txt' },
   { file: 'action-pause-resume.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'position')) },
 ];
 

@@ -136,6 +136,7 @@ export class PrinterService implements Printer {
     await engine.disconnect();
     if (this.engine === engine) {
       this.port = this.baudrate = null;
+      this.profileId = null;
       this.deps.profiles.select?.(null);
     }
   }

@@ -178,6 +178,7 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
   await t.test('disconnect', async () => {
     assert.equal((await post(s, '/api/connection', { command: 'disconnect' })).status, 204);
     await waitFor('Closed', async () => ((await get(s, '/api/connection')).body.current as { state: string }).state === 'Closed' || undefined);
+    assert.deepEqual((await get(s, '/api/connection')).body.current, { state: 'Closed', port: null, baudrate: null, printerProfile: '_default' });
     assert.equal((await get(s, '/api/printer')).status, 409);
   });
 });

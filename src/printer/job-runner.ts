@@ -11,10 +11,11 @@ import type { FileService } from '../files/file-service.ts';
 import type { FileUsage, Origin } from '../files/types.ts';
 import { isMachineCode } from '../files/file-types.ts';
 import type { GcodeAnalysis } from '../files/analysis/types.ts';
-import type { JobLineSource, JobOutcome, JobStream, Position, Printer } from './types.ts';
+import type { JobOutcome, JobStream, Position, Printer } from './types.ts';
 import type { JobControl, JobOrigin, JobProgressSnapshot, JobSnapshot, PauseAction, SelectedFile } from './job-types.ts';
 import { fileLineSource } from './file-line-source.ts';
-import { ProgressEstimator, parseM73 } from './progress-estimator.ts';
+import { ProgressEstimator, watchM73 } from './progress-estimator.ts';
+import { describeFile, fileStatistics } from './job-files.ts';
 import type { PrintHistory } from './print-history.ts';
 import { renderJobScript, type ScriptSource } from './scripts.ts';
 import { SdJob } from './sd-job.ts';
@@ -117,10 +118,10 @@ export class JobRunner implements JobControl, FileUsage {
   }
 
   async select(origin: JobOrigin, path: string, opts: { print?: boolean; user?: string } = {}): Promise<void> {
-    const file = await this.describe(origin, path, opts.user ?? null);
+    const file = await describeFile(this.deps, origin, path, opts.user ?? null);
     if (!isMachineCode(file.name)) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Cannot select file for printing, not a machinecode file');
     if (!this.isReady()) throw conflict('Printer is already printing, cannot select a new file');
-    this.stats = file.origin === 'local' ? await this.statistics(file.path) : { average: null, last: null };
+    this.stats = file.origin === 'local' ? await fileStatistics(this.deps.files, this.deps.printer.profile().id, file.path) : { average: null, last: null };
     this.selection = file;
     this.lastProgress = this.idleProgress();
     this.deps.events.emit('FileSelected', {
@@ -134,21 +135,6 @@ export class JobRunner implements JobControl, FileUsage {
     this.selection = undefined;
     this.lastProgress = this.idleProgress();
     this.deps.events.emit('FileDeselected', {});
-  }
-
-  private async describe(origin: JobOrigin, path: string, user: string | null): Promise<SelectedFile> {
-    if (origin === 'sdcard') {
-      const name = path.replace(/^\/+/, '');
-      const entry = this.deps.printer.sdFiles().find((f) => f.name.replace(/^\/+/, '').toLowerCase() === name.toLowerCase());
-      if (!entry) throw new DomainError(ErrorCodes.NOT_FOUND, 'File not found on the SD card');
-      const sdName = entry.name.replace(/^\/+/, '');
-      return { origin, path: sdName, name: sdName, display: entry.display || sdName, size: entry.size, date: entry.date, user };
-    }
-    const f = await this.deps.files.file(path);
-    return {
-      origin, path: f.path, name: f.name, display: f.display, size: f.size ?? null, date: f.date ?? null, user,
-      analysis: f.meta.analysis as GcodeAnalysis | undefined,
-    };
   }
 
   // ---------------------------------------------------------------- job commands (POST /api/job)
@@ -228,7 +214,7 @@ export class JobRunner implements JobControl, FileUsage {
   private async startJob(user: string | null): Promise<void> {
     const sel = this.selection;
     if (!sel) throw conflict('No file selected');
-    const file = sel.origin === 'local' ? await this.describe('local', sel.path, sel.user) : sel;
+    const file = sel.origin === 'local' ? await describeFile(this.deps, 'local', sel.path, sel.user) : sel;
     const owner = user ?? sel.user;
     const average = await this.averagePrintTime(file);
     const estimator = new ProgressEstimator({ size: file.size ?? 0, analysisTime: file.analysis?.estimatedPrintTime ?? null, averageTime: average });
@@ -357,7 +343,7 @@ export class JobRunner implements JobControl, FileUsage {
       if (job.file.origin === 'local') {
         await this.deps.files.recordPrint(job.file.path, { timestamp: end, success: outcome === 'done',
           ...(outcome === 'done' ? { printTime: time } : {}), printerProfile: profile });
-        if (this.selection?.origin === 'local' && this.selection.path === job.file.path) this.stats = await this.statistics(job.file.path);
+        if (this.selection?.origin === 'local' && this.selection.path === job.file.path) this.stats = await fileStatistics(this.deps.files, this.deps.printer.profile().id, job.file.path);
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'print history not recorded');
@@ -390,26 +376,12 @@ export class JobRunner implements JobControl, FileUsage {
 
   private async averagePrintTime(file: SelectedFile): Promise<number | null> {
     if (file.origin !== 'local') return null;
-    return (await this.statistics(file.path)).average;
+    return (await fileStatistics(this.deps.files, this.deps.printer.profile().id, file.path)).average;
   }
 
   /** Files in use by the job (push `busyFiles`). */
   busyFiles(): Array<{ origin: string; path: string }> {
     return this.job ? [{ origin: this.job.file.origin, path: this.job.file.path }] : [];
-  }
-
-  private async statistics(path: string): Promise<{ average: number | null; last: number | null }> {
-    const profile = this.deps.printer.profile().id;
-    try {
-      const f = await this.deps.files.file(path);
-      const history = (f.meta.history ?? []).filter((h) => h.success && typeof h.printTime === 'number' && h.printerProfile === profile);
-      if (!history.length) return { average: null, last: null };
-      const sum = history.reduce((n, h) => n + (h.printTime ?? 0), 0);
-      const last = history.reduce((a, b) => (b.timestamp >= a.timestamp ? b : a));
-      return { average: sum / history.length, last: last.printTime ?? null };
-    } catch {
-      return { average: null, last: null };
-    }
   }
 
   /** Job information for GET /api/job and the push channel. */
@@ -439,21 +411,5 @@ export class JobRunner implements JobControl, FileUsage {
       return job.state === 'paused' ? 'Paused' : job.state === 'cancelling' ? 'Cancelling' : job.state === 'pausing' ? 'Pausing' : 'Printing from SD';
     }
     return this.deps.printer.state().text;
-  }
-}
-
-/** Passes batches through while noting the file's M73 progress lines for the estimator. */
-async function* watchM73(source: JobLineSource, estimator: ProgressEstimator): JobLineSource {
-  for await (const batch of source) {
-    const { lines, ends } = batch;
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i];
-      // Cheap first-character test; the regex runs only on candidate lines.
-      const c = l.charCodeAt(0);
-      if (c !== 77 && c !== 109 && c !== 32) continue;
-      const m = parseM73(l);
-      if (m) estimator.noteM73({ offset: ends[i], ...m });
-    }
-    yield batch;
   }
 }

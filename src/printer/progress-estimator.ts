@@ -1,6 +1,8 @@
 // Print-time-left estimation during a job: blends a prior (average of earlier prints, or the analysis estimate) with
 // what the print shows so far, so the answer converges on the truth as the job advances. M73 lines in the file (the
 // slicer's own progress and remaining time) take precedence while they keep coming.
+import type { JobLineSource } from './types.ts';
+
 export type TimeLeftOrigin = 'linear' | 'analysis' | 'average' | 'mixed-analysis' | 'mixed-average' | 'estimate';
 
 export interface EstimatorInput {
@@ -93,5 +95,21 @@ export class ProgressEstimator {
     if (this.input.averageTime) return 'average';
     if (this.input.analysisTime) return 'analysis';
     return null;
+  }
+}
+
+/** Passes batches through while noting the file's M73 progress lines for the estimator. */
+export async function* watchM73(source: JobLineSource, estimator: ProgressEstimator): JobLineSource {
+  for await (const batch of source) {
+    const { lines, ends } = batch;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i];
+      // Cheap first-character test; the regex runs only on candidate lines.
+      const c = l.charCodeAt(0);
+      if (c !== 77 && c !== 109 && c !== 32) continue;
+      const m = parseM73(l);
+      if (m) estimator.noteM73({ offset: ends[i], ...m });
+    }
+    yield batch;
   }
 }

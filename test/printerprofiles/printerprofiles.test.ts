@@ -181,3 +181,31 @@ test('writes need SETTINGS, reads CONNECTION; profiles survive a restart and han
   assert.equal(hand?.axes.x.speed, 6000);
   assert.equal(s.printerProfiles.get('broken'), undefined);
 });
+
+test('connecting with a profile makes it current; it cannot be deleted while selected', async (t) => {
+  const s = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0 } } } });
+  await s.api('/api/printerprofiles', { method: 'POST', json: { profile: { id: 'mk3', name: 'MK3', extruder: { count: 1 } } } });
+  const res = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200, printerProfile: 'mk3' } });
+  assert.equal(res.status, 204);
+  // Connecting runs asynchronously after the 204; the profile is selected as the link starts.
+  let list = await (await s.api('/api/printerprofiles')).json() as { profiles: Record<string, Profile> };
+  for (const deadline = Date.now() + 5000; !list.profiles.mk3.current && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 50));
+    list = await (await s.api('/api/printerprofiles')).json() as { profiles: Record<string, Profile> };
+  }
+  assert.equal(list.profiles.mk3.current, true);
+  assert.equal(list.profiles._default.current, false);
+  assert.equal(list.profiles._default.default, true);
+  const del = await s.api('/api/printerprofiles/mk3', { method: 'DELETE' });
+  assert.deepEqual([del.status, await del.json()], [409, { error: 'Cannot delete currently selected profile' }]);
+  assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'disconnect' } })).status, 204);
+  // The disconnect completes asynchronously; the selection is dropped once the link is closed.
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const after = await (await s.api('/api/printerprofiles')).json() as { profiles: Record<string, Profile> };
+    if (after.profiles._default.current) break;
+    assert.ok(Date.now() < deadline, 'the default profile becomes current again after disconnecting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal((await s.api('/api/printerprofiles/mk3', { method: 'DELETE' })).status, 204);
+});

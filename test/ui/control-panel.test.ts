@@ -268,6 +268,18 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await openTab(page, 'Terminal');
     await page.getByTestId('terminal-log').filter({ hasText: /Send: (N\d+ )?M106 S128/ }).waitFor();
     await openTab(page, 'Control');
+    // Feed rate, flow rate and fan.
+    const rates = page.getByRole('region', { name: 'Rates' });
+    await rates.getByLabel('Feed rate').fill('150');
+    await rates.getByRole('button', { name: 'Set' }).first().click();
+    await rates.getByLabel('Flow rate').fill('90');
+    await rates.getByRole('button', { name: 'Set' }).last().click();
+    await page.getByRole('button', { name: 'Fan off' }).click();
+    await openTab(page, 'Terminal');
+    for (const sent of [/Send: (N\d+ )?M220 S150/, /Send: (N\d+ )?M221 S90/, /Send: (N\d+ )?M107/]) {
+      await page.getByTestId('terminal-log').filter({ hasText: sent }).waitFor();
+    }
+    await openTab(page, 'Control');
     await screenshot(page, '08-control');
   });
 

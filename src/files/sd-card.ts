@@ -115,13 +115,26 @@ export class SdCardFiles {
       events.emit('TransferDone', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });
       this.deps.printer.sdRefresh();
       events.emit('UpdatedFiles', { type: 'printables' });
-      if ((after.select || after.print) && this.deps.afterTransfer) await this.deps.afterTransfer(remote, after);
+      if ((after.select || after.print) && this.deps.afterTransfer) {
+        // The card's listing (M20) answers after the transfer; selecting needs the file in it.
+        await this.waitListed(remote);
+        await this.deps.afterTransfer(remote, after);
+      }
     }, (err: unknown) => {
       this.transferring = undefined;
       logger.warn({ err, remote }, 'SD transfer failed');
       events.emit('TransferFailed', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });
     }).catch((err: unknown) => logger.warn({ err }, 'select after SD transfer failed'));
     return remote;
+  }
+
+  private async waitListed(remote: string, timeoutMs = 10_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    const wanted = remote.toLowerCase();
+    while (Date.now() < end) {
+      if (this.deps.printer.sdFiles().some((f) => stripSlash(f.name).toLowerCase() === wanted)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async remove(path: string): Promise<void> {

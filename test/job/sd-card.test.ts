@@ -53,4 +53,16 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
     return !(l.files as Json[]).some((f) => f.name === listed.name) || undefined;
   }, 10_000);
   assert.equal((await s.api('/api/files/sdcard/nothere.gco', { method: 'DELETE' })).status, 404);
+
+  // Upload with print=true: the print starts from the card once the transfer is done.
+  const printing = await uploadFile(s, 'sdprint.gcode', smallGcode(20), [{ name: 'print', value: 'true' }], 'sdcard');
+  assert.equal(printing.status, 201);
+  const p2 = await printing.json() as Json;
+  assert.deepEqual([p2.done, p2.effectivePrint], [false, true]);
+  await waitFor('second PrintDone (SD, after transfer)', () => rec.events.filter((e) => e.name === 'PrintDone').length === 2 || undefined, 20_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${s.printer.terminal().slice(-25).join('\n')}\n${JSON.stringify(rec.names().filter((n) => !/Position|ZChange|Home|Temperature/.test(n)))}`);
+  });
+  const second = rec.events.filter((e) => e.name === 'PrintStarted').at(-1)!.payload;
+  assert.equal(second.origin, 'sdcard');
+  assert.equal(second.name, p2.files.sdcard.name);
 });

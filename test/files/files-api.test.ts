@@ -147,7 +147,8 @@ test('hostile names never escape the uploads folder', async (t) => {
   assert.equal(copyOut.status, 400);
   const baseNames = await readdir(s.baseDir);
   assert.ok(!baseNames.includes('evil.gcode') && !baseNames.includes('escaped.gcode') && !baseNames.includes('win.gcode'));
-  await assert.rejects(readFile('/tmp/abs.gcode.never').then(() => undefined));
+  // The "absolute" upload landed inside the uploads folder.
+  assert.equal(await readFile(join(s.baseDir, 'uploads', 'tmp', 'abs.gcode'), 'utf8'), GCODE);
 });
 
 test('encoding: filename* (RFC 5987) wins over filename; non-UTF-8 header bytes fall back to ISO-8859-1', async (t) => {

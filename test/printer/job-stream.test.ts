@@ -104,3 +104,19 @@ test('an SD print driven by the job runner shows the "from SD" state texts', asy
   assert.equal(s.printer.state().text, 'Operational');
   assert.deepEqual(texts, ['Starting print from SD', 'Printing from SD', 'Paused', 'Printing from SD', 'Operational']);
 });
+
+for (const [name, settings, flow] of [
+  ['ADVANCED_OK', { devel: { virtualPrinter: { advancedOk: true, resendEveryN: 40 } } }, 'advanced-ok'],
+  ['a 127-byte receive buffer', { serial: { rxBufferSize: 127 }, devel: { virtualPrinter: { resendEveryN: 40 } } }, 'send-ahead'],
+] as const) {
+  test(`send-ahead with ${name} streams a file to the end on the simulator, through resends`, async (t) => {
+    const s = await connectedServer(t, settings);
+    const file = join(s.baseDir, 'ahead.gcode');
+    await writeFile(file, gcode(600));
+    const stream = s.printer.streamJob(fileLineSource(file), { finished: () => {} });
+    assert.equal(await stream.done, 'done');
+    assert.equal(s.printer.flowControl(), flow);
+    assert.ok(s.printer.resends().count > 0);
+    assert.equal(s.printer.state().text, 'Operational');
+  });
+}

@@ -1,7 +1,7 @@
 // System commands API with real shell commands: listing, success, failures, ignore, async, dividers, unknown, legacy wrapper.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 
@@ -104,6 +104,12 @@ test('the legacy POST /api/system runs a custom action', async (t) => {
   assert.equal(res.status, 204);
   assert.equal(await readFile(join(s.baseDir, 'touched'), 'utf8'), 'ran\n');
   assert.equal((await s.api('/api/system', { method: 'POST', json: {} })).status, 400);
+  await rm(join(s.baseDir, 'touched'));
+  const form = await s.api('/api/system', { method: 'POST', body: new URLSearchParams({ action: 'touch' }) });
+  assert.equal(form.status, 204);
+  assert.equal(await readFile(join(s.baseDir, 'touched'), 'utf8'), 'ran\n');
+  assert.equal((await s.api('/api/system?action=failok', { method: 'POST' })).status, 204);
+  assert.equal((await s.api('/api/system', { method: 'POST', key: null, json: { action: 'touch' } })).status, 403);
   assert.equal((await s.api('/api/system', { method: 'POST', json: { action: 'fail' } })).status, 500);
   // The file stream writes asynchronously; give it a moment to get the deprecation warning to disk.
   let log = '';

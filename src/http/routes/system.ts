@@ -59,16 +59,25 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
     return reply.code(204).send();
   });
 
-  // Deprecated since OctoPrint 1.3; old scripts still post `action` as JSON or form data.
-  app.post('/api/system', {
-    config: { access: 'SYSTEM' },
-    schema: { body: Type.Unknown(), querystring: Type.Object({ action: Type.Optional(Type.String()) }, { additionalProperties: true }) },
-  }, async (request, reply) => {
-    request.log.warn('POST /api/system is deprecated, use POST /api/system/commands/custom/{action}');
-    const body = request.body as Record<string, unknown> | undefined;
-    const action = typeof body?.action === 'string' ? body.action : request.query.action;
-    if (!action) return sendError(reply, 400, 'No action given');
-    await commands.execute('custom', action);
-    return reply.code(204).send();
+  // Deprecated since OctoPrint 1.3; old scripts still post `action` as JSON, form data or a query parameter. Form bodies
+  // are parsed only in this scope so the rest of the API keeps its JSON-only contract.
+  void app.register(async (scope) => {
+    if (!scope.hasContentTypeParser('application/x-www-form-urlencoded')) {
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      });
+    }
+    scope.post('/api/system', {
+      config: { access: 'SYSTEM' },
+      onRequest: ignoreEmptyJson,
+      schema: { body: Type.Unknown(), querystring: Type.Object({ action: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+    }, async (request, reply) => {
+      request.log.warn('POST /api/system is deprecated, use POST /api/system/commands/custom/{action}');
+      const body = request.body as Record<string, unknown> | undefined;
+      const action = typeof body?.action === 'string' ? body.action : (request.query as { action?: string }).action;
+      if (!action) return sendError(reply, 400, 'No action given');
+      await commands.execute('custom', action);
+      return reply.code(204).send();
+    });
   });
 }

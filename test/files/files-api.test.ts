@@ -245,6 +245,11 @@ test('delete: 204 for file and folder, 404 when missing; events fire', async (t)
 test('listings carry ETag/Last-Modified and answer 304 unless force; metadata is rebuilt when lost', async (t) => {
   const s = await startTestServer(t);
   await upload(s, fileParts('e.gcode'));
+  // The background analysis changes the listing when it lands; let it land first.
+  for (let i = 0; i < 200; i++) {
+    if (((await (await s.api('/api/files/local/e.gcode')).json()) as Json).gcodeAnalysis) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const first = await s.api('/api/files');
   const etag = first.headers.get('etag') ?? '';
   assert.ok(etag && first.headers.get('last-modified'));

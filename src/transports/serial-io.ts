@@ -16,8 +16,11 @@ type Port = BindingPortInterface & { fd: number | null; poller?: { destroy(): vo
 
 class TtyIo implements SerialIo {
   private ended = false;
+  private sock: tty.ReadStream | null = null;
+  /** Reads land here and go straight to the callback (`onread`): no stream buffering or 'data' events per chunk. */
+  private readonly readBuffer = Buffer.allocUnsafe(64 * 1024);
 
-  constructor(private readonly sock: tty.ReadStream, private readonly port: Port) {}
+  constructor(private readonly fd: number, private readonly port: Port) {}
 
   start(onData: (chunk: Buffer) => void, onEnd: (err?: Error) => void): void {
     const end = (err?: Error) => {
@@ -25,28 +28,37 @@ class TtyIo implements SerialIo {
       this.ended = true;
       onEnd(err);
     };
-    this.sock.on('data', onData);
+    // The chunk is a view of the reused buffer: the line splitter copies what it keeps.
+    const onread = { buffer: this.readBuffer, callback: (n: number, buf: Buffer) => { onData(buf.subarray(0, n)); } };
+    const sock = new (tty.ReadStream as unknown as new (fd: number, opts: object) => tty.ReadStream)(this.fd, { onread });
+    this.sock = sock;
     // A pulled USB device or a closed pty master reads as EIO (error) or EOF (end).
-    this.sock.on('error', (err) => end(err));
-    this.sock.on('end', () => end(new Error('the device closed the connection')));
-    this.sock.on('close', () => end(new Error('the device closed the connection')));
-    this.sock.resume();
+    sock.on('error', (err) => end(err));
+    sock.on('end', () => end(new Error('the device closed the connection')));
+    sock.on('close', () => end(new Error('the device closed the connection')));
+    sock.resume();
   }
 
   write(buf: Buffer): Promise<void> {
+    const sock = this.sock;
+    if (!sock) return Promise.reject(new Error('serial port is not started'));
     return new Promise((resolve, reject) => {
-      this.sock.write(buf, (err) => (err ? reject(err) : resolve()));
+      sock.write(buf, (err) => (err ? reject(err) : resolve()));
     });
   }
 
   async close(): Promise<void> {
     this.ended = true;
-    this.sock.removeAllListeners('data');
-    await new Promise<void>((resolve) => {
-      if (this.sock.destroyed) return resolve();
-      this.sock.once('close', () => resolve());
-      this.sock.destroy();
-    });
+    const sock = this.sock;
+    if (sock && !sock.destroyed) {
+      await new Promise<void>((resolve) => {
+        sock.once('close', () => resolve());
+        sock.destroy();
+      });
+    } else if (!sock) {
+      // Never started: the binding still owns the fd.
+      await this.port.close().catch(() => {});
+    }
     // libuv closed the fd with the handle; the binding must not touch that number again.
     this.port.fd = null;
   }
@@ -59,5 +71,5 @@ export function serialIoFor(port: BindingPortInterface): SerialIo {
   // The binding's own poller would watch the same fd; the TTY stream replaces it.
   p.poller?.stop();
   p.poller?.destroy();
-  return new TtyIo(new tty.ReadStream(p.fd), p);
+  return new TtyIo(p.fd, p);
 }

@@ -12,6 +12,7 @@ import { STATE_TEXT, SD_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES,
 import { JobStreamer } from '../protocol/job-stream.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
+import { linkHooks } from './link-hooks.ts';
 import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
 import { loadScript, renderScript } from './gcode-scripts.ts';
 import type {
@@ -146,94 +147,12 @@ export class PrinterService implements Printer {
   }
 
   private hooks(): EngineHooks {
-    const log = this.serialLog;
-    const events = this.deps.events;
-    return {
-      stateChanged: (id, error) => this.applyState(id, error),
-      sent: (wire) => log.sent(wire),
-      received: (line) => log.received(line),
-      connected: (port, baudrate) => {
-        events.emit('Connected', { port, baudrate });
-        void this.runScript('afterPrinterConnected', {});
-      },
-      disconnected: () => events.emit('Disconnected', {}),
-      temperatures: (t) => {
-        const profile = this.profile();
-        const entry = this.readings.applyReport(t, profile, Date.now());
-        if (this.engine) this.engine.targetsActive = this.readings.anyTargetActive();
-        this.notify((l) => l.temperature?.(entry));
-      },
-      targetReported: (heater, target) => this.readings.setTarget(heater === 'bed' ? 'bed' : `tool${heater}`, target),
-      firmware: (info) => events.emit('FirmwareData', { name: info.name, data: info.data }),
-      capability: (name, enabled) => {
-        if (name === 'CHAMBER_TEMPERATURE') this.readings.chamberCapability = enabled;
-      },
-      position: (p) => {
-        const e = this.engine;
-        const pos: Position = { x: p.x, y: p.y, z: p.z, e: p.e ?? p.es[e?.currentTool ?? 0] ?? null, t: e?.currentTool ?? null, f: e?.currentF ?? null };
-        this.readings.position = pos;
-        events.emit('PositionUpdate', { ...pos, reason: this.stateId === 'PAUSING' ? 'pause' : this.stateId === 'CANCELLING' ? 'cancel' : null });
-      },
-      sdReply: (r) => {
-        if (r.kind === 'cardOk') {
-          const first = !this.readings.sdReady;
-          this.readings.sdReady = true;
-          if (first) this.engine?.enqueue('M20');
-          this.notifyState();
-        } else if (r.kind === 'cardFail' || r.kind === 'cardReleased') {
-          this.readings.sdReady = false;
-          this.readings.sdFiles = [];
-          this.notifyState();
-        }
-      },
-      sdList: (entries) => {
-        this.readings.sdList(entries, this.deps.config.current.serial.sdLowerCase);
-        events.emit('UpdatedFiles', { type: 'printables' });
-      },
-      commandSent: (cmd, code) => {
-        this.readings.commandSent(cmd, code, this.engine?.currentTool ?? 0);
-        if (this.engine) this.engine.targetsActive = this.readings.anyTargetActive();
-        if (code === 'G28') events.emit('Home', {});
-      },
-      zChanged: (z, old) => {
-        events.emit('ZChange', { new: z, old });
-        this.notify((l) => l.z?.(z));
-      },
-      toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
-      action: (name, params) => this.onAction(name, params),
-      firmwareError: (text, fatal) => {
-        log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
-        this.notify((l) => l.message?.(text));
-      },
-      error: (text, reason) => events.emit('Error', { error: text, reason }),
-      commandSuppressed: (cmd, reason) => events.emit('CommandSuppressed', {
-        command: cmd, message: `Not sending ${cmd} to the printer, it is ${reason === 'blocked' ? 'blocked' : 'ignored'} by the settings`,
-        severity: reason === 'blocked' ? 'warn' : 'info',
-      }),
-      printerReset: () => {
-        events.emit('PrinterReset', { idle: this.job === null });
-        this.job?.abort('The printer was reset');
-      },
-      emergencyStop: () => events.emit('EStop', {}),
-      message: (text) => this.notify((l) => l.message?.(text)),
-      invalidTool: (tool, fallback) => events.emit('InvalidToolReported', { tool, fallback }),
-    };
-  }
-
-  private onAction(name: string, params: string): void {
-    const job = this.job;
-    switch (name) {
-      case 'pause': void job?.pause(); break;
-      case 'paused': job?.markPaused(); break;
-      case 'resume': job?.resume(); break;
-      case 'resumed': job?.resume(false); break;
-      case 'cancel': void job?.cancel(); break;
-      case 'disconnect': void this.disconnect(); break;
-      case 'sd_inserted': this.engine?.enqueue('M21'); break;
-      case 'sd_ejected': this.readings.sdReady = false; this.readings.sdFiles = []; this.notifyState(); break;
-      case 'sd_updated': this.sdRefresh(); break;
-      default: if (params) this.notify((l) => l.message?.(`${name}: ${params}`));
-    }
+    return linkHooks({
+      readings: this.readings, serialLog: this.serialLog, events: this.deps.events, config: this.deps.config,
+      engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
+      applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
+      runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
+    });
   }
 
   private applyState(id: ConnectionStateId, error?: string): void {

@@ -1,0 +1,121 @@
+// The engine's hooks for the printer service: readings, terminal, OctoPrint events, firmware actions.
+import type { ConfigStore } from '../config/config-store.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { ConnectionStateId } from '../protocol/connection-state.ts';
+import type { ProtocolEngine } from '../protocol/engine.ts';
+import type { EngineHooks } from '../protocol/hooks.ts';
+import type { JobStreamer } from '../protocol/job-stream.ts';
+import type { PrinterReadings } from './printer-readings.ts';
+import type { SerialLog } from './serial-log.ts';
+import type { LinkProfile, PrinterListener, Position } from './types.ts';
+
+/** What the hooks need from the printer service. */
+export interface LinkHost {
+  readonly readings: PrinterReadings;
+  readonly serialLog: SerialLog;
+  readonly events: EventBus;
+  readonly config: ConfigStore;
+  engine(): ProtocolEngine | null;
+  job(): JobStreamer | null;
+  stateId(): ConnectionStateId;
+  profile(): LinkProfile;
+  applyState(id: ConnectionStateId, error?: string): void;
+  notify(fn: (l: PrinterListener) => void): void;
+  notifyState(): void;
+  runScript(name: string, context: Record<string, unknown>): Promise<boolean>;
+  disconnect(): Promise<void>;
+  sdRefresh(): void;
+}
+
+export function linkHooks(h: LinkHost): EngineHooks {
+  const log = h.serialLog;
+  const events = h.events;
+  return {
+    stateChanged: (id, error) => h.applyState(id, error),
+    sent: (wire) => log.sent(wire),
+    received: (line) => log.received(line),
+    connected: (port, baudrate) => {
+      events.emit('Connected', { port, baudrate });
+      void h.runScript('afterPrinterConnected', {});
+    },
+    disconnected: () => events.emit('Disconnected', {}),
+    temperatures: (t) => {
+      const profile = h.profile();
+      const entry = h.readings.applyReport(t, profile, Date.now());
+      const engine = h.engine();
+      if (engine) engine.targetsActive = h.readings.anyTargetActive();
+      h.notify((l) => l.temperature?.(entry));
+    },
+    targetReported: (heater, target) => h.readings.setTarget(heater === 'bed' ? 'bed' : `tool${heater}`, target),
+    firmware: (info) => events.emit('FirmwareData', { name: info.name, data: info.data }),
+    capability: (name, enabled) => {
+      if (name === 'CHAMBER_TEMPERATURE') h.readings.chamberCapability = enabled;
+    },
+    position: (p) => {
+      const e = h.engine();
+      const pos: Position = { x: p.x, y: p.y, z: p.z, e: p.e ?? p.es[e?.currentTool ?? 0] ?? null, t: e?.currentTool ?? null, f: e?.currentF ?? null };
+      h.readings.position = pos;
+      events.emit('PositionUpdate', { ...pos, reason: h.stateId() === 'PAUSING' ? 'pause' : h.stateId() === 'CANCELLING' ? 'cancel' : null });
+    },
+    sdReply: (r) => {
+      if (r.kind === 'cardOk') {
+        const first = !h.readings.sdReady;
+        h.readings.sdReady = true;
+        if (first) h.engine()?.enqueue('M20');
+        h.notifyState();
+      } else if (r.kind === 'cardFail' || r.kind === 'cardReleased') {
+        h.readings.sdReady = false;
+        h.readings.sdFiles = [];
+        h.notifyState();
+      }
+    },
+    sdList: (entries) => {
+      h.readings.sdList(entries, h.config.current.serial.sdLowerCase);
+      events.emit('UpdatedFiles', { type: 'printables' });
+    },
+    commandSent: (cmd, code) => {
+      h.readings.commandSent(cmd, code, h.engine()?.currentTool ?? 0);
+      const engine = h.engine();
+      if (engine) engine.targetsActive = h.readings.anyTargetActive();
+      if (code === 'G28') events.emit('Home', {});
+    },
+    zChanged: (z, old) => {
+      events.emit('ZChange', { new: z, old });
+      h.notify((l) => l.z?.(z));
+    },
+    toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
+    action: (name, params) => onAction(h, name, params),
+    firmwareError: (text, fatal) => {
+      log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
+      h.notify((l) => l.message?.(text));
+    },
+    error: (text, reason) => events.emit('Error', { error: text, reason }),
+    commandSuppressed: (cmd, reason) => events.emit('CommandSuppressed', {
+      command: cmd, message: `Not sending ${cmd} to the printer, it is ${reason === 'blocked' ? 'blocked' : 'ignored'} by the settings`,
+      severity: reason === 'blocked' ? 'warn' : 'info',
+    }),
+    printerReset: () => {
+      events.emit('PrinterReset', { idle: h.job() === null });
+      h.job()?.abort('The printer was reset');
+    },
+    emergencyStop: () => events.emit('EStop', {}),
+    message: (text) => h.notify((l) => l.message?.(text)),
+    invalidTool: (tool, fallback) => events.emit('InvalidToolReported', { tool, fallback }),
+  };
+}
+
+function onAction(h: LinkHost, name: string, params: string): void {
+  const job = h.job();
+  switch (name) {
+    case 'pause': void job?.pause(); break;
+    case 'paused': job?.markPaused(); break;
+    case 'resume': job?.resume(); break;
+    case 'resumed': job?.resume(false); break;
+    case 'cancel': void job?.cancel(); break;
+    case 'disconnect': void h.disconnect(); break;
+    case 'sd_inserted': h.engine()?.enqueue('M21'); break;
+    case 'sd_ejected': h.readings.sdReady = false; h.readings.sdFiles = []; h.notifyState(); break;
+    case 'sd_updated': h.sdRefresh(); break;
+    default: if (params) h.notify((l) => l.message?.(`${name}: ${params}`));
+  }
+}

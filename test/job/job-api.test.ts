@@ -73,6 +73,11 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   assert.equal(history[0].result, 'success');
   assert.equal(history[0].path, 'small.gcode');
   assert.ok(history[0].end >= history[0].start);
+  // Replacing the selected file re-selects it with the new content.
+  const selectedBefore = rec.names().filter((n) => n === 'FileSelected').length;
+  assert.equal((await uploadFile(s, 'small.gcode', 'G28\n')).status, 201);
+  await waitFor('re-selected', () => rec.names().filter((n) => n === 'FileSelected').length > selectedBefore || undefined);
+  assert.equal((await job(s)).job.file.size, 4);
   // Deleting the selected (idle) file deselects it.
   assert.equal((await s.api('/api/files/local/small.gcode', { method: 'DELETE' })).status, 204);
   assert.ok(rec.names().includes('FileDeselected'));

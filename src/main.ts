@@ -126,6 +126,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
     scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
     sdPollInterval: () => config.current.serial.timeout.sdStatus,
+    logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
   });
   files.setUsage(jobRunner);
   const sdFiles = new SdCardFiles({

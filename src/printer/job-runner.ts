@@ -30,6 +30,8 @@ export interface JobRunnerDeps {
   scripts: ScriptSource;
   /** Seconds between M27 polls while printing from SD. */
   sdPollInterval?: () => number;
+  /** serial.logPositionOnCancel: PrintCancelled carries the last known position instead of nulls. */
+  logPositionOnCancel?: () => boolean;
 }
 
 /** The running job (host-streamed or SD). */
@@ -327,7 +329,7 @@ export class JobRunner implements JobControl, FileUsage {
       this.deps.events.emit('PrintDone', { ...base, time });
     } else if (outcome === 'cancelled') {
       this.lastProgress = this.progressOf(job);
-      const position = { ...NULL_POSITION };
+      const position = this.deps.logPositionOnCancel?.() ? { ...this.deps.printer.lastPosition() } : { ...NULL_POSITION };
       this.deps.events.emit('PrintCancelled', { ...base, time, reason: 'cancelled', position });
       this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
       this.deps.events.emit('PrintFailed', { ...base, time, reason: 'cancelled' });

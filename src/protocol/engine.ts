@@ -292,6 +292,11 @@ export class ProtocolEngine extends EngineSender {
       }
       if (adv.buffer >= 0) this.flow.observeBufferFree?.(adv.buffer);
     }
+    if (adv && adv.line >= 0) {
+      // ADVANCED_OK names its line: an ok for a line older than the oldest in flight is stale (already counted).
+      const head = this.inFlight.peekNumber();
+      if (head >= 0 && adv.line < head) return;
+    }
     const flags = this.inFlight.shift();
     let cleared = flags > 0 ? flags : 0;
     if (adv && adv.line >= 0) {

@@ -71,6 +71,11 @@ export interface AppServices {
   version: string;
 }
 
+/** Methods a route can be registered for; a path known for any of them exists (404 vs 405). */
+const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** Internal marker (never sent): an unrouted 404/405 that must not get the API's cache headers. */
+const NO_CACHE_HEADERS = 'x-gantry-unrouted';
+
 export async function buildApp(services: AppServices): Promise<GantryApp> {
   const { config } = services;
   const app = Fastify({
@@ -92,7 +97,23 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
-    if (path.startsWith('/api') || path.startsWith('/plugin/')) return sendError(reply, 404);
+    // A known path with another method: OPTIONS is answered like Flask's automatic options (200, empty, no CORS
+    // headers while CORS is off — with CORS on the cors plugin answers preflights before this); others are 405.
+    const allowed = path.startsWith('/downloads/') ? [] : ROUTABLE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length > 0) {
+      const allow = [...allowed, 'OPTIONS'].join(', ');
+      if (request.method === 'OPTIONS') return reply.code(200).header('Allow', allow).type('text/html; charset=utf-8').send('');
+      if (path.startsWith('/api') || path.startsWith('/plugin/')) {
+        // Like OctoPrint's unrouted errors, these carry no Cache-Control (the onSend hook skips them).
+        reply.header('Allow', allow).header(NO_CACHE_HEADERS, '1');
+        return sendError(reply, 405);
+      }
+      return reply.code(405).header('Allow', allow).type('text/html; charset=utf-8').send('<html><title>405: Method Not Allowed</title><body>405: Method Not Allowed</body></html>');
+    }
+    if (path.startsWith('/api') || path.startsWith('/plugin/')) {
+      reply.header(NO_CACHE_HEADERS, '1');
+      return sendError(reply, 404);
+    }
     return reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>');
   });
 
@@ -106,7 +127,9 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     reply.header('X-Content-Type-Options', 'nosniff');
     reply.header('X-Robots-Tag', 'noindex, nofollow, noimageindex');
     if (!config.current.server.allowFraming) reply.header('X-Frame-Options', 'sameorigin');
-    if (request.url.startsWith('/api') && !reply.hasHeader('Cache-Control')) {
+    const unrouted = reply.hasHeader(NO_CACHE_HEADERS);
+    if (unrouted) reply.removeHeader(NO_CACHE_HEADERS);
+    if (request.url.startsWith('/api') && !unrouted && !reply.hasHeader('Cache-Control')) {
       if (request.method === 'GET') reply.header('Cache-Control', 'max-age=0');
       else {
         reply.header('Cache-Control', 'no-store, no-cache, must-revalidate, post-check=0, pre-check=0, max-age=0');

@@ -50,7 +50,7 @@ async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export async function buildWeb(opts: { ifStale?: boolean } = {}): Promise<boolean> {
-  if (opts.ifStale && !(await webIsStale())) return false;
+  // The freshness check happens under the lock too: while another build runs, web/dist is half written.
   return withBuildLock(async () => {
     if (opts.ifStale && !(await webIsStale())) return false;
     const { build } = await import('vite');

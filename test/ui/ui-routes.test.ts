@@ -36,7 +36,10 @@ test('serves the built UI at / and /login with the CSRF cookie, and its assets u
   assert.match(asset.headers.get('content-type') ?? '', /javascript/);
   assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
   assert.equal((await fetch(server.url + '/static/assets/nope.js')).status, 404);
-  assert.equal((await fetch(server.url + '/static/../package.json')).status, 404);
+  // An encoded traversal must not reach files outside web/dist.
+  const escape = await fetch(server.url + '/static/..%2F..%2Fpackage.json');
+  assert.notEqual(escape.status, 200);
+  assert.doesNotMatch(await escape.text(), /"name": "gantry"/);
 });
 
 test('without a build, the pages explain how to build the UI instead of failing', async (t) => {

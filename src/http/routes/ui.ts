@@ -22,19 +22,25 @@ const NOT_BUILT = `<!doctype html>
 export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string = WEB_DIST): void {
   // Files are looked up per request (wildcard), so a build made while the server runs is picked up on reload.
   if (!existsSync(distDir)) app.log.warn({ distDir }, 'web UI not built yet: run `npm run build:web`');
-  void app.register(fastifyStatic, {
-    root: distDir,
-    prefix: '/static/',
-    index: false,
-    wildcard: true,
-    decorateReply: false,
-    suppressWarning: true,
-    cacheControl: false,
-    // Hashed file names under assets/ never change content, so browsers may keep them; everything else revalidates.
-    setHeaders: (reply, path) => {
-      reply.header('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
-    },
-  });
+  // In its own scope with its own not-found answer: a missing asset is a plain 404 (the app-wide handler would see
+  // the GET /static/* route and answer 405).
+  void app.register(async (scope) => {
+    scope.setNotFoundHandler((_request, reply) =>
+      reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>'));
+    await scope.register(fastifyStatic, {
+      root: distDir,
+      prefix: '/',
+      index: false,
+      wildcard: true,
+      decorateReply: false,
+      suppressWarning: true,
+      cacheControl: false,
+      // Hashed file names under assets/ never change content, so browsers may keep them; everything else revalidates.
+      setHeaders: (reply, path) => {
+        reply.header('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  }, { prefix: '/static' });
 
   const page = async (request: FastifyRequest, reply: FastifyReply) => {
     issueCsrfCookie(request, reply);

@@ -40,6 +40,22 @@ function drawMarkings(u: uPlot): void {
   ctx.restore();
 }
 
+/** Dots only while there are too few samples for a line. */
+const fewSamples = (u: uPlot) => u.data[0].length < 3;
+
+function xRange(u: uPlot): uPlot.Range.MinMax {
+  const xs = u.data[0];
+  if (!xs.length) return [0, 120];
+  const last = xs[xs.length - 1];
+  return [Math.min(xs[0], last - 120), last];
+}
+
+/** Without a pointer over the graph the legend shows the latest values instead of dashes. */
+function latestInLegend(u: uPlot): void {
+  const n = u.data[0].length;
+  if (n && !((u.cursor.left ?? -1) >= 0)) u.setLegend({ idx: n - 1 }, false);
+}
+
 function buildData(keys: string[]): uPlot.AlignedData {
   const times = temps.map((t) => t.time);
   const cols: (number | null)[][] = [];
@@ -75,25 +91,24 @@ export function TempGraph() {
       // A target changes in one step; drawn as a ramp between samples it would look like a heating curve.
       const stepped = uPlot.paths.stepped?.({ align: 1 });
       for (const k of keys) {
-        series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
+        series.push({ label: `${heaterLabel(k)}`, stroke: colorOf(k), width: 2, points: { show: fewSamples }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}°`) });
         series.push({ label: `${heaterLabel(k)} target`, stroke: colorOf(k), width: 1, dash: [6, 4], points: { show: false }, paths: stepped, value: (_u, v) => (v === null ? '–' : `${v.toFixed(0)}°`) });
       }
       plot.current = new uPlot({
         width: el.clientWidth || 600,
         height: Math.max(220, Math.min(360, Math.round((el.clientWidth || 600) * 0.45))),
         series,
-        scales: { y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(50, Math.ceil(((max ?? 0) + 10) / 10) * 10)] } },
+        // At least two minutes wide, so the first samples after connecting do not stretch over years.
+        // (uPlot widens a single sample to 86400 / ms seconds, i.e. years, so the range comes from the data itself.)
+        scales: { x: { time: true, range: xRange }, y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(50, Math.ceil(((max ?? 0) + 10) / 10) * 10)] } },
         axes: [{}, { label: '°C', size: 50 }],
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
-        hooks: { draw: [drawMarkings] },
+        hooks: { draw: [drawMarkings, latestInLegend] },
       }, buildData(keys), el);
     } else {
       plot.current.setData(buildData(keys));
     }
-    // Without a pointer over the graph the legend shows the latest values instead of dashes.
-    const u = plot.current;
-    if (u && !(u.cursor.left !== undefined && u.cursor.left >= 0) && temps.length) u.setLegend({ idx: temps.length - 1 });
   }, [version]);
 
   useEffect(() => {

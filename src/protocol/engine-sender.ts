@@ -157,12 +157,15 @@ export abstract class EngineSender {
       t.write(wire).then(undefined, this.writeError);
       return;
     }
-    // Lines released in the same turn (several oks in one read) leave in one write.
-    this.outbox.push(wire);
+    // The first line of a turn leaves at once (ping-pong latency); more lines released in the same turn (several oks
+    // in one read, send-ahead) are collected and leave together in one write.
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flushOutbox);
+      t.write(wire).then(undefined, this.writeError);
+      return;
     }
+    this.outbox.push(wire);
   }
 
   protected outbox: string[] = [];

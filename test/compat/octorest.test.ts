@@ -91,3 +91,45 @@ test('connection: current.{baudrate,port,state}, options.{baudrates,ports}; lega
   const users = await json<Json>(await s.api('/api/users'));
   assert.ok(Array.isArray(users.users));
 });
+
+test('push over SockJS xhr_streaming (OctoRest XHRStreamingGenerator): open frame, connected, auth via xhr_send, current', async (t) => {
+  const s = await server(t);
+  const key = s.apiKey;
+  const info = await s.api('/sockjs/info');
+  assert.equal(info.status, 200);
+  const base = `${s.url}/sockjs/${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}/${crypto.randomUUID().replace(/-/g, '')}`;
+  const abort = new AbortController();
+  t.after(() => abort.abort());
+  const stream = await fetch(`${base}/xhr_streaming`, { method: 'POST', signal: abort.signal });
+  assert.equal(stream.status, 200);
+  const frames: string[] = [];
+  const messages: Json[] = [];
+  void (async () => {
+    let buf = '';
+    try {
+      for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += Buffer.from(chunk).toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          frames.push(line[0]);
+          // OctoPrint's frames carry objects, not quoted strings; accept both like the library's json.loads does.
+          if (line[0] === 'a') for (const m of JSON.parse(line.slice(1)) as unknown[]) messages.push((typeof m === 'string' ? JSON.parse(m) : m) as Json);
+        }
+      }
+    } catch { /* aborted at the end of the test */ }
+  })();
+  const next = (type: string, pred: (p: Json) => boolean = () => true) => waitFor(`${type} over xhr_streaming`, () => {
+    const m = messages.find((x) => type in x && pred(x[type] as Json));
+    return m ? m[type] as Json : undefined;
+  });
+  await next('connected');
+  assert.ok(frames.includes('o'), 'open frame first');
+
+  const login = await json<{ name: string; session: string }>(await s.api('/api/login', { method: 'POST', json: { passive: true }, key }));
+  const send = await fetch(`${base}/xhr_send`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify([JSON.stringify({ auth: `${login.name}:${login.session}` })]) });
+  assert.equal(send.status, 204);
+  const current = await next('current');
+  assert.ok('state' in current && 'temps' in current);
+});

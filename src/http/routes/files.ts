@@ -49,11 +49,14 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
   throw notFound('Unknown location');
 }
 
-/** Sends a listing with ETag/Last-Modified, or 304 when the client's copy is current (unless force/_refresh). */
-function sendConditional(request: FastifyRequest, reply: FastifyReply, body: unknown, lastModifiedMs: number) {
+/**
+ * Sends a listing with ETag/Last-Modified, or 304 when the client's copy is current (unless force/_refresh). Like
+ * OctoPrint's, the ETag covers the entries only: free disk space changing under other writers is not a new listing.
+ */
+function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { files: unknown }, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
   const json = JSON.stringify(body);
-  const etag = `"${createHash('sha1').update(json).digest('hex')}"`;
+  const etag = `"${createHash('sha1').update(JSON.stringify(body.files)).digest('hex')}"`;
   const lastModified = new Date(Math.floor(lastModifiedMs / 1000) * 1000);
   const bypass = Boolean(q.force) || Boolean(q._refresh);
   if (!bypass) {

@@ -14,9 +14,11 @@ export interface ClientLimits {
   hardBytes: number;
   /** Held back (above softBytes) for this long: dropped as well. */
   stallMs: number;
+  /** How long a client may stay above hardBytes (up to four times it) before it is dropped. */
+  graceMs: number;
 }
 
-export const DEFAULT_LIMITS: ClientLimits = { softBytes: 256 * 1024, hardBytes: 4 * 1024 * 1024, stallMs: 60_000 };
+export const DEFAULT_LIMITS: ClientLimits = { softBytes: 256 * 1024, hardBytes: 4 * 1024 * 1024, stallMs: 60_000, graceMs: 2_000 };
 
 /** Messages held for a client that has not authenticated yet (OctoPrint keeps 100). */
 const MAX_BACKLOG = 100;
@@ -43,6 +45,7 @@ export class PushClient {
   private backlog: OutMessage[] = [];
   private pending: StatusDelta[] = [];
   private heldSince: number | undefined;
+  private overSince: number | undefined;
 
   constructor(
     readonly conn: PushConnection,
@@ -70,11 +73,29 @@ export class PushClient {
     };
   }
 
-  /** Writes one serialised message; drops the client when its unsent backlog passes the hard limit. */
+  /** Writes one serialised message (never blocks; the backlog is judged before the next round, see keepingUp). */
   send(msg: OutMessage): void {
     if (this.closed) return;
     this.conn.send(msg);
-    if (this.conn.bufferedBytes() > this.limits.hardBytes) this.onOverflow(this, 'send backlog over limit');
+  }
+
+  /**
+   * Whether the client still drains what it was sent: checked before each round of sending, so a healthy client that
+   * just received a burst is not mistaken for a stalled one. A backlog over the hard limit drops the client.
+   */
+  keepingUp(now = performance.now()): boolean {
+    if (this.closed) return false;
+    const buffered = this.conn.bufferedBytes();
+    if (buffered <= this.limits.hardBytes) {
+      this.overSince = undefined;
+      return true;
+    }
+    // A burst may push a healthy client over the limit for a moment; a grace period tells it from a stalled one,
+    // and a ceiling of four times the limit bounds the memory meanwhile.
+    this.overSince ??= now;
+    if (buffered <= 4 * this.limits.hardBytes && now - this.overSince < this.limits.graceMs) return true;
+    this.onOverflow(this, 'send backlog over limit');
+    return false;
   }
 
   /** A message the client may see only after authenticating: kept (bounded) until `auth` succeeds. */

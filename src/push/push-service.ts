@@ -320,7 +320,7 @@ export class PushService {
   private broadcastGated(text: OutMessage, permissions: string[], wanted: (c: PushClient) => boolean): void {
     for (const c of this.clients) {
       if (!wanted(c)) continue;
-      if (permissions.every((p) => c.identity.has(p))) c.send(text);
+      if (permissions.every((p) => c.identity.has(p))) { if (c.keepingUp()) c.send(text); }
       else if (!c.authed) c.hold(text);
     }
   }
@@ -341,7 +341,7 @@ export class PushService {
     const queue = this.eventQueue;
     this.eventQueue = [];
     for (const c of this.clients) {
-      if (!c.registered || !c.identity.has('STATUS')) continue;
+      if (!c.registered || !c.identity.has('STATUS') || !c.keepingUp()) continue;
       const admin = c.identity.has('ADMIN');
       const corked = queue.length > 1;
       if (corked) c.conn.cork();
@@ -361,7 +361,7 @@ export class PushService {
       const shared = new Map<string, OutMessage>();
       let snapshot: StatusDelta | undefined;
       for (const c of this.clients) {
-        if (!c.registered || !c.historySent || !c.wantsState) continue;
+        if (!c.registered || !c.historySent || !c.wantsState || !c.keepingUp()) continue;
         if (delta) c.addDelta(delta);
         else if (c.needsCurrent && !c.hasPending) c.addDelta(snapshot ??= this.monitor.snapshot());
         const due = c.takeDue(now, this.intervalMs);

@@ -5,8 +5,12 @@ import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
 
 /** Lines kept for `history` (OctoPrint sends the last 300). */
 export const HISTORY_LINES = 300;
-/** Lines carried by one tick; a flood beyond this keeps the newest (a terminal cannot show more anyway). */
-export const MAX_LINES_PER_TICK = 1000;
+/**
+ * Terminal lines carried by one `current`: a flood beyond this keeps the newest. 600 lines per 500 ms is what
+ * ok-per-line streaming over 250000 baud produces (Send + Recv per line); only faster links lose lines, and no terminal
+ * can show them. Without the cap, 200 clients of a fast link would move tens of MB/s of terminal text.
+ */
+export const MAX_LINES_PER_TICK = 600;
 
 export interface Marking { type: string; label: string; time: number }
 

@@ -53,7 +53,7 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
  * Sends a listing with ETag/Last-Modified, or 304 when the client's copy is current (unless force/_refresh). Like
  * OctoPrint's, the ETag covers the entries only: free disk space changing under other writers is not a new listing.
  */
-function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { files: unknown }, lastModifiedMs: number) {
+function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { files: unknown; [k: string]: unknown }, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
   const json = JSON.stringify(body);
   const etag = `"${createHash('sha1').update(JSON.stringify(body.files)).digest('hex')}"`;

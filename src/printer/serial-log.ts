@@ -34,41 +34,48 @@ export class SerialLog {
   info(text: string): void { this.add(text, 2); }
 
   private add(text: string, dir: number): void {
-    // Only a reference is stored on the hot path; the prefix is added when somebody reads the lines.
+    // Only a reference is stored on the hot path; prefixes are added when the lines are read or flushed.
     const cap = this.ring.length;
     const i = (this.head + this.size) % cap;
     this.ring[i] = text;
     this.dirs[i] = dir;
     if (this.size < cap) this.size++;
     else this.head = (this.head + 1) % cap;
-    if (this.file || this.pending.length < 500) this.pending.push(dir === 0 ? `Send: ${text}` : dir === 1 ? `Recv: ${text}` : text);
+    this.unflushed++;
+    if (this.file) this.pending.push(format(text, dir));
     if (this.flushTimer === null) {
       this.flushTimer = setTimeout(() => this.flush(), this.batchMs);
       this.flushTimer.unref();
     }
   }
 
+  private unflushed = 0;
+
   private flush(): void {
     this.flushTimer = null;
-    const lines = this.pending;
-    this.pending = [];
-    if (lines.length === 0) return;
-    if (this.file) {
+    if (this.file && this.pending.length > 0) {
       const stamp = new Date().toISOString();
-      this.file.write(lines.map((l) => `${stamp} - ${l}\n`).join(''));
+      this.file.write(this.pending.map((l) => `${stamp} - ${l}\n`).join(''));
     }
-    this.deliver(lines.length > 300 ? lines.slice(lines.length - 300) : lines);
+    this.pending = [];
+    // The terminal gets the newest lines of the batch (at most what the ring holds).
+    const n = Math.min(this.unflushed, this.size, 300);
+    this.unflushed = 0;
+    if (n > 0) this.deliver(this.newest(n));
+  }
+
+  private newest(n: number): string[] {
+    const cap = this.ring.length;
+    const out: string[] = [];
+    for (let k = this.size - n; k < this.size; k++) {
+      const i = (this.head + k) % cap;
+      out.push(format(this.ring[i], this.dirs[i]));
+    }
+    return out;
   }
 
   lines(): string[] {
-    const cap = this.ring.length;
-    const out: string[] = [];
-    for (let k = 0; k < this.size; k++) {
-      const i = (this.head + k) % cap;
-      const d = this.dirs[i];
-      out.push(d === 0 ? `Send: ${this.ring[i]}` : d === 1 ? `Recv: ${this.ring[i]}` : this.ring[i]);
-    }
-    return out;
+    return this.newest(this.size);
   }
 
   close(): void {
@@ -78,3 +85,5 @@ export class SerialLog {
     this.file = null;
   }
 }
+
+const format = (text: string, dir: number): string => (dir === 0 ? `Send: ${text}` : dir === 1 ? `Recv: ${text}` : text);

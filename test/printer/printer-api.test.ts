@@ -224,3 +224,19 @@ test('a profile without heated bed: bed routes answer 409 and /api/printer has n
   await waitFor('temperatures', async () => ((await get(s, '/api/printer')).body.temperature as Record<string, unknown>).tool0 !== undefined || undefined);
   assert.equal(((await get(s, '/api/printer')).body.temperature as Record<string, unknown>).bed, undefined);
 });
+
+test('autoconnect on start, and connect with save/autoconnect stores the preferences', async (t) => {
+  const s = await startTestServer(t, { settings: { serial: { autoconnect: true, port: 'VIRTUAL', baudrate: 115200 }, devel: { virtualPrinter: { throttle: 0.001 } } } });
+  await waitFor('autoconnected', () => s.printer.isOperational() || undefined);
+  assert.equal(((await get(s, '/api/connection')).body.current as { port: string }).port, 'VIRTUAL');
+  const r = await post(s, '/api/connection', { command: 'connect', port: 'VIRTUAL', baudrate: 250000, save: true, autoconnect: false });
+  assert.equal(r.status, 204);
+  assert.equal(s.config.current.serial.baudrate, 250000);
+  assert.equal(s.config.current.serial.autoconnect, false);
+  await waitFor('reconnected at 250000', async () => ((await get(s, '/api/connection')).body.current as { baudrate: number }).baudrate === 250000 || undefined);
+  await waitFor('Operational', () => s.printer.isOperational() || undefined);
+  const options = (await get(s, '/api/connection')).body.options as Record<string, unknown>;
+  assert.equal(options.baudratePreference, 250000);
+  assert.equal(options.portPreference, 'VIRTUAL');
+  assert.equal(options.autoconnect, false);
+});

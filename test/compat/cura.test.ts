@@ -154,3 +154,24 @@ test('upload with select, Location split on "api/", select+print via that endpoi
   await expectStatus(cancel, 204, 'cancel');
   await waitFor('Operational after cancel', async () => (await poll(s, s.apiKey)).jobState === 'Operational' || undefined, 15_000);
 });
+
+test('QHttpMultiPart body as Cura builds it: text/plain `path` part, octet-stream file, select/print parts after the file', async (t) => {
+  const s = await server(t);
+  await connectPrinter(s);
+  const boundary = 'boundary_.oOo._MTk0NzUxNjc1OA==MTk5NTkzMTAxNQ==';
+  const part = (headers: string[], body: string) => `--${boundary}\r\n${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
+  const body = part(['Content-Type: text/plain', 'Content-Disposition: form-data; name="path"'], '')
+    + part(['Content-Disposition: form-data; name="file"; filename="UM3_cube.gcode"', 'Content-Type: application/octet-stream'], smallGcode(3000))
+    + part(['Content-Disposition: form-data; name="select"'], 'true')
+    + part(['Content-Disposition: form-data; name="print"'], 'true')
+    + `--${boundary}--\r\n`;
+  const res = await s.api('/api/files/local', { method: 'POST', headers: { ...CURA_UA, 'Content-Type': `multipart/form-data; boundary="${boundary}"` }, body });
+  await expectStatus(res, 201, 'Qt multipart upload');
+  assert.ok(res.headers.get('location')?.includes('api/files/local/UM3_cube.gcode'));
+  await waitFor('printing UM3_cube.gcode', async () => {
+    const job = (await poll(s, s.apiKey)).job;
+    return job.job.file.name === 'UM3_cube.gcode' && job.state.startsWith('Printing') || undefined;
+  });
+  assert.equal((await s.api('/api/job', { method: 'POST', json: { command: 'cancel' } })).status, 204);
+  await waitFor('cancelled', async () => (await poll(s, s.apiKey)).jobState === 'Operational' || undefined, 15_000);
+});

@@ -1,6 +1,10 @@
 // PrusaSlicer / OrcaSlicer / Bambu Studio "OctoPrint" host: the Test button and Upload / Upload-and-Print, as they send them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { server, connectPrinter, form, json, smallGcode, waitFor, expectStatus } from './helpers.ts';
 
 test('Test button: /api/version has `api` and a `text` starting with "OctoPrint"; a bad key is >= 400', async (t) => {
@@ -67,4 +71,23 @@ test('Upload and Print: print="true" on an operational printer starts the job', 
     const f = hist.files.find((x) => x.name === 'go.gcode');
     return (f?.prints?.success ?? 0) > 0 || undefined;
   }, 20_000);
+});
+
+test('libcurl as the slicers use it: -F parts, Expect: 100-continue on a large body, trimmed key', async (t) => {
+  const s = await server(t);
+  // Over 1 MB, so libcurl asks `Expect: 100-continue` before sending the body.
+  const gcode = smallGcode(40_000);
+  assert.ok(gcode.length > 1024 * 1024);
+  const file = join(s.baseDir, 'curl upload.gcode');
+  await writeFile(file, gcode);
+  const { stdout } = await promisify(execFile)('curl', ['-sS', '-w', '\\n%{http_code}', '-H', `X-Api-Key: ${s.apiKey}`,
+    '-F', 'print=false', '-F', 'path=', '-F', `file=@${file};filename=curl upload.gcode`, `${s.url}/api/files/local`]);
+  const status = stdout.slice(stdout.lastIndexOf('\n') + 1);
+  assert.equal(status, '201', stdout);
+  const body = JSON.parse(stdout.slice(0, stdout.lastIndexOf('\n'))) as { files: { local: { name: string } } };
+  // Spaces survive sanitising (OctoPrint only replaces them with enforceReallyUniversalFilenames).
+  assert.equal(body.files.local.name, 'curl upload.gcode');
+  const info = await s.api(`/api/files/local/${encodeURIComponent(body.files.local.name)}`);
+  assert.equal(info.status, 200);
+  assert.equal((await json<{ size: number }>(info)).size, Buffer.byteLength(gcode));
 });

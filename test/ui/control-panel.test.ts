@@ -325,7 +325,20 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     const s = await (await server.api('/api/settings')).json() as { appearance: { name: string } };
     assert.equal(s.appearance.name, 'Workshop');
     await screenshot(page, '10-settings');
-    for (const section of ['Serial connection', 'Temperatures', 'GCODE scripts', 'API keys', 'Access control', 'System']) {
+    // Each settings form saves what it shows without an error from the server.
+    for (const section of ['Serial connection', 'Temperatures', 'GCODE scripts', 'Webcam']) {
+      await page.locator('.settings-nav').getByRole('button', { name: section }).click();
+      const saves = page.waitForResponse((r) => r.url().endsWith('/api/settings') && r.request().method() === 'POST');
+      await page.getByRole('form', { name: section }).getByRole('button', { name: 'Save' }).click();
+      assert.equal((await saves).status(), 200, `saving ${section}`);
+    }
+    await page.getByRole('form', { name: 'Webcam' }).getByLabel('Stream URL').fill('http://127.0.0.1:9/stream');
+    await page.getByRole('form', { name: 'Webcam' }).getByRole('button', { name: 'Save' }).click();
+    await until('the webcam URL to be stored', async () => {
+      const st = await (await server.api('/api/settings')).json() as { webcam?: { streamUrl?: string } };
+      return st.webcam?.streamUrl === 'http://127.0.0.1:9/stream';
+    });
+    for (const section of ['API keys', 'Access control', 'System']) {
       await page.locator('.settings-nav').getByRole('button', { name: section }).click();
       await page.locator('.settings-body .section').first().waitFor();
     }

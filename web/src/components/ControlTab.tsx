@@ -35,8 +35,9 @@ export function ControlTab() {
   };
 
   const s = settings.value;
-  const cam = (s?.plugins?.classicwebcam ?? {}) as { stream?: string; flipH?: boolean; flipV?: boolean; rotate90?: boolean };
-  const stream = cam.stream || s?.webcam?.streamUrl;
+  const classic = (s?.plugins?.classicwebcam ?? {}) as { stream?: string; flipH?: boolean; flipV?: boolean; rotate90?: boolean };
+  const cam = { ...classic, ...s?.webcam };
+  const stream = s?.webcam?.streamUrl || classic.stream;
 
   return (
     <div class="control">

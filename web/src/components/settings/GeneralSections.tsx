@@ -128,16 +128,20 @@ export function ScriptsSection() {
 
 export function WebcamSection() {
   const s = settings.value!;
-  // Since OctoPrint 1.9 the URLs live in the classic webcam plugin's settings; the legacy `webcam` keys are read-only.
+  // GET answers the effective URLs in the legacy `webcam` keys. OctoPrint 1.9 stores them in the classic webcam
+  // plugin and ignores writes to the legacy keys; Gantry maps the legacy keys. Writing both works with either.
   const classic = (s.plugins?.classicwebcam ?? {}) as { stream?: string; snapshot?: string; flipH?: boolean; flipV?: boolean; rotate90?: boolean };
-  const [stream, setStream] = useState(classic.stream ?? s.webcam?.streamUrl ?? '');
-  const [snapshot, setSnapshot] = useState(classic.snapshot ?? s.webcam?.snapshotUrl ?? '');
-  const [flipH, setFlipH] = useState(classic.flipH ?? s.webcam?.flipH ?? false);
-  const [flipV, setFlipV] = useState(classic.flipV ?? s.webcam?.flipV ?? false);
-  const [rotate, setRotate] = useState(classic.rotate90 ?? s.webcam?.rotate90 ?? false);
+  const [stream, setStream] = useState(s.webcam?.streamUrl ?? classic.stream ?? '');
+  const [snapshot, setSnapshot] = useState(s.webcam?.snapshotUrl ?? classic.snapshot ?? '');
+  const [flipH, setFlipH] = useState(s.webcam?.flipH ?? classic.flipH ?? false);
+  const [flipV, setFlipV] = useState(s.webcam?.flipV ?? classic.flipV ?? false);
+  const [rotate, setRotate] = useState(s.webcam?.rotate90 ?? classic.rotate90 ?? false);
   const ro = !can('SETTINGS');
   return (
-    <Section title="Webcam" disabled={ro} onSave={() => void saveSettings({ plugins: { classicwebcam: { stream, snapshot, flipH, flipV, rotate90: rotate } } })}>
+    <Section title="Webcam" disabled={ro} onSave={() => void saveSettings({
+      webcam: { streamUrl: stream, snapshotUrl: snapshot, flipH, flipV, rotate90: rotate },
+      plugins: { classicwebcam: { stream, snapshot, flipH, flipV, rotate90: rotate } },
+    })}>
       <Text label="Stream URL" value={stream} onChange={setStream} disabled={ro} placeholder="/webcam/?action=stream" />
       <Text label="Snapshot URL" value={snapshot} onChange={setSnapshot} disabled={ro} placeholder="http://127.0.0.1:8080/?action=snapshot" />
       <Check label="Flip horizontally" value={flipH} onChange={setFlipH} disabled={ro} />

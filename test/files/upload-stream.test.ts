@@ -86,7 +86,7 @@ test('an upload aborted mid-way leaves neither the file nor a temp file', async 
   const res = await streamUpload(s, 'partial.gcode', 32 * 1024 * 1024, { abortAfter: 8 * 1024 * 1024 });
   assert.equal(res.status, 0);
   // The server notices the reset asynchronously; wait for its cleanup (bounded).
-  for (let i = 0; i < 100 && (await leftovers(uploads)).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 300 && (await leftovers(uploads)).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(await leftovers(uploads), []);
   assert.ok(!(await readdir(uploads)).includes('partial.gcode'));
   // The server is still fine afterwards.

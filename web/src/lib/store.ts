@@ -56,7 +56,8 @@ export const currentProfile = computed<PrinterProfile | undefined>(() => {
 let noticeId = 0;
 export function notify(text: string, kind: 'error' | 'info' = 'info'): void {
   const id = ++noticeId;
-  notices.value = [...notices.value, { id, text, kind }];
+  // A few at a time: a burst of saves must not cover the page.
+  notices.value = [...notices.value.slice(-2), { id, text, kind }];
   setTimeout(() => dismiss(id), kind === 'error' ? 8000 : 4000);
 }
 export function dismiss(id: number): void {

@@ -14,7 +14,7 @@ import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
 import { linkHooks } from './link-hooks.ts';
 import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
-import { loadScript, renderScript } from './gcode-scripts.ts';
+import { renderJobScript } from './scripts.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
   Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
@@ -312,12 +312,10 @@ export class PrinterService implements Printer {
 
   /** Renders a GCODE script; null when no such script exists. */
   async script(name: string, context: Record<string, unknown> = {}): Promise<string[] | null> {
-    const c = this.deps.config.current;
-    const text = await loadScript(name, c.scripts.gcode, this.deps.scriptsDir ?? null, this.profile());
-    if (text === null) return null;
-    return renderScript(text, {
-      printer_profile: this.profile(), last_position: this.readings.position, last_temperature: this.temperatures(), ...context,
-    });
+    // Same renderer as the job scripts, so snippets work from the command API too.
+    return renderJobScript(name, {
+      settings: () => this.deps.config.current.scripts.gcode, scriptsDir: this.deps.scriptsDir ?? null, profile: () => this.profile(),
+    }, { last_position: this.readings.position, last_temperature: this.temperatures(), ...context });
   }
 
   /** Renders and queues a script; fires GcodeScript<Name>Running/Finished. False when the script is unknown. */

@@ -240,3 +240,11 @@ test('autoconnect on start, and connect with save/autoconnect stores the prefere
   assert.equal(options.portPreference, 'VIRTUAL');
   assert.equal(options.autoconnect, false);
 });
+
+test('scripts through the command API expand snippets and context', async (t) => {
+  const s = await connectedServer(t, { scripts: { gcode: { myScript: "{% snippet 'disable_bed' %}\nM117 {{ context.greeting }}" } } });
+  const r = await post(s, '/api/printer/command', { script: 'myScript', context: { greeting: 'hello' } });
+  assert.equal(r.status, 204);
+  await sent(s, 'M140 S0');
+  await sent(s, 'M117 hello');
+});

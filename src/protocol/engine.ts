@@ -115,6 +115,7 @@ export class ProtocolEngine extends EngineSender {
     this.consecutiveTimeouts = 0;
     this.firmwareInfoReceived = false;
     this.autoreportTemp = false;
+    this.autoreportSd = false;
     this.emergencyParser = false;
     this.busyConfirmed = false;
     this.busySeen = false;
@@ -427,10 +428,16 @@ export class ProtocolEngine extends EngineSender {
   capabilityEnabled(name: string): void {
     if (name === 'AUTOREPORT_TEMP' && this.settings.capabilities.autoreport_temp) {
       this.enqueue(`M155 S${this.settings.timeout.temperatureAutoreport}`);
+    } else if (name === 'AUTOREPORT_SD_STATUS' && this.settings.capabilities.autoreport_sdstatus) {
+      this.enqueue(`M27 S${this.settings.timeout.sdStatusAutoreport}`);
+      this.autoreportSd = true;
     } else if (name === 'EMERGENCY_PARSER' && this.settings.capabilities.emergency_parser) {
       this.emergencyParser = true;
     }
   }
+
+  /** The firmware reports SD progress by itself (M27 S<n> sent): SD jobs need not poll M27. */
+  autoreportSd = false;
 
   /** Tool the firmware refused: fall back to the previous one. */
   invalidTool(): void {

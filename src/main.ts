@@ -25,6 +25,8 @@ import { listPorts, baudrateOptions, detectionBaudrates } from './transports/por
 import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
 import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
+import { createSliceCommand } from './slicing/slice-command.ts';
+import { registerFileType } from './files/file-types.ts';
 import type { GantryApp } from './http/types.ts';
 import { SystemCommands } from './system/system-commands.ts';
 import { LanguagePacks } from './system/language-packs.ts';
@@ -157,7 +159,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); await push.stop(); } },
     { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
-    { name: 'slicing', start: () => slicing.start(), stop: () => slicing.stop() },
+    { name: 'slicing', start: async () => {
+      await slicing.start();
+      // Uploads accept the model formats of the slicers that are installed.
+      for (const ext of slicing.modelExtensions()) registerFileType({ typePath: ['model', ext], extensions: [ext] });
+    }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
@@ -173,7 +179,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     throw err;
   }
 
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, printer, ports,
+  const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, printer, ports,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, access } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, delimiter } from 'node:path';
 import { DomainError, invalid } from '../core/errors.ts';
 import type { ProfileData, SliceRequest, SlicerAdapter } from './types.ts';
 
@@ -56,21 +56,9 @@ export class PrusaSlicerAdapter implements SlicerAdapter {
 
   constructor(private readonly opts: PrusaSlicerOptions) {}
 
+  /** Installed = an executable file at the configured path or on PATH; no process is spawned (start-up stays fast). */
   async probe(): Promise<boolean> {
-    const bin = this.opts.binary();
-    if (bin.includes('/')) {
-      try {
-        await access(bin, constants.X_OK);
-      } catch {
-        return false;
-      }
-    }
-    try {
-      const { code } = await run(bin, ['--help'], 15_000);
-      return code === 0;
-    } catch {
-      return false;
-    }
+    return (await findExecutable(this.opts.binary())) !== undefined;
   }
 
   async defaults(): Promise<ProfileData> {
@@ -141,6 +129,19 @@ function printerSettings(req: SliceRequest): ProfileData {
     nozzle_diameter: Array(Math.max(1, p.extruder.count)).fill(String(p.extruder.nozzleDiameter)).join(','),
   };
   return out;
+}
+
+async function findExecutable(bin: string): Promise<string | undefined> {
+  const candidates = bin.includes('/') ? [bin] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, bin));
+  for (const c of candidates) {
+    try {
+      await access(c, constants.X_OK);
+      return c;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 function lastLines(output: string): string {

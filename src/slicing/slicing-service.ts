@@ -80,9 +80,9 @@ export class SlicingService {
 
   private probing: Promise<void> | undefined;
 
-  /** Probing spawns each slicer once; it runs in the background so start-up does not wait for it. */
+  /** Probing only looks for each slicer's binary, so start-up can wait for it. */
   async start(): Promise<void> {
-    this.probing = this.refresh().catch((err: unknown) => this.logger.warn({ err }, 'slicer probe failed'));
+    await this.ready();
   }
 
   /** Resolves once the slicers have been probed. */

@@ -73,7 +73,7 @@ test('upload answers 201 with an absolute Location and the abridged entry; the l
 
 test('upload rules: 415 type, 400 userdata, 409 noOverwrite, 400 nothing to do, 404 location; userdata is kept', async (t) => {
   const s = await startTestServer(t);
-  assert.equal((await upload(s, fileParts('model.stl'))).status, 415);
+  assert.equal((await upload(s, fileParts('drawing.dxf'))).status, 415);
   assert.equal((await upload(s, fileParts('notes.txt'))).status, 415);
   const badUser = await upload(s, fileParts('a.gcode', GCODE, [{ name: 'userdata', value: '{nope' }]));
   assert.equal(badUser.status, 400);

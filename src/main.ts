@@ -160,9 +160,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: async () => {
+      // Uploads accept the model formats of the slicers that are installed; a changed binary path is probed again.
+      const registerModelTypes = () => { for (const ext of slicing.modelExtensions()) registerFileType({ typePath: ['model', ext], extensions: [ext] }); };
       await slicing.start();
-      // Uploads accept the model formats of the slicers that are installed.
-      for (const ext of slicing.modelExtensions()) registerFileType({ typePath: ['model', ext], extensions: [ext] });
+      registerModelTypes();
+      config.onChange((now, before) => {
+        if (now.slicing.prusaSlicerPath !== before.slicing.prusaSlicerPath) void slicing.refresh().then(registerModelTypes);
+      });
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },

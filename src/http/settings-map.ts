@@ -127,6 +127,7 @@ export const SETTINGS_FIELDS: readonly SettingField[] = [
   field('server.allowFraming', 'server.allowFraming'),
 
   field('slicing.defaultSlicer', 'slicing.defaultSlicer'),
+  field('slicing.prusaSlicerPath', 'slicing.prusaSlicerPath'),
 
   field('system.actions', 'system.actions'),
   field('system.events', 'system.events', { wire: Type.Union([Type.Array(Type.Unknown()), Type.Null()]) }),

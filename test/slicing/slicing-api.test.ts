@@ -29,6 +29,16 @@ test('a slicer whose binary is missing is listed as not configured and its profi
   assert.equal(body.prusaslicer.configured, false);
   assert.equal(body.prusaslicer.default, false);
   assert.equal((await s.api('/api/slicing/prusaslicer/profiles')).status, 404);
+  // Pointing the setting at the real binary makes it configured without a restart.
+  const set = await s.api('/api/settings', { method: 'POST', json: { slicing: { prusaSlicerPath: 'prusa-slicer' } } });
+  assert.equal(set.status, 200);
+  assert.equal((await set.json() as Json).slicing.prusaSlicerPath, 'prusa-slicer');
+  let configured = false;
+  for (let i = 0; i < 50 && !configured; i++) {
+    configured = ((await (await s.api('/api/slicing')).json()) as Json).prusaslicer.configured;
+    if (!configured) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(configured, true);
 });
 
 test('profile CRUD: PUT 201 + Location, stored as overrides only, GET merges defaults, PATCH 200, default switching, DELETE 204', async (t) => {

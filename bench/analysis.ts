@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { AnalysisQueue, analyseFile, type GcodeAnalysis } from '../src/files/analysis/index.ts';
 import { silentLogger } from '../src/core/logger.ts';
 import { referenceFilament } from '../test/analysis/reference.ts';
+import { GCODE_DIR } from '../test/helpers/shared-data.ts';
 
-const DATA = '/work/shared/data/gcode';
+const DATA = GCODE_DIR;
 const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
 /** Truncated by its publisher; its slicer figures describe the whole print. */
 const TRUNCATED = new Set(['prusaslicer-2.6.1_small.gcode']);

@@ -17,9 +17,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import SockJS from 'sockjs-client';
 import type { startGantry as startGantryFn } from '../src/main.ts';
+import { BENCH_SRC_DIR, GCODE_DIR } from '../test/helpers/shared-data.ts';
 
 const run = promisify(execFile);
-const GCODE = '/work/shared/data/gcode/prusaslicer-2.7.1_benchy_mini.gcode';
+const GCODE = join(GCODE_DIR, 'prusaslicer-2.7.1_benchy_mini.gcode');
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Every SAMPLE_EVERY-th line number is timed (enough samples, little bookkeeping). */
 const SAMPLE_EVERY = 25;
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
   const { startGantry } = await import('../src/main.ts');
   const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-push-'));
   const fakefw = join(dir, 'fakefw');
-  await run('cc', ['-O2', '-o', fakefw, '/work/shared/bench/fakefw.c']);
+  await run('cc', ['-O2', '-o', fakefw, join(BENCH_SRC_DIR, 'fakefw.c')]);
   const all = (await readFile(GCODE, 'utf8')).split('\n');
   const printFile = join(dir, 'print.gcode');
   const streamFile = join(dir, 'stream.gcode');

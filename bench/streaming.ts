@@ -15,10 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'node:http';
 import { startGantry, type Gantry } from '../src/main.ts';
 import { fileLineSource } from '../src/printer/file-line-source.ts';
+import { BENCH_SRC_DIR, GCODE_DIR } from '../test/helpers/shared-data.ts';
 
 const run = promisify(execFile);
-const BENCH_SRC = '/work/shared/bench';
-const DATA = '/work/shared/data/gcode';
+const BENCH_SRC = BENCH_SRC_DIR;
+const DATA = GCODE_DIR;
 const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
 const QUICK = process.env.BENCH_QUICK === '1';
 const PIN = process.env.BENCH_PIN === '1';

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
+import { SMALL_GCODE } from '../helpers/shared-data.ts';
 
-const CORPUS = '/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode';
+const CORPUS = SMALL_GCODE;
 
 test('without a printer every job command is 409; a malformed command is 400; GET /api/job has the start-up shape', async (t) => {
   const s = await startTestServer(t);

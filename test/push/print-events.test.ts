@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { rawClient, sockjsClient, userWithKey, sleep } from './push-clients.ts';
+import { SMALL_GCODE } from '../helpers/shared-data.ts';
 
 type Ev = { type: string; payload: Record<string, unknown> | null };
 type Current = { job: { file: { name: string | null } }; progress: { completion: number | null }; busyFiles: Array<{ path: string }>; state: { text: string } };
@@ -32,7 +33,7 @@ test('PrintStarted/PrintDone and job progress reach clients during a print while
   assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
   await raw.next('event', (e: Ev) => e.type === 'Connected', { timeoutMs: 20_000 });
 
-  const gcode = await readFile('/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode');
+  const gcode = await readFile(SMALL_GCODE);
   const form = new FormData();
   form.append('file', new Blob([gcode]), 'small.gcode');
   form.append('print', 'true');

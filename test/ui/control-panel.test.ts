@@ -8,8 +8,9 @@ import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { buildWeb } from '../../web/build.ts';
 import { chromiumAvailable, launchBrowser, screenshot, watchErrors } from './browser.ts';
+import { SMALL_GCODE } from '../helpers/shared-data.ts';
 
-const GCODE = '/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode';
+const GCODE = SMALL_GCODE;
 const USER = 'alice';
 const PASSWORD = 'correct horse battery';
 const VIEWER = 'victor';

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { parseGcode } from '../../web/src/lib/gcode-layers.ts';
+import { SMALL_GCODE } from '../helpers/shared-data.ts';
 
 test('groups extruding moves by height and ignores travel-only heights (z-hop)', () => {
   const p = parseGcode([
@@ -37,7 +38,7 @@ test('a file without extrusion has no layers', () => {
 });
 
 test('the PrusaSlicer sample: purge line at 0.2 mm and one object layer at 0.3 mm', async () => {
-  const text = await readFile('/work/shared/data/gcode/prusaslicer-2.6.1_small.gcode', 'utf8');
+  const text = await readFile(SMALL_GCODE, 'utf8');
   const p = parseGcode(text);
   assert.deepEqual(p.layers.map((l) => l.z), [0.2, 0.3]);
   assert.ok(p.layers[1].extruding.filter((e) => e === 1).length > 500);

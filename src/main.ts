@@ -152,6 +152,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const systemCommands = new SystemCommands(config, logger.child({ svc: 'system' }));
   const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
   const logFiles = new LogFiles(paths.logs, logStream);
+  const timelapseFiles = new LogFiles(paths.timelapse);
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
@@ -184,7 +185,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   }
 
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, printer, ports,
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapseFiles, printer, ports,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.

@@ -38,6 +38,8 @@ import { registerSettingsRoutes, type SerialOptionsProvider } from './routes/set
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
+import { registerTimelapseRoutes } from './routes/timelapse.ts';
+import { registerSystemInfoRoutes } from './routes/system-info.ts';
 import { registerUtilRoutes } from './routes/util.ts';
 import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
@@ -62,6 +64,8 @@ export interface AppServices {
   systemCommands: SystemCommands;
   languagePacks: LanguagePacks;
   logFiles: LogFiles;
+  /** Flat view of the timelapse folder. */
+  timelapseFiles: LogFiles;
   /** Live serial port/baudrate choices for /api/settings (the printer link's); config-only fallback when absent. */
   serialOptions?: SerialOptionsProvider;
   /** The printer link and the ports it can use. */
@@ -170,12 +174,14 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.printer && services.ports) {
     registerConnectionRoutes(app, { ...services, printer: services.printer, ports: services.ports });
     registerPrinterRoutes(app, { ...services, printer: services.printer });
+    registerSystemInfoRoutes(app, { ...services, printer: services.printer });
   }
   if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
   registerLanguageRoutes(app, services);
   registerLogRoutes(app, services);
+  registerTimelapseRoutes(app, services);
   registerUtilRoutes(app);
 
   return app;

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { LogFiles } from '../../system/log-files.ts';
 import { DomainError } from '../../core/errors.ts';
-import { requestBase } from './system.ts';
+import { externalBase } from '../urls.ts';
 
 const NameParams = Type.Object({ filename: Type.String() });
 
@@ -14,7 +14,7 @@ export function registerLogRoutes(app: GantryApp, deps: { logFiles: LogFiles }):
   // OctoPrint ≥1.3.7 serves the same resource from its logging plugin; older clients use /api/logs.
   for (const prefix of ['/api/logs', '/plugin/logging/logs']) {
     app.get(prefix, { config: { access: 'ADMIN' } }, async (request) => {
-      const base = requestBase(request);
+      const base = externalBase(request);
       const { files, free } = await logs.list();
       return {
         files: files.map((f) => ({

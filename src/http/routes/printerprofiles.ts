@@ -6,6 +6,7 @@ import type { GantryApp } from '../types.ts';
 import type { PrinterProfile, PrinterProfiles } from '../../printer/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
+import { externalBase } from '../urls.ts';
 
 const IdParams = Type.Object({ id: Type.String() });
 const ProfileBody = Type.Object({
@@ -15,24 +16,6 @@ const ProfileBody = Type.Object({
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function first(h: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(h) ? h[0] : h;
-  return v ? v.split(',')[0].trim() : undefined;
-}
-
-/** The external base URL of this request, honouring the reverse-proxy headers OctoPrint honours. */
-export function externalBase(request: FastifyRequest): string {
-  const h = request.headers;
-  const scheme = first(h['x-forwarded-proto']) ?? first(h['x-scheme']) ?? request.protocol;
-  let host = first(h['x-forwarded-host']) ?? first(h.host) ?? 'localhost';
-  const fwdServer = first(h['x-forwarded-server']);
-  const fwdPort = first(h['x-forwarded-port']);
-  if (!h['x-forwarded-host'] && fwdServer) host = fwdServer;
-  if (fwdPort && !host.includes(':')) host = `${host}:${fwdPort}`;
-  const prefix = (first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
-  return `${scheme}://${host}${prefix}`;
-}
 
 /** Keys clients echo back from responses; they are derived, never stored. */
 const DERIVED = ['resource', 'default', 'current'];

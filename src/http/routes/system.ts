@@ -4,20 +4,7 @@ import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import { DIVIDER, type CommandSource, type SystemCommand, type SystemCommands } from '../../system/system-commands.ts';
 import { sendError } from '../error-mapper.ts';
-
-function firstHeader(h: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(h) ? h[0] : h;
-  return v ? v.split(',')[0].trim() : undefined;
-}
-
-/** Absolute base URL of this request as the client sees it (reverse-proxy headers honoured), for `resource`/`refs` URLs. */
-export function requestBase(request: FastifyRequest): string {
-  const h = request.headers;
-  const scheme = firstHeader(h['x-forwarded-proto']) ?? firstHeader(h['x-scheme']) ?? request.protocol;
-  const host = firstHeader(h['x-forwarded-host']) ?? firstHeader(h.host) ?? 'localhost';
-  const prefix = (firstHeader(h['x-script-name']) ?? firstHeader(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
-  return `${scheme}://${host}${prefix}`;
-}
+import { externalBase } from '../urls.ts';
 
 /** Some apps send `Content-Type: application/json` with an empty body on commands that take none; that is not malformed. */
 async function ignoreEmptyJson(request: FastifyRequest): Promise<void> {
@@ -35,7 +22,7 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
     name: c.action === DIVIDER ? (c.name === DIVIDER ? '' : c.name) : c.name,
     ...(c.confirm ? { confirm: c.confirm } : {}),
     source: c.source,
-    resource: `${requestBase(request)}/api/system/commands/${c.source}/${encodeURIComponent(c.action)}`,
+    resource: `${externalBase(request)}/api/system/commands/${c.source}/${encodeURIComponent(c.action)}`,
   });
   const listOf = (request: FastifyRequest, source: CommandSource) => commands.list(source).map((c) => toWire(request, c));
 

@@ -1,0 +1,18 @@
+// GET /api/system/info: host and runtime facts for support and farm managers (FDM Monster reads it).
+import type { GantryApp } from '../types.ts';
+import type { Paths } from '../../config/paths.ts';
+import type { PrinterService } from '../../printer/printer-service.ts';
+import { collectSystemInfo } from '../../system/system-info.ts';
+import { OCTOPRINT_COMPAT_VERSION } from './version.ts';
+
+export function registerSystemInfoRoutes(app: GantryApp, deps: { version: string; paths: Paths; printer: PrinterService }): void {
+  app.get('/api/system/info', { config: { access: 'SYSTEM' } }, async (request) => ({
+    systeminfo: await collectSystemInfo({
+      version: deps.version,
+      compatVersion: OCTOPRINT_COMPAT_VERSION,
+      uploadsDir: deps.paths.uploads,
+      printer: { state: deps.printer.state().text, firmware: deps.printer.firmwareName() },
+      userAgent: request.headers['user-agent'],
+    }),
+  }));
+}

@@ -6,11 +6,12 @@ import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
 /** Lines kept for `history` (OctoPrint sends the last 300). */
 export const HISTORY_LINES = 300;
 /**
- * Terminal lines carried by one `current`: a flood beyond this keeps the newest. 600 lines per 500 ms is what
- * ok-per-line streaming over 250000 baud produces (Send + Recv per line); only faster links lose lines, and no terminal
- * can show them. Without the cap, 200 clients of a fast link would move tens of MB/s of terminal text.
+ * Terminal lines carried by one `current`: a flood beyond this keeps the newest. 300 lines per 500 ms is what
+ * ok-per-line streaming over 115200 baud produces (Send + Recv per line); only faster links lose lines, and no terminal
+ * shows more (history holds 300 too). Without the cap 200 clients of a fast link move tens of MB/s of terminal text,
+ * which costs the printer link measurable throughput (bench/push.ts).
  */
-export const MAX_LINES_PER_TICK = 600;
+export const MAX_LINES_PER_TICK = 300;
 
 export interface Marking { type: string; label: string; time: number }
 

@@ -7,7 +7,11 @@ export function runSdPrint(fw: Firmware): void {
   const entry = fw.state.selected;
   if (!entry || !fw.sd) return;
   let job = fw.state.sdJob;
-  if (job?.running) return;
+  if (job?.running) {
+    // M25 then M24 before the reader noticed the pause: the running loop simply carries on.
+    job.stopRequested = false;
+    return;
+  }
   if (!job || job.entry.longName !== entry.longName) {
     job = { entry, pos: 0, size: entry.size, running: false, stopRequested: false };
     fw.state.sdJob = job;

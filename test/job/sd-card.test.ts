@@ -6,7 +6,7 @@ import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
 
 test('SD card: upload transfers to the card, the listing shows it, it prints from SD, and it can be deleted', async (t) => {
-  const s = await connectedServer(t, { serial: { timeout: { sdStatus: 0.2 } }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  const s = await connectedServer(t, { serial: { timeout: { sdStatus: 0.2 }, terminalLogSize: 5000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
   await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
   const rec = recorder(s);
   const up = await uploadFile(s, 'sdjob.gcode', smallGcode(200), [], 'sdcard');
@@ -37,13 +37,15 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   assert.equal(await jobCommand(s, 'start'), 204);
   await waitFor('Printing from SD', async () => (await job(s)).state === 'Printing from SD' || undefined, 10_000);
   await waitFor('SD progress', async () => ((await job(s)).progress.filepos ?? 0) > 0 || undefined, 10_000).catch((err: Error) => {
-    throw new Error(`${err.message}\n${s.printer.terminal().slice(-30).join('\n')}\n${JSON.stringify(rec.names())}`);
+    throw new Error(`${err.message}\n${s.printer.terminal().filter((l) => !/M27|SD printing|^Recv: ok$|T:/.test(l)).slice(-40).join('\n')}\n${JSON.stringify(rec.names())}`);
   });
   assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
   assert.equal((await job(s)).state, 'Paused');
   assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 409);
   assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
-  await waitFor('PrintDone (SD)', () => rec.names().includes('PrintDone') || undefined, 60_000);
+  await waitFor('PrintDone (SD)', () => rec.names().includes('PrintDone') || undefined, 60_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${s.printer.terminal().filter((l) => !/M27|SD printing|^Recv: ok$|T:/.test(l)).slice(-40).join('\n')}\n${JSON.stringify(rec.names().filter((n) => !/Position|ZChange|Home|Temperature/.test(n)))}`);
+  });
   const done = rec.events.find((e) => e.name === 'PrintDone')!.payload;
   assert.equal(done.origin, 'sdcard');
 

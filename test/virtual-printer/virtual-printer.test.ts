@@ -219,6 +219,20 @@ test('SD print can be paused, its progress reported and auto-reported with M27 S
   assert.match(status[1], new RegExp(`^SD printing byte ${job.pos}/${job.size}$`));
 });
 
+test('M25 straight followed by M24 (before the reader stopped) keeps the SD print going to the end', async (t) => {
+  const r = rig(t, { timeScale: 0.05, rxBuffer: 1 << 20 });
+  r.send('M28 quick.g', ...Array.from({ length: 20 }, (_, i) => `G1 X${(i % 2) * 100} F3000`), 'M29');
+  await r.take(22);
+  r.send('M23 quick.g', 'M24');
+  await r.take(2);
+  r.send('M25', 'M24');
+  await r.take(2);
+  assert.ok(!r.out.includes('Done printing file'), 'the print is still running when paused and resumed');
+  const deadline = Date.now() + 8000;
+  while (!r.out.includes('Done printing file') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(r.out.includes('Done printing file'), 'the print must not stay paused after a resume');
+});
+
 test('M112 kills at once, even queued behind a long command; nothing answers afterwards', async (t) => {
   const r = rig(t, { timeScale: 1 });
   r.send('G4 S5', 'M112');

@@ -36,6 +36,7 @@ export class SdJob {
     });
     this.printer.commands([`M23 /${this.name}`, 'M24']);
     this.phase = 'printing';
+    this.printer.setSdPrintState?.('PRINTING');
     this.listener.stateChanged?.('PRINTING');
     this.poll = setInterval(() => {
       if (this.phase === 'printing' && this.printer.isOperational()) this.printer.commands(['M27']);
@@ -72,6 +73,7 @@ export class SdJob {
     if (this.phase === 'printing') {
       this.printer.commands(['M25']);
       this.phase = 'paused';
+      this.printer.setSdPrintState?.('PAUSED');
       this.listener.stateChanged?.('PAUSED');
     }
     return Promise.resolve();
@@ -82,6 +84,7 @@ export class SdJob {
     this.notPrinting = 0;
     this.printer.commands(['M24', 'M27']);
     this.phase = 'printing';
+    this.printer.setSdPrintState?.('PRINTING');
     this.listener.stateChanged?.('PRINTING');
   }
 
@@ -95,6 +98,11 @@ export class SdJob {
 
   private end(outcome: JobOutcome, error?: string): void {
     if (this.phase === 'ended') return;
+    // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it end.
+    if (outcome !== 'error') {
+      if (this.phase === 'paused') this.printer.setSdPrintState?.('CANCELLING');
+      this.printer.setSdPrintState?.('OPERATIONAL');
+    }
     this.phase = 'ended';
     if (this.poll) clearInterval(this.poll);
     this.unsubscribe?.();

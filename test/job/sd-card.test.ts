@@ -39,8 +39,14 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   await waitFor('SD progress', async () => ((await job(s)).progress.filepos ?? 0) > 0 || undefined, 10_000).catch((err: Error) => {
     throw new Error(`${err.message}\n${s.printer.terminal().filter((l) => !/M27|SD printing|^Recv: ok$|T:/.test(l)).slice(-40).join('\n')}\n${JSON.stringify(rec.names())}`);
   });
+  const flags = async () => ((await (await s.api('/api/printer')).json()) as Json).state;
+  const printingState = await flags();
+  assert.equal(printingState.text, 'Printing from SD');
+  assert.equal(printingState.flags.printing, true, '/api/printer shows the SD print too');
+  assert.equal((await s.api('/api/printer/printhead', { method: 'POST', json: { command: 'home', axes: ['x'] } })).status, 409);
   assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
   assert.equal((await job(s)).state, 'Paused');
+  assert.equal((await flags()).flags.paused, true);
   assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 409);
   assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
   await waitFor('PrintDone (SD)', () => rec.names().includes('PrintDone') || undefined, 60_000).catch((err: Error) => {
@@ -48,6 +54,7 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   });
   const done = rec.events.find((e) => e.name === 'PrintDone')!.payload;
   assert.equal(done.origin, 'sdcard');
+  await waitFor('Operational again', async () => (await flags()).text === 'Operational' || undefined);
 
   assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 204);
   await waitFor('gone from the card', async () => {

@@ -134,6 +134,14 @@ export class PrinterService implements Printer {
     if (!engine) return;
     this.deps.events.emit('Disconnecting', {});
     this.job?.abort('Disconnected');
+    if (this.isOperational() && (await this.runScript('beforePrinterDisconnected', {}))) {
+      // Let the script reach the firmware before the port closes, but never hang a disconnect on a silent printer.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        timer.unref();
+        engine.marker(() => { clearTimeout(timer); resolve(); });
+      });
+    }
     await engine.disconnect();
     if (this.engine === engine) {
       this.port = this.baudrate = null;

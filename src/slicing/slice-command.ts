@@ -10,6 +10,7 @@ import type { PrinterProfiles } from '../printer/printer-profiles.ts';
 import type { Logger } from '../core/logger.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
 import type { SlicingService } from './slicing-service.ts';
+import { truthy } from '../core/values.ts';
 
 export interface SliceCommandDeps {
   slicing: SlicingService;
@@ -18,8 +19,6 @@ export interface SliceCommandDeps {
   jobs?: JobControl;
   logger: Logger;
 }
-
-const truthy = (v: unknown) => v === true || (typeof v === 'string' && ['true', 'yes', 'y', '1'].includes(v.toLowerCase()));
 
 function splitPath(path: string): { folder: string; name: string } {
   const i = path.lastIndexOf('/');

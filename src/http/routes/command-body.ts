@@ -19,7 +19,3 @@ export function commandOf<T extends string>(body: unknown, valid: readonly T[], 
 
 export const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-/** `true/yes/y/1` (any case) as OctoPrint reads boolean query values. */
-export function truthy(v: unknown): boolean {
-  return typeof v === 'string' && ['true', 'yes', 'y', '1'].includes(v.toLowerCase());
-}

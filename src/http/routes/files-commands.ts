@@ -6,7 +6,8 @@ import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../../core
 import { parseStoredPath, joinPath } from '../../files/safe-path.ts';
 import { sendError } from '../error-mapper.ts';
 import { abridged, resourceUrl, downloadUrl } from './files-entries.ts';
-import { requireLocation, truthy, type FilesRouteDeps } from './files.ts';
+import { requireLocation, type FilesRouteDeps } from './files.ts';
+import { truthy } from '../../core/values.ts';
 
 /** Slices a model file; the slicing module plugs it in. Returns the target file (possibly not written yet). */
 export type SliceHook = (req: {

@@ -8,7 +8,8 @@ import { DomainError, ErrorCodes, invalid, notFound } from '../../core/errors.ts
 import type { UploadSink } from '../../files/upload-intake.ts';
 import { readMultipart, boundaryOf, decodeHeaderText, MultipartError } from './files-multipart.ts';
 import { abridged, resourceUrl } from './files-entries.ts';
-import { truthy, type FilesRouteDeps } from './files.ts';
+import type { FilesRouteDeps } from './files.ts';
+import { truthy } from '../../core/values.ts';
 
 const MAX_FIELD_BYTES = 1024 * 1024;
 /** All non-file fields together: a form of many small fields must not grow memory without bound either. */

@@ -13,6 +13,7 @@ import { sendError } from '../error-mapper.ts';
 import { toWire, type WireEntry } from './files-entries.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
+import { truthy } from '../../core/values.ts';
 
 export interface FilesRouteDeps {
   files: FileService;
@@ -25,8 +26,6 @@ export interface FilesRouteDeps {
   slice?: SliceHook;
 }
 
-const TRUTHY = new Set(['true', 'yes', 'y', '1']);
-export const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && TRUTHY.has(v.toLowerCase()));
 
 const ListQuery = Type.Object({
   recursive: Type.Optional(Type.String()),

@@ -11,6 +11,7 @@ import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { cookieName, setLoginCookies, setLogoutCookies } from '../auth.ts';
 import { identityRecord, effectivePermissionKeys } from './access-records.ts';
+import { truthy } from '../../core/values.ts';
 
 const LoginBody = Type.Object({
   user: Type.Optional(Type.String()),
@@ -20,7 +21,8 @@ const LoginBody = Type.Object({
   passive: Type.Optional(Type.Union([Type.Boolean(), Type.String(), Type.Number()])),
 }, { additionalProperties: true });
 
-const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && ['true', 'on', '1', 'yes'].includes(v.toLowerCase())) || v === 1;
+// Login forms may also send a checkbox's `on` or a JSON 1.
+const loginFlag = (v: unknown): boolean => truthy(v) || v === 1 || (typeof v === 'string' && v.toLowerCase() === 'on');
 
 /** Login mechanism names as clients know them. */
 const WIRE_MECHANISM: Partial<Record<LoginMechanism, string>> = {
@@ -83,7 +85,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
         const old = request.cookies[cookieName(request, 'session')];
         if (old) access.sessions.delete(old, 'logout');
         const session = access.sessions.create(user.name, 'http');
-        setLoginCookies(request, reply, config, session.id, truthy(body.remember) ? access.rememberToken(user) : undefined);
+        setLoginCookies(request, reply, config, session.id, loginFlag(body.remember) ? access.rememberToken(user) : undefined);
         events.emit('UserLoggedIn', { username: user.name });
         request.log.info({ user: user.name, address }, 'user logged in');
         return loginResponse(request, access.identityForUser(user, 'http', session.id), session.id, 'http');

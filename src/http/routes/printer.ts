@@ -8,7 +8,8 @@ import type { TemperatureHistoryEntry } from '../../printer/types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound, notOperational } from '../../core/errors.ts';
 import { factorPercent } from '../../printer/printer-commands.ts';
 import { formatParameters } from '../../gcode/line.ts';
-import { CommandBody, commandOf, isNumber, truthy } from './command-body.ts';
+import { CommandBody, commandOf, isNumber } from './command-body.ts';
+import { truthy } from '../../core/values.ts';
 import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
 
 export interface PrinterRouteDeps {

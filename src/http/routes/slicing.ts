@@ -5,6 +5,7 @@ import type { GantryApp } from '../types.ts';
 import type { SlicingService, ProfileInfo } from '../../slicing/slicing-service.ts';
 import { absoluteUrl } from '../urls.ts';
 import { invalid } from '../../core/errors.ts';
+import { truthy } from '../../core/values.ts';
 
 const SlicerParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }) });
 const ProfileParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }), key: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -103,7 +104,6 @@ export function registerSlicingRoutes(app: GantryApp, deps: { slicing: SlicingSe
     if (text === undefined) throw invalid('No file included');
     const key = (fields.name || fileName.replace(/\.ini$/i, '')).replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._-]+/, '');
     if (!key) throw invalid('No profile name given');
-    const truthy = (v?: string) => v !== undefined && ['true', 'yes', 'y', '1'].includes(v.toLowerCase());
     const p = await slicing.importNative('prusaslicer', key, text, {
       displayName: fields.displayName || key, description: fields.description, default: truthy(fields.default),
     });

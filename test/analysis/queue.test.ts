@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { AnalysisCancelledError, AnalysisQueue } from '../../src/files/analysis/index.ts';
 import { DomainError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
+import { prepareWorkerSource } from '../../src/files/analysis/worker-source.ts';
 
 const BIG = join(import.meta.dirname, '../../../shared/data/gcode/prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
 
@@ -98,4 +99,32 @@ test('stop() rejects pending jobs; a stopped queue refuses new ones', async (t) 
   await q.stop();
   await Promise.all([a, b]);
   await assert.rejects(q.analyse(paths['ok.gcode']), DomainError);
+});
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond(), what);
+}
+
+test('start() boots a warm worker before any upload and keeps it while idle; extra workers still retire', async (t) => {
+  const paths = await tempGcode(t, { 'a.gcode': 'M83\nG1 X10 E1 F600\n', 'b.gcode': 'M83\nG1 X10 E2 F600\n' });
+  const q = startQueue(t, { workers: 2, idleTimeoutMs: 20 });
+  await until('a warm worker started with the queue', () => q.workers === 1);
+  const results = await Promise.all([q.analyse(paths['a.gcode']), q.analyse(paths['b.gcode'])]);
+  assert.deepEqual(results.map((r) => r.filament.tool0.length), [1, 2]);
+  await until('the extra worker retired after the idle timeout', () => q.workers === 1);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(q.workers, 1, 'the warm one stays');
+
+  const cold = startQueue(t, { warmWorkers: 0, idleTimeoutMs: 20 });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(cold.workers, 0, 'warmWorkers: 0 starts workers on demand only');
+  assert.equal((await cold.analyse(paths['a.gcode'])).filament.tool0.length, 1);
+  await until('an on-demand worker retires', () => cold.workers === 0);
+});
+
+test('workers run a plain-JavaScript bundle of the analyser, not TypeScript through the loader', async () => {
+  const source = await prepareWorkerSource();
+  assert.equal(source.kind, 'bundle');
+  assert.ok(source.kind === 'bundle' && source.url.protocol === 'data:');
 });

@@ -1,9 +1,10 @@
 // Analysis queue: runs the G-code analyser in worker threads (one or N), FIFO, cancellable, so the event loop never parses files.
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import { DomainError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { AnalysisOptions, AnalysisProgress, GcodeAnalysis } from './types.ts';
 import type { WorkerReply, WorkerRequest } from './worker.ts';
+import { prepareWorkerSource, spawnAnalysisWorker, type WorkerSource } from './worker-source.ts';
 
 /** Rejection reason of a job that cancel() or stop() ended. */
 export class AnalysisCancelledError extends Error {
@@ -17,8 +18,13 @@ export interface AnalysisQueueOptions {
   logger: Logger;
   /** Parallel worker threads (default 1: analysis competes with serial streaming for 2 cores). */
   workers?: number;
-  /** Idle workers exit after this many ms and are re-spawned on demand (default 30 s). */
+  /** Idle workers exit after this many ms and are re-spawned on demand (default 30 s); the warm ones stay. */
   idleTimeoutMs?: number;
+  /**
+   * Workers started with the queue and kept while idle (default 1), so an upload does not wait for a thread to boot
+   * (tens of ms with the bundled analyser, half a second through tsx). An idle worker costs a few MB and no CPU.
+   */
+  warmWorkers?: number;
   /** Heap caps per worker; a worker that exceeds them dies and only its job fails. */
   resourceLimits?: ResourceLimits;
 }
@@ -38,22 +44,16 @@ interface Slot {
   idleTimer: NodeJS.Timeout | null;
 }
 
-// Worker threads do not inherit tsx's loader hooks, so each worker registers tsx before loading the (TypeScript) entry.
-function spawnWorker(resourceLimits: ResourceLimits | undefined): Worker {
-  const entry = new URL('./worker.ts', import.meta.url).href;
-  let tsxApi: string | null;
-  try { tsxApi = import.meta.resolve('tsx/esm/api'); } catch { tsxApi = null; }
-  const code = tsxApi
-    ? `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`
-    : `import(${JSON.stringify(entry)});`;
-  return new Worker(code, { eval: true, name: 'gcode-analysis', resourceLimits });
-}
-
 export class AnalysisQueue {
   private readonly logger: Logger;
   private readonly size: number;
   private readonly idleTimeoutMs: number;
   private readonly resourceLimits: ResourceLimits | undefined;
+  private readonly warm: number;
+  /** Set once the worker code is ready; jobs wait in `pending` until then. */
+  private source: WorkerSource | null = null;
+  /** A worker died without a job (it could not even start): stop keeping warm ones, or it would respawn forever. */
+  private warmBroken = false;
   private readonly pending: Job[] = [];
   private readonly slots = new Set<Slot>();
   private nextId = 1;
@@ -64,10 +64,15 @@ export class AnalysisQueue {
     this.size = Math.max(1, Math.floor(opts.workers ?? 1));
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 30_000;
     this.resourceLimits = opts.resourceLimits;
+    this.warm = Math.min(this.size, Math.max(0, Math.floor(opts.warmWorkers ?? 1)));
   }
 
   start(): void {
     this.running = true;
+    void prepareWorkerSource().then((source) => {
+      this.source = source;
+      this.pump();
+    }, (err: unknown) => this.logger.error({ err }, 'analysis worker code could not be prepared'));
   }
 
   /** Ends every job (rejecting with AnalysisCancelledError) and terminates the workers. */
@@ -116,6 +121,11 @@ export class AnalysisQueue {
     return count;
   }
 
+  /** Worker threads alive, busy or idle (the warm ones included). */
+  get workers(): number {
+    return this.slots.size;
+  }
+
   /** Jobs waiting plus jobs running. */
   get queued(): number {
     let busy = 0;
@@ -124,6 +134,7 @@ export class AnalysisQueue {
   }
 
   private pump(): void {
+    if (!this.running || !this.source) return;
     while (this.pending.length > 0) {
       let slot = [...this.slots].find((s) => s.job === null);
       if (!slot) {
@@ -133,16 +144,19 @@ export class AnalysisQueue {
       const job = this.pending.shift()!;
       this.assign(slot, job);
     }
+    while (!this.warmBroken && this.slots.size < this.warm) this.createSlot();
   }
 
   private createSlot(): Slot {
-    const slot: Slot = { worker: spawnWorker(this.resourceLimits), job: null, idleTimer: null };
+    const slot: Slot = { worker: spawnAnalysisWorker(this.source!, this.resourceLimits), job: null, idleTimer: null };
     this.slots.add(slot);
     slot.worker.on('message', (msg: WorkerReply) => this.onMessage(slot, msg));
     slot.worker.on('error', (err) => this.onCrash(slot, err));
     slot.worker.on('exit', (code) => {
       if (this.slots.has(slot)) this.onCrash(slot, new Error(`analysis worker exited with code ${code}`));
     });
+    // An idle worker must not keep the process alive; a busy one does (see assign/idle).
+    slot.worker.unref();
     return slot;
   }
 
@@ -150,6 +164,7 @@ export class AnalysisQueue {
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     slot.idleTimer = null;
     slot.job = job;
+    slot.worker.ref();
     const req: WorkerRequest = { id: job.id, path: job.path, options: job.options };
     slot.worker.postMessage(req);
   }
@@ -175,7 +190,10 @@ export class AnalysisQueue {
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     const job = slot.job;
     slot.job = null;
-    if (job) {
+    if (!job) {
+      this.warmBroken = true;
+      this.logger.error({ err }, 'idle analysis worker died; workers are now started on demand only');
+    } else {
       this.logger.error({ err, path: job.path }, 'analysis worker crashed');
       job.reject(new DomainError(ErrorCodes.INTERNAL, `Analysis of ${job.path} crashed: ${err.message}`, { cause: err }));
     }
@@ -185,7 +203,10 @@ export class AnalysisQueue {
 
   private idle(slot: Slot): void {
     if (this.pending.length > 0) return;
-    slot.idleTimer = setTimeout(() => { if (!slot.job) void this.retire(slot); }, this.idleTimeoutMs);
+    slot.worker.unref();
+    if (this.slots.size <= this.warm) return;
+    // Re-checked when it fires: another idle worker may have retired meanwhile, leaving this one the warm one.
+    slot.idleTimer = setTimeout(() => { if (!slot.job && this.slots.size > this.warm) void this.retire(slot); }, this.idleTimeoutMs);
     slot.idleTimer.unref();
   }
 

@@ -143,6 +143,9 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
   const gantry = {
     analyserVersion: ANALYSER_VERSION,
     slicer: meta.report,
+    filamentAccounting: /^Cura/i.test(meta.report.name ?? '') && it.extrusionAtFirstLayer
+      ? 'from-first-layer' as const : 'whole-file' as const,
+    filamentTotal: {} as GcodeAnalysis['filament'], // filled below, unless nothing was extruded
     naivePrintTime: it.naiveSeconds,
     limitsSource: it.limitsFromFile ? 'file' as const : limitsSource,
     cornering: it.planner.limits.combinedXyJerk ? 'jerk-xy' as const
@@ -161,12 +164,17 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
     };
   }
   const filament: GcodeAnalysis['filament'] = {};
-  it.maxExtrusion.forEach((length, tool) => {
+  const filamentTotal = gantry.filamentTotal;
+  // Matching the slicer's own figure, not a fudge: Cura counts from its first layer (see filamentAccounting).
+  const fromLayer = gantry.filamentAccounting === 'from-first-layer' ? it.extrusionAtFirstLayer : null;
+  it.maxExtrusion.forEach((total, tool) => {
     // The profile's diameter wins (it describes the loaded filament); else the slicer's; else 1.75 mm.
     const d = options.filamentDiameter?.[tool] ?? options.filamentDiameter?.[0]
       ?? meta.report.filamentDiameter?.[tool] ?? meta.report.filamentDiameter?.[0] ?? 1.75;
-    const r = d / 2;
-    filament[`tool${tool}`] = { length, volume: (length * Math.PI * r * r) / 1000 };
+    const cm3PerMm = (Math.PI * (d / 2) ** 2) / 1000;
+    const length = fromLayer ? Math.max(0, total - (fromLayer[tool] ?? 0)) : total;
+    filament[`tool${tool}`] = { length, volume: length * cm3PerMm };
+    filamentTotal[`tool${tool}`] = { length: total, volume: total * cm3PerMm };
   });
   return {
     ...(estimated > 0 ? { estimatedPrintTime: estimated } : {}),

@@ -16,6 +16,14 @@ const TWO_PI = Math.PI * 2;
 const ARC_SEGMENT_MM = 1;
 const MAX_ARC_SEGMENTS = 4096;
 
+const LAYER_MARKER = Buffer.from(';LAYER:');
+
+function isLayerMarker(buf: Uint8Array, start: number, end: number): boolean {
+  if (end - start < LAYER_MARKER.length) return false;
+  for (let i = 0; i < LAYER_MARKER.length; i++) if (buf[start + i] !== LAYER_MARKER[i]) return false;
+  return true;
+}
+
 /** Axis-aligned box accumulated from points; min/max ±Infinity until a point is seen. */
 export class Box {
   minX = Infinity; maxX = -Infinity;
@@ -57,6 +65,8 @@ export class Interpreter {
   readonly toolsUsed: number[] = [];
   /** Highest net extrusion reached per tool (OctoPrint's length semantics: retract+prime cancel out). */
   readonly maxExtrusion: number[] = [0];
+  /** maxExtrusion when the first `;LAYER:` comment (Cura's layer marker) was seen: where Cura starts counting. */
+  extrusionAtFirstLayer: number[] | null = null;
   /** [file position, planned seconds] pairs every `sampleEvery` bytes. */
   readonly timeline: [number, number][] = [];
   sampleEvery = Infinity;
@@ -117,7 +127,11 @@ export class Interpreter {
     this.lines++;
     const l = this.line;
     if (!scanCommand(buf, start, end, l)) {
-      if (buf[start] === 83 || buf[start] === 115) this.klipperCommand(buf, start, end); // S / s
+      const c = buf[start];
+      if (c === 83 || c === 115) this.klipperCommand(buf, start, end); // S / s
+      else if (c === 59 && this.extrusionAtFirstLayer === null && isLayerMarker(buf, start, end)) {
+        this.extrusionAtFirstLayer = this.maxExtrusion.slice();
+      }
       return;
     }
     if (l.letter === 71) this.gcode(buf, end, l);

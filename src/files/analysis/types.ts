@@ -71,13 +71,22 @@ export interface SlicerReport {
 }
 
 /** Bumped whenever the analyser's figures change, so stored analyses can be refreshed. */
-export const ANALYSER_VERSION = 1;
+export const ANALYSER_VERSION = 2;
 
 /** Gantry's additions; OctoPrint clients ignore unknown keys under gcodeAnalysis. */
 export interface GantryAnalysisExtras {
   /** ANALYSER_VERSION that produced this result; stored results from an older analyser are worth redoing. */
   analyserVersion: number;
   slicer: SlicerReport;
+  /**
+   * What `filament` counts. 'whole-file': everything the printer pushes, start G-code purges included (OctoPrint's
+   * semantics, and what PrusaSlicer, BambuStudio and Simplify3D count in their own figure). 'from-first-layer':
+   * Cura's accounting — its "Filament used" leaves out the machine's start G-code (purge lines), so for a Cura file
+   * `filament` counts from the first `;LAYER:` marker and the figure matches the one the user saw in Cura.
+   */
+  filamentAccounting: 'whole-file' | 'from-first-layer';
+  /** Everything the printer pushes per tool, start G-code included (equal to `filament` for 'whole-file'). */
+  filamentTotal: Record<string, { length: number; volume: number }>;
   /** Duration-only estimate (Σ distance / feedrate + dwells), i.e. what OctoPrint would report; kept for comparison. */
   naivePrintTime: number;
   /** Where the kinematic limits came from, most specific first: 'file' (M20x / config block), 'profile', 'default'. */

@@ -2,7 +2,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Interpreter, type Box } from './interpreter.ts';
 import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
-import { parseSlicerComments, type SlicerMeta } from './slicer-meta.ts';
+import { parseCommentLines, type SlicerMeta } from './slicer-meta.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis } from './types.ts';
 
 const CHUNK = 1 << 20;
@@ -30,7 +30,7 @@ function metaFromEnds(head: Buffer, tail: Buffer | null): SlicerMeta {
     commentLines(head, 0, head.lastIndexOf(10) + 1, lines);
     commentLines(tail, tail.indexOf(10) + 1, tail.length, lines);
   }
-  return parseSlicerComments(lines.join('\n'));
+  return parseCommentLines(lines);
 }
 
 function readMeta(fd: number, size: number): SlicerMeta {

@@ -191,11 +191,11 @@ export class Interpreter {
       case 83: this.relativeE = true; return;
       case 73: this.hasM73 = true; return;
       case 220: scanParams(buf, end, l); if (l.has(PS) && l.get(PS) > 0) this.speedFactor = l.get(PS) / 100; return;
-      case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); this.limitsFromFile = true; return;
+      case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); this.limitsSet(); return;
       case 203:
         scanParams(buf, end, l);
         this.axes(l, lim.maxFeedrate, this.opts.reprapFirmware ? 1 / 60 : 1);
-        this.limitsFromFile = true;
+        this.limitsSet();
         return;
       case 566: scanParams(buf, end, l); this.axes(l, lim.jerk, 1 / 60, true); this.useJerk(); return;
       case 204: {
@@ -210,7 +210,7 @@ export class Interpreter {
           lim.printAcceleration = lim.travelAcceleration = lim.retractAcceleration = acc;
           lim.maxAcceleration.x = lim.maxAcceleration.y = acc;
         }
-        this.limitsFromFile = true;
+        this.limitsSet();
         return;
       }
       case 205: {
@@ -219,6 +219,7 @@ export class Interpreter {
         if (l.has(PJ) && l.get(PJ) > 0) { lim.junctionDeviation = l.get(PJ); this.limitsFromFile = true; }
         if (l.has(PS) && l.get(PS) >= 0) lim.minimumFeedrate = l.get(PS);
         if (l.has(PT) && l.get(PT) >= 0) lim.minimumTravelFeedrate = l.get(PT);
+        this.planner.limitsChanged();
         return;
       }
       default: return;
@@ -241,12 +242,17 @@ export class Interpreter {
       } else if (key === 'SQUARE_CORNER_VELOCITY') lim.squareCornerVelocity = Math.max(v, 1e-3);
     }
     if (lim.squareCornerVelocity === 0) lim.squareCornerVelocity = 5;
-    this.limitsFromFile = true;
+    this.limitsSet();
   }
 
   private useJerk(): void {
     this.planner.limits.junctionDeviation = 0;
+    this.limitsSet();
+  }
+
+  private limitsSet(): void {
     this.limitsFromFile = true;
+    this.planner.limitsChanged();
   }
 
   // Jerk may be 0 (stop at every corner); a zero speed or acceleration limit is a typo and ignored.

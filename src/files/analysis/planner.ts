@@ -39,13 +39,24 @@ function axisJerk(vExit: number, vEntry: number): number {
   return vEntry < 0 || vExit > 0 ? vEntry - vExit : Math.max(-vExit, vEntry);
 }
 
+// Slots of Planner's limit snapshot (see limitsChanged).
+const FX = 0, FY = 1, FZ = 2, FE = 3, AX = 4, AY = 5, AZ = 6, AE = 7, JX = 8, JY = 9, JZ = 10, JE = 11;
+const PRINT_ACC = 12, RETRACT_ACC = 13, TRAVEL_ACC = 14, JD = 15, SCV = 16, COMBINED = 17, MIN_FEED = 18, MIN_TRAVEL = 19;
+
 /**
  * Accepts moves in file order and accumulates their planned time. Units: mm, mm/s, mm/s².
  * Each move gives its length, the unit direction of each axis (XYZE, relative to `length`), the requested speed
  * and the acceleration class; the planner clamps speed and acceleration to the axis limits.
  */
 export class Planner {
+  /** The machine's limits; whoever changes them mid-file (M201..M205) calls limitsChanged(). */
   limits: MachineLimits;
+  /**
+   * The limits as one typed array, read on every move. Why: the limit objects' fields start as small integers
+   * (defaults) and become fractions when a file sets e.g. M205 Z0.4; each such change gives the objects a new hidden
+   * class, and the hot path reading them turned polymorphic and slow (the same file analysed 2× slower after others).
+   */
+  private readonly k = new Float64Array(20);
   /** Seconds of fully committed moves plus dwells. */
   private committed = 0;
   private n = 0;
@@ -68,12 +79,23 @@ export class Planner {
   private prevXyz = false;
   /** Scratch for the junction helpers: v, vx, vy, vz, ve, safe in; junction speed out at [6]. */
   private readonly cur = new Float64Array(7);
-  private readonly jerkV = new Float64Array(4);
   /** Input register of addMove(): length, ux, uy, uz, ue, feed. */
   readonly move = new Float64Array(6);
 
   constructor(limits: MachineLimits) {
     this.limits = limits;
+    this.limitsChanged();
+  }
+
+  /** Re-reads `limits` after it was changed in place. */
+  limitsChanged(): void {
+    const L = this.limits, k = this.k;
+    k[FX] = L.maxFeedrate.x; k[FY] = L.maxFeedrate.y; k[FZ] = L.maxFeedrate.z; k[FE] = L.maxFeedrate.e;
+    k[AX] = L.maxAcceleration.x; k[AY] = L.maxAcceleration.y; k[AZ] = L.maxAcceleration.z; k[AE] = L.maxAcceleration.e;
+    k[JX] = L.jerk.x; k[JY] = L.jerk.y; k[JZ] = L.jerk.z; k[JE] = L.jerk.e;
+    k[PRINT_ACC] = L.printAcceleration; k[RETRACT_ACC] = L.retractAcceleration; k[TRAVEL_ACC] = L.travelAcceleration;
+    k[JD] = L.junctionDeviation; k[SCV] = L.squareCornerVelocity; k[COMBINED] = L.combinedXyJerk ? 1 : 0;
+    k[MIN_FEED] = L.minimumFeedrate; k[MIN_TRAVEL] = L.minimumTravelFeedrate;
   }
 
   /**
@@ -94,48 +116,48 @@ export class Planner {
     const m = this.move;
     const length = m[0], ux = m[1], uy = m[2], uz = m[3], ue = m[4], feed = m[5];
     if (!(length > 0) || !Number.isFinite(length)) return;
-    const L = this.limits;
+    const k = this.k;
     const ax = Math.abs(ux), ay = Math.abs(uy), az = Math.abs(uz), ae = Math.abs(ue);
-    let v = Math.max(feed, kind === 1 ? L.minimumTravelFeedrate : L.minimumFeedrate);
-    if (ax * v > L.maxFeedrate.x) v = L.maxFeedrate.x / ax;
-    if (ay * v > L.maxFeedrate.y) v = L.maxFeedrate.y / ay;
-    if (az * v > L.maxFeedrate.z) v = L.maxFeedrate.z / az;
-    if (ae * v > L.maxFeedrate.e) v = L.maxFeedrate.e / ae;
+    let v = Math.max(feed, kind === 1 ? k[MIN_TRAVEL] : k[MIN_FEED]);
+    if (ax * v > k[FX]) v = k[FX] / ax;
+    if (ay * v > k[FY]) v = k[FY] / ay;
+    if (az * v > k[FZ]) v = k[FZ] / az;
+    if (ae * v > k[FE]) v = k[FE] / ae;
     if (!(v > 0)) return;
-    let a = kind === 0 ? L.printAcceleration : kind === 1 ? L.travelAcceleration : L.retractAcceleration;
-    if (ax * a > L.maxAcceleration.x) a = L.maxAcceleration.x / ax;
-    if (ay * a > L.maxAcceleration.y) a = L.maxAcceleration.y / ay;
-    if (az * a > L.maxAcceleration.z) a = L.maxAcceleration.z / az;
-    if (ae * a > L.maxAcceleration.e) a = L.maxAcceleration.e / ae;
+    let a = kind === 0 ? k[PRINT_ACC] : kind === 1 ? k[TRAVEL_ACC] : k[RETRACT_ACC];
+    if (ax * a > k[AX]) a = k[AX] / ax;
+    if (ay * a > k[AY]) a = k[AY] / ay;
+    if (az * a > k[AZ]) a = k[AZ] / az;
+    if (ae * a > k[AE]) a = k[AE] / ae;
 
     const vx = ux * v, vy = uy * v, vz = uz * v, ve = ue * v;
     // Speed reachable from (or down to) standstill within the jerk limits.
     let safe = v;
-    const jerk = L.jerk;
-    if (Math.abs(vx) > jerk.x) safe = Math.min(safe, (v * jerk.x) / Math.abs(vx));
-    if (Math.abs(vy) > jerk.y) safe = Math.min(safe, (v * jerk.y) / Math.abs(vy));
-    if (Math.abs(vz) > jerk.z) safe = Math.min(safe, (v * jerk.z) / Math.abs(vz));
-    if (Math.abs(ve) > jerk.e) safe = Math.min(safe, (v * jerk.e) / Math.abs(ve));
+    if (Math.abs(vx) > k[JX]) safe = Math.min(safe, (v * k[JX]) / Math.abs(vx));
+    if (Math.abs(vy) > k[JY]) safe = Math.min(safe, (v * k[JY]) / Math.abs(vy));
+    if (Math.abs(vz) > k[JZ]) safe = Math.min(safe, (v * k[JZ]) / Math.abs(vz));
+    if (Math.abs(ve) > k[JE]) safe = Math.min(safe, (v * k[JE]) / Math.abs(ve));
 
     const xyz = ax + ay + az > 0;
     const c = this.cur;
     c[0] = v; c[1] = vx; c[2] = vy; c[3] = vz; c[4] = ve; c[5] = safe;
-    if (L.combinedXyJerk) { this.combinedSafeSpeed(); safe = c[6]; c[5] = safe; }
+    const combined = k[COMBINED] !== 0;
+    if (combined) { this.combinedSafeSpeed(); safe = c[6]; c[5] = safe; }
     // Marlin 2 with junction deviation, and Klipper, start every move after a stop from (almost) zero.
-    else if ((L.junctionDeviation > 0 || L.squareCornerVelocity > 0) && xyz) { safe = Math.min(v, MIN_PLANNER_SPEED); c[5] = safe; }
+    else if ((k[JD] > 0 || k[SCV] > 0) && xyz) { safe = Math.min(v, MIN_PLANNER_SPEED); c[5] = safe; }
     let vJunction = safe;
     if (this.prevValid) {
-      if (L.combinedXyJerk) {
+      if (combined) {
         this.combinedJunction();
         vJunction = c[6];
-      } else if (L.squareCornerVelocity > 0 && xyz && this.prevXyz) {
+      } else if (k[SCV] > 0 && xyz && this.prevXyz) {
         const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
         c[0] = cos; c[1] = a; c[2] = length;
         this.klipperJunction();
         vJunction = Math.min(v, this.prevNominal, c[6]);
-      } else if (L.junctionDeviation > 0 && xyz && this.prevXyz) {
+      } else if (k[JD] > 0 && xyz && this.prevXyz) {
         const cos = -(this.prevU[0] * ux + this.prevU[1] * uy + this.prevU[2] * uz) / Math.max(1e-12, Math.sqrt(ux * ux + uy * uy + uz * uz));
-        vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, L.junctionDeviation));
+        vJunction = Math.min(v, this.prevNominal, junctionDeviationSpeed(cos, a, k[JD]));
       } else {
         this.classicJunction();
         vJunction = c[6];
@@ -159,9 +181,7 @@ export class Planner {
   private classicJunction(): void {
     const c = this.cur;
     const v = c[0], safe = c[5];
-    const jerk = this.limits;
-    const lims = this.jerkV;
-    lims[0] = jerk.jerk.x; lims[1] = jerk.jerk.y; lims[2] = jerk.jerk.z; lims[3] = jerk.jerk.e;
+    const k = this.k;
     let vmax = Math.min(v, this.prevNominal);
     const prevFactor = vmax / this.prevNominal;
     const curFactor = vmax / v;
@@ -172,7 +192,7 @@ export class Planner {
       let vEntry = c[i + 1] * curFactor;
       if (limited) { vExit *= factor; vEntry *= factor; }
       const j = axisJerk(vExit, vEntry);
-      if (j > lims[i]) { factor *= lims[i] / j; limited = true; }
+      if (j > k[JX + i]) { factor *= k[JX + i] / j; limited = true; }
     }
     if (limited) vmax *= factor;
     const threshold = vmax * 0.99;
@@ -190,8 +210,8 @@ export class Planner {
     if (cos < -0.999999) { c[6] = Infinity; return; }
     const sinHalf = Math.sqrt(0.5 * (1 - cos));
     const tanHalf = sinHalf / Math.sqrt(0.5 * (1 + cos));
-    const scv = this.limits.squareCornerVelocity;
-    const jd = ((sinHalf / (1 - sinHalf)) * scv * scv * (Math.SQRT2 - 1) * a) / this.limits.printAcceleration;
+    const scv = this.k[SCV];
+    const jd = ((sinHalf / (1 - sinHalf)) * scv * scv * (Math.SQRT2 - 1) * a) / this.k[PRINT_ACC];
     const v2 = Math.min(jd, 0.5 * length * tanHalf * a, 0.5 * this.prevLength * tanHalf * this.prevAccel);
     c[6] = Math.sqrt(v2);
   }
@@ -199,25 +219,25 @@ export class Planner {
   // Marlin 1.0 (and Cura's estimator): from standstill only half the XY jerk, less if Z or E would jump too much.
   private combinedSafeSpeed(): void {
     const c = this.cur;
-    const jerk = this.limits.jerk;
-    let safe = jerk.x / 2;
-    if (Math.abs(c[3]) > jerk.z / 2) safe = Math.min(safe, jerk.z / 2);
-    if (Math.abs(c[4]) > jerk.e / 2) safe = Math.min(safe, jerk.e / 2);
+    const k = this.k;
+    let safe = k[JX] / 2;
+    if (Math.abs(c[3]) > k[JZ] / 2) safe = Math.min(safe, k[JZ] / 2);
+    if (Math.abs(c[4]) > k[JE] / 2) safe = Math.min(safe, k[JE] / 2);
     c[6] = Math.min(safe, c[0]);
   }
 
   // Marlin 1.0: the XY velocity vector may change by the XY jerk at full speed on both sides, else both are scaled down.
   private combinedJunction(): void {
     const c = this.cur;
-    const jerk = this.limits.jerk;
+    const k = this.k;
     const p = this.prevV;
     const dx = c[1] - p[0], dy = c[2] - p[1];
     const xy = Math.sqrt(dx * dx + dy * dy);
-    let factor = xy > jerk.x ? jerk.x / xy : 1;
+    let factor = xy > k[JX] ? k[JX] / xy : 1;
     const dz = Math.abs(c[3] - p[2]);
-    if (dz > jerk.z) factor = Math.min(factor, jerk.z / dz);
+    if (dz > k[JZ]) factor = Math.min(factor, k[JZ] / dz);
     const de = Math.abs(c[4] - p[3]);
-    if (de > jerk.e) factor = Math.min(factor, jerk.e / de);
+    if (de > k[JE]) factor = Math.min(factor, k[JE] / de);
     c[6] = Math.min(this.prevNominal, c[0] * factor);
   }
 

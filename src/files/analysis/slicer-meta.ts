@@ -58,7 +58,9 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
     if (raw.charCodeAt(0) !== 59 /* ; */) continue;
     // Thumbnails (base64 in comment lines) are most of a head's comments and never carry a setting.
     if (thumbnail) { if (THUMBNAIL_END.test(raw)) thumbnail = false; continue; }
-    const line = raw.trimEnd();
+    // Only the trailing CR/blanks matter here (values are trimmed on their own).
+    const last = raw.charCodeAt(raw.length - 1);
+    const line = last === 13 || last === 32 || last === 9 ? raw.trimEnd() : raw;
     if ((line.charCodeAt(2) | 32) === 116 /* t */ && THUMBNAIL_BEGIN.test(line)) { thumbnail = true; continue; }
     if (line.startsWith(';SETTING_3 ')) { cura += line.slice(11); continue; }
     if (report.name === null) {
@@ -80,9 +82,12 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
     // `; key = value` / `;key:value`: the key runs to the first = or :, and must start with a letter or _.
     const eq = line.indexOf('='), colon = line.indexOf(':');
     const sep = eq < 0 ? colon : colon < 0 ? eq : Math.min(eq, colon);
-    const key = sep > 0 ? line.slice(1, sep).trim() : '';
-    if (key !== '' && /^[A-Za-z_]/.test(key)) {
-      if (!config.has(key)) config.set(key, line.slice(line.charCodeAt(sep + 1) === 32 ? sep + 2 : sep + 1).trim());
+    let k0 = 1;
+    while (k0 < sep && (line.charCodeAt(k0) === 32 || line.charCodeAt(k0) === 9)) k0++;
+    const c0 = line.charCodeAt(k0) | 32;
+    if (sep > k0 && ((c0 >= 97 && c0 <= 122) || c0 === 127 /* '_' | 32 */)) {
+      const key = line.slice(k0, sep).trimEnd();
+      if (!config.has(key)) config.set(key, line.slice(sep + 1).trim());
       continue;
     }
     const s3d = /^;\s+([A-Za-z_]\w*),(.*)$/.exec(line); // Simplify3D: `;   key,value`

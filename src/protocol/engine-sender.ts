@@ -17,6 +17,25 @@ export interface JobFeed {
   pausingCommand(cmd: string): void;
 }
 
+/**
+ * A command parsed and framed, ready to write. Job lines are prepared while the firmware works on the previous one,
+ * so the firmware's ok only has to commit it (ping-pong latency is the time from that ok to the next write).
+ */
+interface PreparedLine {
+  feed: JobFeed | null;
+  raw: string;
+  cmd: string;
+  code: string | null;
+  isMove: boolean;
+  /** False: pulled ahead but left for sendCommand (its side effects belong to its turn). */
+  framed: boolean;
+  /** -1: sent without a line number. */
+  number: number;
+  wire: string;
+  flags: number;
+  eatsOk: boolean;
+}
+
 interface QueuedCommand {
   cmd: string;
   /** Runs when every earlier line is written and acknowledged, instead of sending anything. */
@@ -139,7 +158,10 @@ export abstract class EngineSender {
 
   setFeed(feed: JobFeed | null): void {
     this.feed = feed;
-    if (feed) this.pump();
+    if (feed === null) return;
+    // A line pulled ahead belongs to its job: resuming the same feed sends it first, another job drops it.
+    if (this.staged !== null && this.staged.feed !== feed) this.staged = null;
+    this.pump();
   }
 
   protected writeEmergencyStop(): void {
@@ -152,33 +174,35 @@ export abstract class EngineSender {
   protected writeRaw(wire: string): void {
     const t = this.transport;
     if (!t) return;
+    if (t.send === undefined) {
+      t.write(wire).then(undefined, this.writeError);
+    } else if (!this.turnQueued) {
+      // The first line of a turn leaves at once (ping-pong latency); more lines released in the same turn (several oks
+      // in one read, send-ahead) are collected and leave together in one write at the end of the turn.
+      this.turnQueued = true;
+      queueMicrotask(this.endTurn);
+      t.send(wire + '\n');
+    } else {
+      this.outbox += wire + '\n';
+    }
     this.hooks.sent?.(wire);
-    if (t.writeLines === undefined) {
-      t.write(wire).then(undefined, this.writeError);
-      return;
-    }
-    // The first line of a turn leaves at once (ping-pong latency); more lines released in the same turn (several oks
-    // in one read, send-ahead) are collected and leave together in one write.
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(this.flushOutbox);
-      t.write(wire).then(undefined, this.writeError);
-      return;
-    }
-    this.outbox.push(wire);
   }
 
-  protected outbox: string[] = [];
-  protected flushQueued = false;
-  protected flushOutbox = (): void => {
-    this.flushQueued = false;
-    const lines = this.outbox;
-    if (lines.length === 0) return;
-    this.outbox = [];
-    const t = this.transport;
-    if (!t) return;
-    (lines.length === 1 ? t.write(lines[0]) : t.writeLines!(lines)).then(undefined, this.writeError);
+  protected outbox = '';
+  protected turnQueued = false;
+  /** After the writes of a turn: the collected lines go out, and the next job line is prepared for the next ok. */
+  protected endTurn = (): void => {
+    this.turnQueued = false;
+    this.flushOutbox();
+    this.prepareNext();
   };
+
+  protected flushOutbox(): void {
+    const text = this.outbox;
+    if (text === '') return;
+    this.outbox = '';
+    this.transport?.send?.(text);
+  }
 
   /** Writes as many lines as the flow control allows. Re-entrant calls are folded into the running loop. */
   pump(): void {
@@ -217,17 +241,27 @@ export abstract class EngineSender {
         }
         if (this.feed) {
           if (this.inFlight.count > 0 && !this.mayWrite(1)) break;
-          const raw = this.stagedFileLine ?? this.feed.next();
-          this.stagedFileLine = null;
+          const staged = this.staged;
+          if (staged !== null) {
+            this.staged = null;
+            if (!staged.framed || (staged.number >= 0 && staged.number !== this.nextNumber)) {
+              // Not framed ahead, or something else was numbered since: the full path (it re-stages on a full window).
+              if (!this.sendCommand(staged.raw, true)) break;
+              continue;
+            }
+            if (!this.commit(staged, true)) {
+              this.staged = staged;
+              break;
+            }
+            continue;
+          }
+          const raw = this.feed.next();
           if (raw === null) {
             // The feed may have queued its own lines (end of file, pause) while answering.
             if (this.queueHead < this.queue.length) continue;
             break;
           }
-          if (!this.sendCommand(raw, true)) {
-            this.stagedFileLine = raw;
-            break;
-          }
+          if (!this.sendCommand(raw, true)) break;
           continue;
         }
         break;
@@ -245,8 +279,37 @@ export abstract class EngineSender {
     }
   }
 
-  /** A file line pulled from the feed that did not fit the window; sent first next time. */
-  protected stagedFileLine: string | null = null;
+  /** The next job line, pulled from the feed (and usually framed) before its turn; see PreparedLine. */
+  protected staged: PreparedLine | null = null;
+
+  /**
+   * Runs once the writes of a turn are out, while the firmware works: pulls the next job line and frames it. Lines
+   * with side effects at send time (host commands, suppressed commands, offsets, M110) are left for sendCommand.
+   */
+  protected prepareNext(): void {
+    const feed = this.feed;
+    if (feed === null || this.staged !== null || this.holding || this.resendCursor >= 0 || this.queueHead < this.queue.length) return;
+    if (this.pumping || !this.transport) return;
+    for (;;) {
+      const raw = feed.next();
+      if (raw === null) return;
+      const cmd = stripComment(raw);
+      if (cmd === '') continue;
+      const c0 = cmd.charCodeAt(0);
+      const isMove = isPlainMove(cmd, c0);
+      const code = isMove ? (cmd.charCodeAt(1) === 49 ? 'G1' : 'G0') : commandCode(cmd);
+      if (c0 === 64 /* @ */ || code === null || code === 'M110' || OFFSET_CODES.has(code) || this.suppressed(code)) {
+        this.staged = { feed, raw, cmd, code, isMove, framed: false, number: -1, wire: '', flags: 0, eatsOk: false };
+        return;
+      }
+      this.staged = this.frame(feed, raw, cmd, code, isMove);
+      return;
+    }
+  }
+
+  private suppressed(code: string): boolean {
+    return this.settings.blockedCommands.includes(code) || this.settings.ignoredCommands.includes(code);
+  }
 
   /** Processes and writes one command. Returns false, without side effects, when the window is full. */
   protected sendCommand(input: string, fromFile: boolean): boolean {
@@ -258,15 +321,13 @@ export abstract class EngineSender {
       return true;
     }
     let code: string | null;
-    let isMove = false;
-    // Fast path for the bulk of a print: G0/G1 (and g0/g1).
-    if ((c0 === 71 || c0 === 103) && (cmd.charCodeAt(1) === 49 || cmd.charCodeAt(1) === 48) && (cmd.length === 2 || cmd.charCodeAt(2) === 32)) {
+    const isMove = isPlainMove(cmd, c0);
+    if (isMove) {
       code = cmd.charCodeAt(1) === 49 ? 'G1' : 'G0';
-      isMove = true;
     } else {
       code = commandCode(cmd);
       if (code !== null) {
-        if (this.settings.blockedCommands.includes(code) || this.settings.ignoredCommands.includes(code)) {
+        if (this.suppressed(code)) {
           if (fromFile && this.settings.pausingCommands.includes(code)) this.feed?.pausingCommand(cmd);
           this.hooks.commandSuppressed?.(cmd, this.settings.blockedCommands.includes(code) ? 'blocked' : 'ignored');
           return true;
@@ -274,6 +335,14 @@ export abstract class EngineSender {
         if (OFFSET_CODES.has(code)) cmd = this.applyOffset(cmd, code);
       }
     }
+    const line = this.frame(fromFile ? this.feed : null, input, cmd, code, isMove);
+    if (this.commit(line, fromFile)) return true;
+    if (fromFile) this.staged = line;
+    return false;
+  }
+
+  /** Line number, checksum and flow flags for a command; no side effects. */
+  private frame(feed: JobFeed | null, raw: string, cmd: string, code: string | null, isMove: boolean): PreparedLine {
     const numbered = code !== null && this.settings.checksumRequiringCommands.includes(code)
       ? true
       : (code !== null || this.settings.sendChecksumWithUnknownCommands) && !this.settings.neverSendChecksum
@@ -293,8 +362,14 @@ export abstract class EngineSender {
       } else number = this.nextNumber;
       wire = frameLine(number, cmd);
     } else wire = cmd;
+    return { feed, raw, cmd, code, isMove, framed: true, number, wire, flags, eatsOk };
+  }
+
+  /** Writes a framed line if the window has room (false, without side effects, when not); bookkeeping after the write. */
+  private commit(p: PreparedLine, fromFile: boolean): boolean {
+    const { wire, number, eatsOk, flags, code } = p;
     if (eatsOk && !this.mayWrite(wire.length + 1)) return false;
-    if (numbered) {
+    if (number >= 0) {
       if (code === 'M110') this.history.clear();
       this.nextNumber = number + 1;
       this.history.add(number, wire);
@@ -305,10 +380,10 @@ export abstract class EngineSender {
     }
     this.linesSent++;
     this.writeRaw(wire);
-    if (isMove) this.trackMove(cmd);
+    if (p.isMove) this.trackMove(p.cmd);
     else if (code !== null) {
-      this.afterCommand(cmd, code);
-      if (fromFile && this.settings.pausingCommands.includes(code)) this.feed?.pausingCommand(cmd);
+      this.afterCommand(p.cmd, code);
+      if (fromFile && this.settings.pausingCommands.includes(code)) this.feed?.pausingCommand(p.cmd);
     }
     return true;
   }
@@ -379,4 +454,10 @@ export abstract class EngineSender {
   abstract firmwareDetected(name: string): void;
   abstract capabilityEnabled(name: string): void;
   abstract invalidTool(): void;
+}
+
+/** G0/G1 (and g0/g1) with parameters or none: the bulk of a print, recognised without commandCode. */
+function isPlainMove(cmd: string, c0: number): boolean {
+  const c1 = cmd.charCodeAt(1);
+  return (c0 === 71 || c0 === 103) && (c1 === 49 || c1 === 48) && (cmd.length === 2 || cmd.charCodeAt(2) === 32);
 }

@@ -110,6 +110,8 @@ export class ProtocolEngine extends EngineSender {
     this.pollPending = false;
     this.holding = false;
     this.resendCursor = this.resendEnd = -1;
+    this.staged = null;
+    this.outbox = '';
     this.hellosSent = 0;
     this.sawStart = false;
     this.consecutiveTimeouts = 0;

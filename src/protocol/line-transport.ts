@@ -19,10 +19,11 @@ export interface LineTransport {
    */
   write(line: string): Promise<void>;
   /**
-   * Optional: writes several lines in one go (one OS write), each followed by `\n`, in order. The engine uses it to
-   * coalesce the lines it releases in one turn of the event loop (send-ahead), which saves a syscall per line.
+   * Optional streaming path: writes `text` (one or more lines, each already ending in `\n`) in one OS write, with no
+   * promise per call; a failed write shows up as a close with the error. The engine streams through it when present:
+   * it is what stands between a firmware's ok and the next line.
    */
-  writeLines?(lines: readonly string[]): Promise<void>;
+  send?(text: string): void;
   close(): Promise<void>;
   on<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;
   off<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;

@@ -25,30 +25,34 @@ export class LineSplitter {
 
   constructor(private readonly onLine: (line: string) => void) {}
 
-  /** Feeds a chunk; calls onLine for every complete line in it, in order. */
-  push(chunk: Buffer): void {
+  /** Feeds the first `length` bytes of `chunk` (all of it by default); calls onLine for every complete line, in order. */
+  push(chunk: Buffer, length = chunk.length): void {
     let buf = chunk;
+    let end = length;
     let scanFrom = 0;
     if (this.tail) {
       scanFrom = this.tail.length;
-      buf = Buffer.concat([this.tail, chunk]);
+      buf = Buffer.concat([this.tail, chunk.subarray(0, length)]);
+      end = buf.length;
       this.tail = null;
     }
     let start = 0;
     let nl = buf.indexOf(LF, scanFrom);
+    if (nl >= end) nl = -1;
     while (nl !== -1) {
-      const end = nl > start && buf[nl - 1] === CR ? nl - 1 : nl;
-      this.onLine(decode(buf, start, end));
+      const lineEnd = nl > start && buf[nl - 1] === CR ? nl - 1 : nl;
+      this.onLine(decode(buf, start, lineEnd));
       start = nl + 1;
-      nl = buf.indexOf(LF, start);
+      nl = start < end ? buf.indexOf(LF, start) : -1;
+      if (nl >= end) nl = -1;
     }
-    if (start < buf.length) {
-      const rest = buf.length - start;
+    if (start < end) {
+      const rest = end - start;
       if (rest > MAX_LINE_BYTES) {
-        this.onLine(decode(buf, start, buf.length));
+        this.onLine(decode(buf, start, end));
       } else {
-        // Copy: the chunk may be a slice of a pooled read buffer that the stream reuses.
-        this.tail = Buffer.from(buf.subarray(start));
+        // Copy: the chunk may be the transport's reused read buffer.
+        this.tail = Buffer.from(buf.subarray(start, end));
       }
     }
   }

@@ -5,9 +5,14 @@ import tty from 'node:tty';
 import type { BindingPortInterface } from '@serialport/bindings-cpp';
 
 export interface SerialIo {
-  /** Starts delivering bytes; `onEnd` is called once when the device stops (error: it vanished). */
-  start(onData: (chunk: Buffer) => void, onEnd: (err?: Error) => void): void;
+  /**
+   * Starts delivering bytes: `onData` gets a reused buffer and the number of bytes read into it (valid only during the
+   * call). `onEnd` is called once when the device stops (error: it vanished).
+   */
+  start(onData: (buf: Buffer, length: number) => void, onEnd: (err?: Error) => void): void;
   write(buf: Buffer): Promise<void>;
+  /** Writes without a completion callback; a failure ends the stream with the error (see `start`). */
+  send(text: string, encoding: 'latin1' | 'utf8'): void;
   /** Releases the fd (the binding must not close it again). */
   close(): Promise<void>;
 }
@@ -22,14 +27,14 @@ class TtyIo implements SerialIo {
 
   constructor(private readonly fd: number, private readonly port: Port) {}
 
-  start(onData: (chunk: Buffer) => void, onEnd: (err?: Error) => void): void {
+  start(onData: (buf: Buffer, length: number) => void, onEnd: (err?: Error) => void): void {
     const end = (err?: Error) => {
       if (this.ended) return;
       this.ended = true;
       onEnd(err);
     };
-    // The chunk is a view of the reused buffer: the line splitter copies what it keeps.
-    const onread = { buffer: this.readBuffer, callback: (n: number, buf: Buffer) => { onData(buf.subarray(0, n)); } };
+    // Straight from the reused buffer (no view object per read): the line splitter copies what it keeps.
+    const onread = { buffer: this.readBuffer, callback: (n: number, buf: Buffer) => { onData(buf, n); } };
     const sock = new (tty.ReadStream as unknown as new (fd: number, opts: object) => tty.ReadStream)(this.fd, { onread });
     this.sock = sock;
     // A pulled USB device or a closed pty master reads as EIO (error) or EOF (end).
@@ -45,6 +50,10 @@ class TtyIo implements SerialIo {
     return new Promise((resolve, reject) => {
       sock.write(buf, (err) => (err ? reject(err) : resolve()));
     });
+  }
+
+  send(text: string, encoding: 'latin1' | 'utf8'): void {
+    this.sock?.write(text, encoding);
   }
 
   async close(): Promise<void> {

@@ -106,7 +106,7 @@ export class SerialTransport implements LineTransport {
       throw err;
     }
     this.io = io;
-    io.start((chunk) => this.splitter.push(chunk), (err) => {
+    io.start((buf, length) => this.splitter.push(buf, length), (err) => {
       if (this.closing || this.io !== io) return;
       this.io = null;
       this.port = null;
@@ -129,14 +129,18 @@ export class SerialTransport implements LineTransport {
   write(line: string): Promise<void> {
     const io = this.io;
     if (!io || this.closing) return Promise.reject(new Error(`${this.name} is not open`));
-    let text = line;
-    if (this.encoding === 'ascii' && HAS_NON_ASCII.test(text)) text = text.replace(ALL_NON_ASCII, '?');
     // Resolves once the bytes are handed to the OS: that is the back-pressure signal.
-    return io.write(Buffer.from(text + '\n', this.encoding === 'utf8' ? 'utf8' : 'latin1'));
+    return io.write(Buffer.from(this.onWire(line + '\n'), this.encoding === 'utf8' ? 'utf8' : 'latin1'));
   }
 
-  writeLines(lines: readonly string[]): Promise<void> {
-    return this.write(lines.join('\n'));
+  send(text: string): void {
+    const io = this.io;
+    if (!io || this.closing) return;
+    io.send(this.onWire(text), this.encoding === 'utf8' ? 'utf8' : 'latin1');
+  }
+
+  private onWire(text: string): string {
+    return this.encoding === 'ascii' && HAS_NON_ASCII.test(text) ? text.replace(ALL_NON_ASCII, '?') : text;
   }
 
   async setBaudrate(baudrate: number): Promise<void> {

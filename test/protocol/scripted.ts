@@ -49,6 +49,19 @@ export class ScriptedTransport implements LineTransport {
   }
 }
 
+/**
+ * The same, with the streaming path (`send`) a serial port offers: the engine then writes the first line of a turn
+ * at once, coalesces the rest and frames job lines ahead. Written text is split back into lines for `take()`.
+ */
+export class StreamingScriptedTransport extends ScriptedTransport {
+  sends = 0;
+  send(text: string): void {
+    this.sends++;
+    assert.ok(text.endsWith('\n'), `send() text must end in a newline: ${JSON.stringify(text)}`);
+    for (const line of text.slice(0, -1).split('\n')) this.written.push(line);
+  }
+}
+
 export class FakeTimers implements Timers {
   private t = 0;
   private seq = 0;
@@ -86,9 +99,9 @@ export interface Rig {
   outcome?: JobOutcome;
 }
 
-export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: EngineHooks = {}): Rig {
+export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: EngineHooks = {}, streaming = false): Rig {
   const timers = new FakeTimers();
-  const transport = new ScriptedTransport();
+  const transport = streaming ? new StreamingScriptedTransport() : new ScriptedTransport();
   const states: ConnectionStateId[] = [];
   const events: Array<[string, unknown]> = [];
   const record = (name: string) => (...args: unknown[]) => { events.push([name, args.length === 1 ? args[0] : args]); };

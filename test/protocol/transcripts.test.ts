@@ -1,7 +1,7 @@
 // Protocol engine against recorded firmware dialogues (test/fixtures/transcripts): connect, resends, errors, jobs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeRig, runTranscript, transcript } from './scripted.ts';
+import { makeRig, runTranscript, transcript, type StreamingScriptedTransport } from './scripted.ts';
 
 test('Marlin connect: hello, M115, capabilities, autoreport, busy keepalive', async () => {
   const rig = makeRig();
@@ -63,12 +63,23 @@ const cases: Array<{ file: string; settings?: Record<string, unknown>; check?: (
   { file: 'pausing-command.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'commandSuppressed')) },
   { file: 'wait-recovers-lost-ok.txt' },
   { file: 'action-pause-resume.txt', check: (r) => assert.ok(r.events.some(([n]) => n === 'position')) },
+  { file: 'cancel-then-new-job.txt' },
+  { file: 'cancel-then-new-job.txt', settings: { rxBufferSize: 20 } },
+  { file: 'command-during-job.txt' },
 ];
 
 for (const c of cases) {
-  test(`transcript ${c.file}`, async () => {
+  const name = `transcript ${c.file}${c.settings ? ` ${JSON.stringify(c.settings)}` : ''}`;
+  test(name, async () => {
     const rig = makeRig(c.settings);
     await runTranscript(rig, transcript(c.file));
     c.check?.(rig);
+  });
+  // The same dialogue through the serial port's streaming path (coalesced writes, job lines framed ahead).
+  test(`${name} (streaming transport)`, async () => {
+    const rig = makeRig(c.settings, {}, true);
+    await runTranscript(rig, transcript(c.file));
+    c.check?.(rig);
+    assert.ok((rig.transport as StreamingScriptedTransport).sends > 0);
   });
 }

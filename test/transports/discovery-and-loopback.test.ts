@@ -72,6 +72,19 @@ test('the line splitter handles \\n, \\r\\n, partial lines across chunks and Lat
   assert.equal(got.at(-1), '');
 });
 
+test('the line splitter reads only the filled part of a reused read buffer and copies the partial tail', () => {
+  const got: string[] = [];
+  const s = new LineSplitter((l) => got.push(l));
+  const buf = Buffer.alloc(64, 'x');
+  const fill = (text: string): number => buf.write(text, 'latin1');
+  s.push(buf, fill('ok\nok T:2'));
+  // The next read overwrites the buffer: the kept tail must not change with it.
+  s.push(buf, fill('1.5\nwait\nbus'));
+  s.push(buf, fill('y:processing\n'));
+  s.push(buf, 0);
+  assert.deepEqual(got, ['ok', 'ok T:21.5', 'wait', 'busy:processing']);
+});
+
 test('loopback: boot banner and replies arrive asynchronously, never inside write(); close and the disconnect fault', async () => {
   const tr = new LoopbackTransport(() => new VirtualPrinter({ timeScale: 0, busyInterval: 0 }));
   const lines: string[] = [];

@@ -98,7 +98,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
     new ProfileStore(paths.slicingProfiles), config, events, logger.child({ svc: 'slicing' }));
 
-  const analysisQueue = new AnalysisQueue({ logger: logger.child({ svc: 'analysis' }) });
+  // One worker boots with the service and stays, so the first upload's analysis does not wait for a thread.
+  const analysisQueue = new AnalysisQueue({
+    logger: logger.child({ svc: 'analysis' }),
+    warmWorkers: config.current.gcodeAnalysis.runAt === 'never' ? 0 : 1,
+  });
   const files = new FileService({
     root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
     analysisOptions: () => ({

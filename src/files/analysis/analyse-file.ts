@@ -1,6 +1,7 @@
 // The analyser proper: reads slicer metadata from the file's ends, streams its bytes through the interpreter, and builds the result.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { Interpreter, type Box } from './interpreter.ts';
+import type { Box } from './box.ts';
+import { Interpreter } from './interpreter.ts';
 import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
 import { parseCommentLines, type SlicerMeta } from './slicer-meta.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis } from './types.ts';

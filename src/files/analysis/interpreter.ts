@@ -1,4 +1,5 @@
 // G-code interpreter for analysis: machine state (position, units, modes, tools), filament, bounds, and the moves it feeds the planner.
+import { Box } from './box.ts';
 import { Planner } from './planner.ts';
 import * as scanner from './line-scanner.ts';
 import { ScannedLine } from './line-scanner.ts';
@@ -22,21 +23,6 @@ function isLayerMarker(buf: Uint8Array, start: number, end: number): boolean {
   if (end - start < LAYER_MARKER.length) return false;
   for (let i = 0; i < LAYER_MARKER.length; i++) if (buf[start + i] !== LAYER_MARKER[i]) return false;
   return true;
-}
-
-/** Axis-aligned box accumulated from points; min/max ±Infinity until a point is seen. */
-export class Box {
-  minX = Infinity; maxX = -Infinity;
-  minY = Infinity; maxY = -Infinity;
-  minZ = Infinity; maxZ = -Infinity;
-  add(x: number, y: number, z: number): void {
-    if (x < this.minX) this.minX = x;
-    if (x > this.maxX) this.maxX = x;
-    if (y < this.minY) this.minY = y;
-    if (y > this.maxY) this.maxY = y;
-    if (z < this.minZ) this.minZ = z;
-    if (z > this.maxZ) this.maxZ = z;
-  }
 }
 
 export interface InterpreterOptions {

@@ -3,7 +3,9 @@
 // Usage: npm run bench [-- streaming]   Env: BENCH_FILES=small,benchy (substrings), BENCH_QUICK=1 (two files, cut to
 // 20k lines; RSS on the first 300k lines of the big file), BENCH_SCENARIOS (see below), BENCH_POLL_MS (pause between a
 // client's polls, default 1000 ms: a dashboard or phone app polling once a second; 100 is a stress test),
-// BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling).
+// BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling),
+// BENCH_REPEATS (default 3): every figure is the median of that many interleaved idealhost/Gantry pairs, and the ratio
+// the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine.
 import { execFile, spawn, fork, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +27,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const PIN = process.env.BENCH_PIN === '1';
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const POLLERS = 100;
+const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
 /** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => label.includes(s));
@@ -170,8 +173,24 @@ async function withPollers<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result
 // ------------------------------------------------------------------------------------------------ report
 
 const rate = (s: Summary): number => Number(s.lines_per_s ?? 0);
+const median = (xs: number[]): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length === 0 ? 0 : v.length % 2 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+/** REPEATS interleaved pairs (reference first); medians of each side and of the pairs' ratios. */
+async function pairs(reference: () => Promise<number>, candidate: () => Promise<number>): Promise<{ ref: number; cand: number; ratio: number }> {
+  const refs: number[] = [], cands: number[] = [], ratios: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    const r = await reference();
+    const c = await candidate();
+    refs.push(r);
+    cands.push(c);
+    if (r > 0) ratios.push(c / r);
+  }
+  return { ref: median(refs), cand: median(cands), ratio: median(ratios) };
+}
 const fmtRate = (n: number): string => n.toFixed(0).padStart(7);
-const pct = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
 
 function check(s: Summary, moves: number): string {
   return s.why === 'expected_moves' && Number(s.moves) >= moves ? 'complete' : `INCOMPLETE (${s.why} moves=${s.moves}/${moves})`;
@@ -186,8 +205,9 @@ export async function main(): Promise<void> {
   const g = await startGantry({ baseDir: join(work, 'base'), host: '127.0.0.1', port: 0, settings: { serial: { additionalPorts: [`${work}/tty*`] } } });
   if (PIN) await run('taskset', ['-a', '-p', '-c', '1', String(process.pid)]).catch(() => {});
   console.log(`streaming benchmark: ${files.length} file(s)${QUICK ? ' (quick: cut to 20k lines)' : ''}, 250000 baud pty, pinned=${PIN}`);
-  const totals: Record<string, { g: number; i: number }> = {};
-  const add = (k: string, gr: number, ir: number) => { const t = (totals[k] ??= { g: 0, i: 0 }); t.g += gr; t.i += ir; };
+  console.log(`every figure: median of ${REPEATS} interleaved pair(s); ratio = median of the pairs' ratios`);
+  const totals: Record<string, number[]> = {};
+  const add = (k: string, ratio: number) => { (totals[k] ??= []).push(ratio); };
   try {
     for (const name of files) {
       const file = QUICK ? await truncated(join(DATA, name), 20_000, work) : join(DATA, name);
@@ -199,21 +219,40 @@ export async function main(): Promise<void> {
         ['-d 0 ping-pong', [], 'pingpong'],
         ['-d 0 send-ahead', [], 'sendahead'],
       ] as [string, string[], Mode][]).filter(([l]) => wanted(l))) {
-        const ideal = await runIdeal(tools, work, file, moves, mode, fw);
-        const gan = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
-        add(label, rate(gan.summary), rate(ideal));
-        console.log(`  ${label.padEnd(30)} gantry ${fmtRate(rate(gan.summary))} l/s  idealhost ${fmtRate(rate(ideal))} l/s  ratio ${pct(rate(gan.summary), rate(ideal))}  ${check(gan.summary, moves)} ${gan.outcome}`);
+        const problems = new Set<string>();
+        const r = await pairs(
+          async () => rate(await runIdeal(tools, work, file, moves, mode, fw)),
+          async () => {
+            const gan = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
+            const c = check(gan.summary, moves);
+            if (c !== 'complete' || gan.outcome !== 'done') problems.add(`${c} ${gan.outcome}`);
+            return rate(gan.summary);
+          });
+        add(label, r.ratio);
+        console.log(`  ${label.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  idealhost ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ${problems.size ? [...problems].join('; ') : 'complete done'}`);
       }
       for (const [label, fw, mode] of ([
+        ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],
         ['-d 0 ping-pong', [], 'pingpong'],
         ['-d 0 send-ahead', [], 'sendahead'],
       ] as [string, string[], Mode][]).filter(([l]) => wanted(`${l} pollers`))) {
-        const base = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
-        const loaded = await withPollers(g, () => runGantry(g, tools.fakefw, work, file, moves, mode, fw));
         const name = `${label} +${POLLERS} pollers/${POLL_MS}ms`;
-        add(name, rate(loaded.result.summary), rate(base.summary));
-        console.log(`  ${name.padEnd(30)} gantry ${fmtRate(rate(loaded.result.summary))} l/s  unloaded ${fmtRate(rate(base.summary))} l/s  ratio ${pct(rate(loaded.result.summary), rate(base.summary))}  ` +
-          `(${(loaded.requests / loaded.seconds).toFixed(0)} req/s, ${loaded.errors} errors) ${check(loaded.result.summary, moves)}`);
+        const problems = new Set<string>();
+        let requests = 0, errors = 0, seconds = 0;
+        const r = await pairs(
+          async () => rate((await runGantry(g, tools.fakefw, work, file, moves, mode, fw)).summary),
+          async () => {
+            const loaded = await withPollers(g, () => runGantry(g, tools.fakefw, work, file, moves, mode, fw));
+            requests += loaded.requests;
+            errors += loaded.errors;
+            seconds += loaded.seconds;
+            const c = check(loaded.result.summary, moves);
+            if (c !== 'complete') problems.add(c);
+            return rate(loaded.result.summary);
+          });
+        add(name, r.ratio);
+        console.log(`  ${name.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  unloaded ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ` +
+          `(${(requests / seconds).toFixed(0)} req/s, ${errors} errors) ${problems.size ? [...problems].join('; ') : 'complete'}`);
       }
       if (!wanted('-c 1000')) continue;
       const c = await runGantry(g, tools.fakefw, work, file, moves, 'sendahead', ['-c', '1000']);
@@ -222,8 +261,8 @@ export async function main(): Promise<void> {
       const cp = await runGantry(g, tools.fakefw, work, file, moves, 'pingpong', ['-c', '1000']);
       console.log(`  ${'-c 1000 ping-pong'.padEnd(30)} gantry ${fmtRate(rate(cp.summary))} l/s  ${check(cp.summary, moves)} (${cp.summary.injected} corrupted) ${cp.outcome}`);
     }
-    console.log('\ntotals (sum of per-file rates):');
-    for (const [k, v] of Object.entries(totals)) console.log(`  ${k.padEnd(34)} ratio ${pct(v.g, v.i)}`);
+    console.log('\nper scenario over the files (median of the per-file ratios, range):');
+    for (const [k, v] of Object.entries(totals)) console.log(`  ${k.padEnd(40)} ratio ${median(v).toFixed(2)}  (${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}, ${v.length} file(s))`);
 
     const big = QUICK ? await truncated(join(DATA, BIG), 300_000, work) : join(DATA, BIG);
     if ((!process.env.BENCH_FILES || filter.some((x) => BIG.includes(x)) || QUICK) && wanted('rss')) {

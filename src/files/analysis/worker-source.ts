@@ -3,7 +3,7 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 
 /** What spawnAnalysisWorker() runs: the bundled analyser, or worker.ts through tsx when no bundle could be built. */
-export type WorkerSource = { kind: 'bundle'; url: URL } | { kind: 'tsx'; entry: string } | { kind: 'module'; url: URL };
+export type WorkerSource = { kind: 'bundle'; code: string } | { kind: 'tsx'; entry: string } | { kind: 'module'; url: URL };
 
 const ENTRY = new URL('./worker.ts', import.meta.url);
 
@@ -13,9 +13,11 @@ let prepared: Promise<WorkerSource> | null = null;
  * Resolves the worker's code; built on first use and shared by every queue in the process.
  * Why a bundle: a worker thread does not inherit tsx's loader, so each one used to register tsx and compile the
  * analyser's TypeScript itself — 0.3–0.5 s before the first byte was analysed, most of the 36 MB file's cold time.
- * esbuild (which tsx runs on anyway) bundles worker.ts and its imports into one ES module in ~20 ms, off the event
+ * esbuild (which tsx runs on anyway) bundles worker.ts and its imports into one script in ~20 ms, off the event
  * loop (it runs in esbuild's own process). Built from the sources at start-up, never from a file on disk, so it
  * cannot go stale after an edit. Without esbuild (or when this file is already JavaScript) the old way is kept.
+ * CommonJS run as an eval worker rather than an ES module behind a data: URL: stack traces then name
+ * "[worker eval]" instead of repeating a 60 kB URL in every frame of a logged error.
  */
 export function prepareWorkerSource(): Promise<WorkerSource> {
   prepared ??= build();
@@ -27,11 +29,11 @@ async function build(): Promise<WorkerSource> {
   try {
     const esbuild = await import('esbuild');
     const out = await esbuild.build({
-      entryPoints: [fileURLToPath(ENTRY)], bundle: true, platform: 'node', format: 'esm', target: 'node20',
+      entryPoints: [fileURLToPath(ENTRY)], bundle: true, platform: 'node', format: 'cjs', target: 'node20',
       write: false, logLevel: 'silent',
     });
     const code = out.outputFiles[0]?.text;
-    if (code) return { kind: 'bundle', url: new URL(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`) };
+    if (code) return { kind: 'bundle', code };
   } catch {
     // No esbuild: fall through to the TypeScript loader.
   }
@@ -40,7 +42,8 @@ async function build(): Promise<WorkerSource> {
 
 export function spawnAnalysisWorker(source: WorkerSource, resourceLimits: ResourceLimits | undefined): Worker {
   const opts = { name: 'gcode-analysis', resourceLimits };
-  if (source.kind !== 'tsx') return new Worker(source.url, opts);
+  if (source.kind === 'bundle') return new Worker(source.code, { ...opts, eval: true });
+  if (source.kind === 'module') return new Worker(source.url, opts);
   let tsxApi: string | null;
   try { tsxApi = import.meta.resolve('tsx/esm/api'); } catch { tsxApi = null; }
   const code = tsxApi

@@ -4,7 +4,7 @@
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LocalStorage } from './local-storage.ts';
-import type { AnalysisOptions, AnalysisProgress, GcodeAnalysis } from './analysis/types.ts';
+import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type GcodeAnalysis } from './analysis/types.ts';
 import { isGcode } from './file-types.ts';
 import { joinPath } from './safe-path.ts';
 import type { StoredEntry } from './types.ts';
@@ -23,6 +23,11 @@ interface Deps {
   options?: () => AnalysisOptions;
   runAt: () => 'never' | 'idle' | 'always';
   isPrinting: () => boolean;
+}
+
+function analyserVersion(analysis: Record<string, unknown>): unknown {
+  const extras = analysis.gantry;
+  return typeof extras === 'object' && extras !== null ? (extras as { analyserVersion?: unknown }).analyserVersion : undefined;
 }
 
 export class AnalysisRunner {
@@ -51,11 +56,14 @@ export class AnalysisRunner {
     this.pump();
   }
 
-  /** Queues every gcode file that has no analysis yet (start-up, lost metadata). */
+  /**
+   * Queues every gcode file that has no analysis yet (start-up, lost metadata), or one made by an older analyser
+   * (ANALYSER_VERSION is bumped when its figures change) or by another program.
+   */
   queueMissing(entries: StoredEntry[]): void {
     for (const e of entries) {
       if (e.kind === 'folder') this.queueMissing(e.children);
-      else if (!e.meta.analysis) this.queue(e.path.split('/'));
+      else if (!e.meta.analysis || analyserVersion(e.meta.analysis) !== ANALYSER_VERSION) this.queue(e.path.split('/'));
     }
   }
 

@@ -11,7 +11,7 @@ import type { FileService } from '../files/file-service.ts';
 import type { FileUsage, Origin } from '../files/types.ts';
 import { isMachineCode } from '../files/file-types.ts';
 import type { GcodeAnalysis } from '../files/analysis/types.ts';
-import type { JobOutcome, JobStream, Position, Printer } from './types.ts';
+import type { FirmwareJobAction, JobOutcome, JobStream, Position, Printer } from './types.ts';
 import type { JobControl, JobOrigin, JobProgressSnapshot, JobSnapshot, PauseAction, SelectedFile } from './job-types.ts';
 import { fileLineSource } from './file-line-source.ts';
 import { ProgressEstimator, watchM73 } from './progress-estimator.ts';
@@ -48,6 +48,8 @@ interface ActiveJob {
   pausePosition: Position | null;
   pauseTemperature: Record<string, unknown> | null;
   state: 'printing' | 'pausing' | 'paused' | 'cancelling';
+  /** The firmware paused by itself (`//action:paused`): no afterPrintPaused script. */
+  pausedByFirmware: boolean;
 }
 
 const NULL_POSITION: EventPosition = { x: null, y: null, z: null, e: null, t: null, f: null };
@@ -74,6 +76,9 @@ export class JobRunner implements JobControl, FileUsage {
       state: (s) => {
         // A disconnect drops the selection (OctoPrint fires FileDeselected on disconnect).
         if (s.flags.closedOrError && !this.job && this.selection) this.unselect();
+      },
+      jobAction: (action) => {
+        this.onFirmwareAction(action).catch((err: unknown) => this.deps.logger.warn({ err, action }, 'firmware job action failed'));
       },
     });
   }
@@ -225,7 +230,7 @@ export class JobRunner implements JobControl, FileUsage {
     let stream: JobStream | SdJob;
     const job: ActiveJob = {
       file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
-      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, state: 'printing',
+      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, state: 'printing', pausedByFirmware: false,
     };
     const listener = {
       progress: (pos: number) => this.onProgress(job, pos),
@@ -263,19 +268,49 @@ export class JobRunner implements JobControl, FileUsage {
     void user;
   }
 
-  private async resume(user: string | null): Promise<void> {
+  /**
+   * `//action:…` from the firmware: what it asks for goes the way of the API (events, scripts); what it reports having
+   * done itself (paused, resumed) gets the bookkeeping and events but no commands and no script.
+   */
+  private async onFirmwareAction(action: FirmwareJobAction): Promise<void> {
+    const job = this.job;
+    if (!job || job.state === 'cancelling') return;
+    const paused = job.state === 'paused' || job.state === 'pausing';
+    switch (action) {
+      case 'pause':
+        if (!paused) this.pause(null);
+        return;
+      case 'paused':
+        if (job.state === 'paused') return;
+        job.state = 'pausing';
+        job.pausedByFirmware = true;
+        await job.stream.pause(true);
+        return;
+      case 'resume':
+      case 'resumed':
+        if (paused) await this.resume(null, action === 'resumed');
+        return;
+      case 'cancel':
+        await this.cancel(null);
+    }
+  }
+
+  private async resume(user: string | null, byFirmware = false): Promise<void> {
     const job = this.job;
     if (!job) return;
-    const lines = await this.script('beforePrintResumed', this.scriptContext(job, {
-      pause_position: job.pausePosition ?? NULL_POSITION, pause_temperature: job.pauseTemperature ?? {},
-    }));
-    if (lines.length) this.deps.printer.commands(lines);
+    if (!byFirmware) {
+      const lines = await this.script('beforePrintResumed', this.scriptContext(job, {
+        pause_position: job.pausePosition ?? NULL_POSITION, pause_temperature: job.pauseTemperature ?? {},
+      }));
+      if (lines.length) this.deps.printer.commands(lines);
+    }
     if (job.pausedAtMono !== null) {
       job.pausedTotalMs += this.deps.clock.monotonic() - job.pausedAtMono;
       job.pausedAtMono = null;
     }
     job.state = 'printing';
-    job.stream.resume();
+    job.pausedByFirmware = false;
+    job.stream.resume(byFirmware);
     this.deps.events.emit('PrintResumed', this.payload(job, user));
     this.deps.events.emit('ChartMarked', { type: 'resume', label: 'Resume' });
   }
@@ -308,6 +343,7 @@ export class JobRunner implements JobControl, FileUsage {
       job.pauseTemperature = this.deps.printer.temperatures();
       this.deps.events.emit('PrintPaused', { ...this.payload(job), position: { ...job.pausePosition } });
       this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
+      if (job.pausedByFirmware) return;
       void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
         .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
         .catch(() => {});

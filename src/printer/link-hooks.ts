@@ -7,7 +7,7 @@ import type { EngineHooks } from '../protocol/hooks.ts';
 import type { JobStreamer } from '../protocol/job-stream.ts';
 import type { PrinterReadings } from './printer-readings.ts';
 import type { SerialLog } from './serial-log.ts';
-import type { LinkProfile, PrinterListener, Position } from './types.ts';
+import type { FirmwareJobAction, LinkProfile, PrinterListener, Position } from './types.ts';
 
 /** What the hooks need from the printer service. */
 export interface LinkHost {
@@ -25,6 +25,8 @@ export interface LinkHost {
   runScript(name: string, context: Record<string, unknown>): Promise<boolean>;
   disconnect(): Promise<void>;
   sdRefresh(): void;
+  /** Hands a firmware job action to the job owner; false when nobody listens. */
+  jobAction(action: FirmwareJobAction): boolean;
 }
 
 export function linkHooks(h: LinkHost): EngineHooks {
@@ -104,18 +106,29 @@ export function linkHooks(h: LinkHost): EngineHooks {
   };
 }
 
+const JOB_ACTIONS: ReadonlySet<string> = new Set<FirmwareJobAction>(['pause', 'paused', 'resume', 'resumed', 'cancel']);
+
 function onAction(h: LinkHost, name: string, params: string): void {
-  const job = h.job();
+  if (JOB_ACTIONS.has(name)) {
+    // The job owner runs the same bookkeeping, events and scripts as for the API; a bare stream acts alone.
+    if (!h.jobAction(name as FirmwareJobAction)) streamAction(h.job(), name as FirmwareJobAction);
+    return;
+  }
   switch (name) {
-    case 'pause': void job?.pause(); break;
-    case 'paused': job?.markPaused(); break;
-    case 'resume': job?.resume(); break;
-    case 'resumed': job?.resume(false); break;
-    case 'cancel': void job?.cancel(); break;
     case 'disconnect': void h.disconnect(); break;
     case 'sd_inserted': h.engine()?.enqueue('M21'); break;
     case 'sd_ejected': h.readings.sdReady = false; h.readings.sdFiles = []; h.notifyState(); break;
     case 'sd_updated': h.sdRefresh(); break;
     default: if (params) h.notify((l) => l.message?.(`${name}: ${params}`));
+  }
+}
+
+function streamAction(job: JobStreamer | null, action: FirmwareJobAction): void {
+  switch (action) {
+    case 'pause': void job?.pause(); break;
+    case 'paused': job?.markPaused(); break;
+    case 'resume': job?.resume(); break;
+    case 'resumed': job?.resume(false); break;
+    case 'cancel': void job?.cancel(); break;
   }
 }

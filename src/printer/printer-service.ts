@@ -17,7 +17,7 @@ import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './pri
 import { renderJobScript } from './scripts.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
-  Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
+  FirmwareJobAction, Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
 } from './types.ts';
 
 /** Ports and transports (main.ts supplies serial + VIRTUAL). */
@@ -160,6 +160,7 @@ export class PrinterService implements Printer {
       engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
       applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
       runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
+      jobAction: (action) => this.jobAction(action),
     });
   }
 
@@ -184,6 +185,16 @@ export class PrinterService implements Printer {
   private notifyState(): void {
     const s = this.state();
     this.notify((l) => l.state?.(s));
+  }
+
+  private jobAction(action: FirmwareJobAction): boolean {
+    let handled = false;
+    this.notify((l) => {
+      if (!l.jobAction) return;
+      handled = true;
+      l.jobAction(action);
+    });
+    return handled;
   }
 
   private notify(fn: (l: PrinterListener) => void): void {
@@ -353,8 +364,12 @@ export class PrinterService implements Printer {
     streamer.start();
     return {
       get filepos() { return streamer.filepos; },
-      pause: () => streamer.pause(),
-      resume: () => streamer.resume(),
+      pause: (byFirmware) => {
+        if (!byFirmware) return streamer.pause();
+        streamer.markPaused();
+        return Promise.resolve();
+      },
+      resume: (byFirmware) => streamer.resume(!byFirmware),
       cancel: async () => { await streamer.cancel(); },
       done: streamer.done,
     };

@@ -69,9 +69,9 @@ export class SdJob {
     if (++this.notPrinting > MAX_NOT_PRINTING) this.end('cancelled');
   }
 
-  pause(): Promise<void> {
+  pause(byFirmware = false): Promise<void> {
     if (this.phase === 'printing') {
-      this.printer.commands(['M25']);
+      if (!byFirmware) this.printer.commands(['M25']);
       this.phase = 'paused';
       this.printer.setSdPrintState?.('PAUSED');
       this.listener.stateChanged?.('PAUSED');
@@ -79,10 +79,10 @@ export class SdJob {
     return Promise.resolve();
   }
 
-  resume(): void {
+  resume(byFirmware = false): void {
     if (this.phase !== 'paused') return;
     this.notPrinting = 0;
-    this.printer.commands(['M24', 'M27']);
+    this.printer.commands(byFirmware ? ['M27'] : ['M24', 'M27']);
     this.phase = 'printing';
     this.printer.setSdPrintState?.('PRINTING');
     this.listener.stateChanged?.('PRINTING');

@@ -83,9 +83,13 @@ export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStr
 export interface JobStream {
   /** Bytes of the file consumed so far. */
   readonly filepos: number;
-  /** Resolves when Paused is reached (or the job ended). No-op unless printing. */
-  pause(): Promise<void>;
-  resume(): void;
+  /**
+   * Resolves when Paused is reached (or the job ended). No-op unless printing. `byFirmware`: the firmware paused by
+   * itself (`//action:paused`), so nothing is sent to it.
+   */
+  pause(byFirmware?: boolean): Promise<void>;
+  /** `byFirmware`: the firmware resumed by itself (`//action:resumed`), so nothing is sent to it. */
+  resume(byFirmware?: boolean): void;
   /** Stops feeding at once; resolves when the job has ended. */
   cancel(): Promise<void>;
   /** Resolves with the outcome. */
@@ -93,7 +97,15 @@ export interface JobStream {
 }
 
 /** What a listener on the printer sees; the push channel subscribes to these. */
+/**
+ * Job changes the firmware asks for (`//action:pause`, `resume`, `cancel`, e.g. from its own display or a runout
+ * sensor) or reports having made itself (`paused`, `resumed`).
+ */
+export type FirmwareJobAction = 'pause' | 'paused' | 'resume' | 'resumed' | 'cancel';
+
 export interface PrinterListener {
+  /** The job owner (the job runner) acts on it; without one the link pauses/resumes/cancels its stream itself. */
+  jobAction?(action: FirmwareJobAction): void;
   state?(snapshot: PrinterStateSnapshot): void;
   /** A new temperature point (also appended to the history). */
   temperature?(entry: TemperatureHistoryEntry): void;

@@ -1,0 +1,57 @@
+// Job changes the firmware asks for or reports (`//action:pause|paused|resume|resumed|cancel`) on the virtual printer:
+// they run through the job owner, with the API's events and scripts, and no script for what the firmware did itself.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { connectedServer, waitFor } from '../printer/helpers.ts';
+import { uploadFile, jobCommand, job, recorder } from './helpers.ts';
+import { SMALL_GCODE } from '../helpers/shared-data.ts';
+
+test('firmware actions: paused/resumed change the job without scripts, pause/resume/cancel run them like the API', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
+  const settings = await s.api('/api/settings', { method: 'POST', json: { scripts: { gcode: {
+    afterPrintPaused: 'M117 after paused', beforePrintResumed: 'M117 before resumed',
+  } } } });
+  assert.equal(settings.status, 200);
+  const rec = recorder(s);
+  const count = (name: string): number => rec.names().filter((n) => n === name).length;
+  const firmware = async (action: string): Promise<void> => {
+    const r = await s.api('/api/printer/command', { method: 'POST', json: { command: `!!DEBUG:action ${action}` } });
+    assert.equal(r.status, 204);
+  };
+  assert.equal((await uploadFile(s, 'corpus.gcode', await readFile(SMALL_GCODE))).status, 201);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 204);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('printing past the start', async () => ((await job(s)).progress.filepos ?? 0) > 4000 || undefined, 60_000);
+
+  // The firmware paused by itself (its display, a runout sensor handled on the board): Paused, event, no script.
+  await firmware('paused');
+  await waitFor('Paused (firmware)', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
+  assert.equal(count('PrintPaused'), 1);
+  assert.equal(count('GcodeScriptAfterPrintPausedRunning'), 0);
+  const posAtPause = (await job(s)).progress.filepos as number;
+
+  await firmware('resumed');
+  await waitFor('Printing (firmware resumed)', async () => (await job(s)).state === 'Printing' || undefined, 30_000);
+  assert.equal(count('PrintResumed'), 1);
+  assert.equal(count('GcodeScriptBeforePrintResumedRunning'), 0);
+  await waitFor('progress after the resume', async () => ((await job(s)).progress.filepos ?? 0) > posAtPause || undefined, 30_000);
+
+  // The firmware asks the host to pause and resume: as if a client had asked, scripts included.
+  await firmware('pause');
+  await waitFor('Paused (asked)', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
+  await waitFor('afterPrintPaused ran', () => count('GcodeScriptAfterPrintPausedRunning') === 1 || undefined);
+  assert.equal(count('PrintPaused'), 2);
+  await firmware('resume');
+  await waitFor('Printing (asked)', async () => (await job(s)).state === 'Printing' || undefined, 30_000);
+  assert.equal(count('GcodeScriptBeforePrintResumedRunning'), 1);
+  assert.equal(count('PrintResumed'), 2);
+  // Paused time is left out of the print time: both pauses were accounted for, so the job is not "paused" now.
+  assert.equal(typeof (await job(s)).progress.printTime, 'number');
+
+  await firmware('cancel');
+  await waitFor('PrintCancelled', () => count('PrintCancelled') === 1 || undefined, 30_000);
+  assert.equal(count('PrintCancelling'), 1);
+  assert.equal(count('GcodeScriptAfterPrintCancelledRunning'), 1);
+  await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
+});

@@ -30,7 +30,10 @@ export interface JobRunnerDeps {
   scripts: ScriptSource;
   /** Seconds between M27 polls while printing from SD. */
   sdPollInterval?: () => number;
-  /** serial.logPositionOnCancel: PrintCancelled carries the last known position instead of nulls. */
+  /**
+   * serial.logPositionOnCancel: a cancelled stream asks the firmware for its position (M400, M114) before it ends, and
+   * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
+   */
   logPositionOnCancel?: () => boolean;
 }
 
@@ -50,6 +53,10 @@ interface ActiveJob {
   state: 'printing' | 'pausing' | 'paused' | 'cancelling';
   /** The firmware paused by itself (`//action:paused`): no afterPrintPaused script. */
   pausedByFirmware: boolean;
+  /** The stream queries the position when cancelled (see logPositionOnCancel). */
+  positionOnCancel: boolean;
+  /** Set by cancel: resolves once the afterPrintCancelled script is queued (restart waits for it). */
+  cancelled?: Promise<void>;
 }
 
 const NULL_POSITION: EventPosition = { x: null, y: null, z: null, e: null, t: null, f: null };
@@ -162,11 +169,15 @@ export class JobRunner implements JobControl, FileUsage {
       case 'cancel':
         if (!this.job) throw conflict('No active job to cancel');
         return this.cancel(user);
-      case 'restart':
-        if (!this.job || this.job.state !== 'paused') throw conflict('Can only restart a paused job');
+      case 'restart': {
+        const paused = this.job;
+        if (!paused || paused.state !== 'paused') throw conflict('Can only restart a paused job');
         await this.cancel(user);
-        await this.job?.stream.done;
+        await paused.stream.done;
+        // The cancelled job's afterPrintCancelled lines must be queued before the new job's.
+        await paused.cancelled;
         return this.startJob(user);
+      }
       default: {
         if (!this.job) throw conflict('No active job to pause or resume');
         const action = (opts.action ?? 'toggle') as PauseAction;
@@ -231,6 +242,7 @@ export class JobRunner implements JobControl, FileUsage {
     const job: ActiveJob = {
       file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
       pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, state: 'printing', pausedByFirmware: false,
+      positionOnCancel: false,
     };
     const listener = {
       progress: (pos: number) => this.onProgress(job, pos),
@@ -248,7 +260,9 @@ export class JobRunner implements JobControl, FileUsage {
       const size = (await stat(abs)).size;
       file.size = size;
       const [prologue, epilogue] = await Promise.all([this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
-      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs), estimator), listener, { prologue, epilogue });
+      job.positionOnCancel = this.deps.logPositionOnCancel?.() ?? false;
+      const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
+      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs), estimator), listener, { prologue, epilogue, onCancel });
     }
     job.stream = stream;
     this.job = job;
@@ -320,11 +334,17 @@ export class JobRunner implements JobControl, FileUsage {
     if (!job || job.state === 'cancelling') return;
     job.state = 'cancelling';
     this.deps.events.emit('PrintCancelling', this.payload(job, user));
-    const position = this.deps.printer.lastPosition();
-    void job.stream.cancel();
-    // Lines queued after the cancel marker run once the job's own queue is drained: heaters and motors off.
-    const lines = await this.script('afterPrintCancelled', this.scriptContext(job, { cancel_position: position }));
-    if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines);
+    const ended = job.stream.cancel();
+    // Queued after the cancel marker, the script runs once the job's own queue is drained: heaters and motors off.
+    // With a position query it waits for the stream's end, so cancel_position is the firmware's answer.
+    const positioned = job.positionOnCancel ? ended.then(() => undefined, () => undefined) : Promise.resolve();
+    job.cancelled = positioned.then(async () => {
+      const lines = await this.script('afterPrintCancelled', this.scriptContext(job, { cancel_position: this.deps.printer.lastPosition() }));
+      if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines);
+    });
+    this.pending.add(job.cancelled);
+    void job.cancelled.finally(() => this.pending.delete(job.cancelled!));
+    if (!job.positionOnCancel) await job.cancelled;
   }
 
   private onProgress(job: ActiveJob, pos: number): void {

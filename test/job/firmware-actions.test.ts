@@ -55,3 +55,29 @@ test('firmware actions: paused/resumed change the job without scripts, pause/res
   assert.equal(count('GcodeScriptAfterPrintCancelledRunning'), 1);
   await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
 });
+
+test('serial.logPositionOnCancel: the cancel queries the position (M400, M114) and PrintCancelled and the script get it', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
+  const settings = await s.api('/api/settings', { method: 'POST', json: {
+    serial: { logPositionOnCancel: true },
+    scripts: { gcode: { afterPrintCancelled: 'M117 cancelled at X{{ cancel_position.x }} Z{{ cancel_position.z }}' } },
+  } });
+  assert.equal(settings.status, 200);
+  const rec = recorder(s);
+  assert.equal((await uploadFile(s, 'corpus.gcode', await readFile(SMALL_GCODE))).status, 201);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 204);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('printing past the start', async () => ((await job(s)).progress.filepos ?? 0) > 4000 || undefined, 60_000);
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  const cancelled = await waitFor('PrintCancelled', () => rec.events.find((e) => e.name === 'PrintCancelled'), 30_000);
+  const pos = cancelled.payload.position as Record<string, number | null>;
+  assert.equal(typeof pos.x, 'number');
+  assert.equal(typeof pos.z, 'number');
+  const terminal = (): string[] => s.printer.terminal();
+  const script = await waitFor('the script with the position', () => terminal().find((l) => /^Send: (N\d+ )?M117 cancelled at/.test(l)), 30_000);
+  assert.match(script, new RegExp(`M117 cancelled at X${pos.x} Z${pos.z}`));
+  // The query went out after the cancel, before the script.
+  const sent = terminal().filter((l) => l.startsWith('Send: '));
+  const m114 = sent.findLastIndex((l) => /M114/.test(l));
+  assert.ok(m114 >= 0 && m114 < sent.findIndex((l) => /M117 cancelled at/.test(l)));
+});

@@ -26,7 +26,7 @@ import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
 import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
 import { createSliceCommand } from './slicing/slice-command.ts';
-import { registerFileType } from './files/file-types.ts';
+import { FileTypes } from './files/file-types.ts';
 import type { GantryApp } from './http/types.ts';
 import { SystemCommands } from './system/system-commands.ts';
 import { LanguagePacks } from './system/language-packs.ts';
@@ -103,8 +103,9 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     logger: logger.child({ svc: 'analysis' }),
     warmWorkers: config.current.gcodeAnalysis.runAt === 'never' ? 0 : 1,
   });
+  const fileTypes = new FileTypes();
   const files = new FileService({
-    root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
+    types: fileTypes, root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
     analysisOptions: () => ({
       defaultFeedrate: printerProfiles.getCurrentOrDefault().axes.x.speed,
       bedZ: config.current.gcodeAnalysis.bedZ,
@@ -166,7 +167,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: async () => {
       // Uploads accept the model formats of the slicers that are installed; a changed binary path is probed again.
-      const registerModelTypes = () => { for (const ext of slicing.modelExtensions()) registerFileType({ typePath: ['model', ext], extensions: [ext] }); };
+      const registerModelTypes = () => { for (const ext of slicing.modelExtensions()) fileTypes.register({ typePath: ['model', ext], extensions: [ext] }); };
       await slicing.start();
       registerModelTypes();
       config.onChange((now, before) => {

@@ -10,7 +10,7 @@ import type { ConfigStore } from '../config/config-store.ts';
 import { LocalStorage } from './local-storage.ts';
 import { UploadSink, TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
 import { parseStoredPath, sanitizeName, sanitizePath, joinPath } from './safe-path.ts';
-import { typePathOf, isGcode } from './file-types.ts';
+import { isGcode, type FileTypes } from './file-types.ts';
 import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
 import { AnalysisRunner, type Analyser } from './analysis-runner.ts';
@@ -25,6 +25,8 @@ export interface FileServiceDeps {
   analyser?: Analyser;
   /** Options for the analyser from the current printer profile. */
   analysisOptions?: () => AnalysisOptions;
+  /** The file types this server accepts (G-code, plus the installed slicers' model formats). */
+  types: FileTypes;
 }
 
 export interface UploadTarget {
@@ -45,8 +47,11 @@ export class FileService {
   /** When the listing last changed (ms); Last-Modified of listings. */
   lastModified = Date.now();
 
+  private readonly types: FileTypes;
+
   constructor(private readonly deps: FileServiceDeps) {
-    this.storage = new LocalStorage(deps.root, deps.logger);
+    this.types = deps.types;
+    this.storage = new LocalStorage(deps.root, deps.logger, deps.types);
     this.analysis = new AnalysisRunner({
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
       options: deps.analysisOptions, runAt: () => deps.config.current.gcodeAnalysis.runAt,
@@ -116,7 +121,7 @@ export class FileService {
   /** Absolute path of an existing file (downloads, job streaming). */
   async absolutePath(path: string): Promise<string> {
     const parts = parseStoredPath(path);
-    if ((await this.storage.kindOf(parts)) !== 'file' || !typePathOf(parts[parts.length - 1] ?? '')) throw notFound('File not found');
+    if ((await this.storage.kindOf(parts)) !== 'file' || !this.types.typePathOf(parts[parts.length - 1] ?? '')) throw notFound('File not found');
     return this.storage.abs(parts);
   }
 
@@ -172,7 +177,7 @@ export class FileService {
       if (t.noOverwrite) throw conflict('File already exists and noOverwrite was set');
       if (t.mayOverwrite === false) throw new DomainError(ErrorCodes.FORBIDDEN, 'File already exists, cannot overwrite due to a lack of permissions');
     }
-    if (!typePathOf(parts[parts.length - 1])) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Could not upload file, invalid type');
+    if (!this.types.typePathOf(parts[parts.length - 1])) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Could not upload file, invalid type');
   }
 
   /** Moves a finished sink into place, records its metadata and announces it. The sink is discarded on any error. */
@@ -224,7 +229,7 @@ export class FileService {
     }
     const name = sanitizeName(foldername.replace(/\//g, ''), this.reallyUniversal);
     if (!name) throw invalid('folder name is empty');
-    if (typePathOf(name)) throw conflict('Can\'t create folder, please try another name');
+    if (this.types.typePathOf(name)) throw conflict('Can\'t create folder, please try another name');
     const parts = [...parentParts, name];
     const existed = (await this.storage.kindOf(parts)) === 'folder';
     await this.storage.makeFolder(parts, foldername !== name ? foldername : undefined);
@@ -258,7 +263,7 @@ export class FileService {
     else if (dstKind !== undefined) throw conflict('Exception thrown by storage, bad folder/file name?');
     if (await this.storage.kindOf(dst)) throw conflict('Exception thrown by storage, bad folder/file name?');
     if (kind === 'folder' && joinPath(dst).startsWith(joinPath(src) + '/')) throw invalid('Source and destination are the same folder');
-    if (kind === 'file' && !typePathOf(dst[dst.length - 1])) {
+    if (kind === 'file' && !this.types.typePathOf(dst[dst.length - 1])) {
       throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, `Could not ${mode} ${path} to ${destination}, invalid type`);
     }
     if (mode === 'move' && (await this.inUseBelow(src, kind))) {
@@ -277,15 +282,15 @@ export class FileService {
     const name = dst[dst.length - 1];
     const ev = this.deps.events;
     if (kind === 'file') {
-      const typePath = typePathOf(name) ?? [];
+      const typePath = this.types.typePathOf(name) ?? [];
       if (mode === 'move') {
         this.usage.released('local', srcPath);
-        ev.emit('FileRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1], type: typePathOf(src[src.length - 1]) ?? [] });
+        ev.emit('FileRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1], type: this.types.typePathOf(src[src.length - 1]) ?? [] });
       }
       ev.emit('FileAdded', { storage: 'local', path: dstPath, name, type: typePath, operation: mode });
       if (mode === 'move') {
         ev.emit('FileMoved', { storage: 'local', source_path: srcPath, source_name: src[src.length - 1],
-          source_type: typePathOf(src[src.length - 1]) ?? [], destination_path: dstPath, destination_name: name, destination_type: typePath });
+          source_type: this.types.typePathOf(src[src.length - 1]) ?? [], destination_path: dstPath, destination_name: name, destination_type: typePath });
       }
     } else {
       if (mode === 'move') {
@@ -302,7 +307,7 @@ export class FileService {
   async remove(path: string): Promise<void> {
     const parts = parseStoredPath(path);
     const kind = parts.length ? await this.storage.kindOf(parts) : undefined;
-    if (!kind || (kind === 'file' && !typePathOf(parts[parts.length - 1]))) throw notFound('File not found');
+    if (!kind || (kind === 'file' && !this.types.typePathOf(parts[parts.length - 1]))) throw notFound('File not found');
     if (await this.inUseBelow(parts, kind)) {
       throw new DomainError(ErrorCodes.FILE_IN_USE, kind === 'file'
         ? 'Trying to delete a file that is currently in use'
@@ -315,7 +320,7 @@ export class FileService {
     }
     await this.storage.remove(parts);
     const name = parts[parts.length - 1];
-    if (kind === 'file') this.deps.events.emit('FileRemoved', { storage: 'local', path: joinPath(parts), name, type: typePathOf(name) ?? [] });
+    if (kind === 'file') this.deps.events.emit('FileRemoved', { storage: 'local', path: joinPath(parts), name, type: this.types.typePathOf(name) ?? [] });
     else this.deps.events.emit('FolderRemoved', { storage: 'local', path: joinPath(parts), name });
     this.emitChanged();
   }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { MetadataStore, type FileMeta } from './metadata-store.ts';
-import { typePathOf, matchesFilter } from './file-types.ts';
+import type { FileTypes } from './file-types.ts';
 import { resolveInside, joinPath } from './safe-path.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 
@@ -32,7 +32,7 @@ export async function sha1File(path: string): Promise<string> {
 export class LocalStorage {
   readonly metadata: MetadataStore;
 
-  constructor(readonly root: string, private readonly logger: Logger) {
+  constructor(readonly root: string, private readonly logger: Logger, private readonly types: FileTypes) {
     this.metadata = new MetadataStore(logger);
   }
 
@@ -75,7 +75,7 @@ export class LocalStorage {
   async fileEntry(parts: readonly string[], st?: Stats): Promise<StoredFile> {
     const s = st ?? (await this.statOf(parts));
     const name = parts[parts.length - 1];
-    const typePath = typePathOf(name);
+    const typePath = this.types.typePathOf(name);
     if (!s || !s.isFile() || !typePath) throw notFound('File not found');
     const meta = await this.metadata.get(this.abs(parts.slice(0, -1)), name);
     return {
@@ -123,7 +123,7 @@ export class LocalStorage {
       }
       if (st.isDirectory()) {
         out.push(await this.folderEntry(childParts, Infinity, filter));
-      } else if (st.isFile() && typePathOf(name) && (!filter || matchesFilter(name, filter))) {
+      } else if (st.isFile() && this.types.typePathOf(name) && (!filter || this.types.matchesFilter(name, filter))) {
         out.push(await this.fileEntry(childParts, st));
       }
     }

@@ -4,7 +4,7 @@ import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { FileService } from './file-service.ts';
-import { typePathOf, isMachineCode } from './file-types.ts';
+import { machineCodeTypePath } from './file-types.ts';
 import type { StoredFile } from './types.ts';
 
 export interface SdEntry { name: string; display: string; size: number | null; date: number | null }
@@ -65,8 +65,8 @@ export class SdCardFiles {
     const out: StoredFile[] = [];
     for (const f of this.deps.printer.sdFiles()) {
       const name = stripSlash(f.name);
-      const typePath = typePathOf(name);
-      if (!typePath || !isMachineCode(name)) continue;
+      const typePath = machineCodeTypePath(name);
+      if (!typePath) continue;
       out.push({
         kind: 'file', origin: 'sdcard', name, display: stripSlash(f.display || f.name), path: name, typePath,
         ...(f.size !== null ? { size: f.size } : {}), ...(f.date !== null ? { date: f.date } : {}), meta: {},

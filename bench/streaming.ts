@@ -5,7 +5,8 @@
 // client's polls, default 1000 ms: a dashboard or phone app polling once a second; 100 is a stress test),
 // BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling),
 // BENCH_REPEATS (default 3): every figure is the median of that many interleaved idealhost/Gantry pairs, and the ratio
-// the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine.
+// the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine. BENCH_FLOOR=1: for the
+// ping-pong scenarios also the least a Node.js host can do (bench/floor-host.ts), on the event loop and blocking.
 import { execFile, spawn, fork, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +29,7 @@ const PIN = process.env.BENCH_PIN === '1';
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const POLLERS = 100;
 const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
+const FLOOR = process.env.BENCH_FLOOR === '1';
 /** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => label.includes(s));
@@ -100,6 +102,14 @@ async function runIdeal(tools: { fakefw: string; idealhost: string }, dir: strin
   const f = await startFakeFw(tools.fakefw, dir, moves, fw);
   const [cmd, argv] = pinArgs(tools.idealhost, ['-m', mode, f.port, file]);
   await run(cmd, argv, { maxBuffer: 1 << 20 }).catch((err: Error) => console.error(`  idealhost failed: ${err.message}`));
+  return f.summary();
+}
+
+async function runFloor(tools: { fakefw: string }, dir: string, file: string, moves: number, kind: 'loop' | 'blocking', fw: string[]): Promise<Summary> {
+  const f = await startFakeFw(tools.fakefw, dir, moves, fw);
+  const host = fileURLToPath(new URL('./floor-host.ts', import.meta.url));
+  const [cmd, argv] = pinArgs(process.execPath, ['--import', 'tsx', host, kind, f.port, file]);
+  await run(cmd, argv, { maxBuffer: 1 << 20 }).catch((err: Error) => console.error(`  floor host failed: ${err.message}`));
   return f.summary();
 }
 
@@ -230,6 +240,15 @@ export async function main(): Promise<void> {
           });
         add(label, r.ratio);
         console.log(`  ${label.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  idealhost ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ${problems.size ? [...problems].join('; ') : 'complete done'}`);
+        if (!FLOOR || mode !== 'pingpong') continue;
+        for (const kind of ['loop', 'blocking'] as const) {
+          const name = `${label} node floor (${kind})`;
+          const fr = await pairs(
+            async () => rate(await runIdeal(tools, work, file, moves, mode, fw)),
+            async () => rate(await runFloor(tools, work, file, moves, kind, fw)));
+          add(name, fr.ratio);
+          console.log(`  ${name.padEnd(30)} minimal ${fmtRate(fr.cand)} l/s  idealhost ${fmtRate(fr.ref)} l/s  ratio ${fr.ratio.toFixed(2)}`);
+        }
       }
       for (const [label, fw, mode] of ([
         ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],

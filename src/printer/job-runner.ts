@@ -235,7 +235,10 @@ export class JobRunner implements JobControl, FileUsage {
     const file = sel.origin === 'local' ? await describeFile(this.deps, 'local', sel.path, sel.user) : sel;
     const owner = user ?? sel.user;
     const average = await this.averagePrintTime(file);
-    const estimator = new ProgressEstimator({ size: file.size ?? 0, analysisTime: file.analysis?.estimatedPrintTime ?? null, averageTime: average });
+    const estimator = new ProgressEstimator({
+      size: file.size ?? 0, analysisTime: file.analysis?.estimatedPrintTime ?? null, averageTime: average,
+      timeline: file.analysis?.gantry?.timeline ?? null,
+    });
     const base = { file, owner };
     const ctx = { event: this.payload(base, user) };
     let stream: JobStream | SdJob;

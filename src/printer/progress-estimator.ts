@@ -12,6 +12,12 @@ export interface EstimatorInput {
   analysisTime?: number | null;
   /** Average duration of earlier successful prints on this printer profile, if any. */
   averageTime?: number | null;
+  /**
+   * The analysis' planned elapsed seconds at file offsets ([offset, seconds], ascending, the last at the end of the
+   * file). With it, progress for the time estimate is measured in planned time rather than bytes: a slow first layer
+   * or a detailed top is no longer mistaken for a slow printer.
+   */
+  timeline?: readonly (readonly [number, number])[] | null;
 }
 
 export interface TimeLeft {
@@ -76,7 +82,7 @@ export class ProgressEstimator {
       const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime);
       return { seconds: Math.max(0, Math.round(left)), origin: 'estimate' };
     }
-    const p = this.fraction(filepos);
+    const p = this.m73?.percent !== undefined ? this.fraction(filepos) : this.plannedFraction(filepos) ?? this.fraction(filepos);
     const prior = this.input.averageTime ?? this.input.analysisTime ?? null;
     // Bytes say little until a few percent are done and some time has passed (heat-up moves no bytes).
     const linearTotal = p > 0.005 && printTime > 5 ? printTime / p : null;
@@ -89,6 +95,28 @@ export class ProgressEstimator {
     const total = (1 - w) * prior + w * linearTotal;
     const origin = this.input.averageTime ? 'mixed-average' : 'mixed-analysis';
     return { seconds: Math.max(0, Math.round(total - printTime)), origin };
+  }
+
+  /** Share of the planned print time done at `filepos` (interpolated in the timeline), or undefined without one. */
+  private plannedFraction(filepos: number): number | undefined {
+    const tl = this.input.timeline;
+    if (!tl || tl.length === 0) return undefined;
+    const total = tl[tl.length - 1][1];
+    if (!(total > 0)) return undefined;
+    let lo = 0;
+    let hi = tl.length - 1;
+    if (filepos >= tl[hi][0]) return 1;
+    if (filepos <= tl[0][0]) return (tl[0][0] > 0 ? (filepos / tl[0][0]) * tl[0][1] : tl[0][1]) / total;
+    // The last sample at or before filepos, then linear between it and the next.
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (tl[mid][0] <= filepos) lo = mid;
+      else hi = mid;
+    }
+    const [o0, t0] = tl[lo];
+    const [o1, t1] = tl[hi];
+    const t = o1 > o0 ? t0 + ((filepos - o0) / (o1 - o0)) * (t1 - t0) : t0;
+    return Math.min(1, Math.max(0, t / total));
   }
 
   private priorOrigin(): TimeLeftOrigin | null {

@@ -28,6 +28,34 @@ test('time left blends the analysis estimate with observed progress and converge
   assert.ok(errors[18] < 60, `late error ${errors[18]}`);
 });
 
+test('with the analysis timeline, progress is counted in planned time, not bytes', () => {
+  // The first half of the bytes takes 80 % of the planned 1000 s (slow first layers, fast sparse top).
+  const size = 1_000_000;
+  const planned = (off: number): number => (off <= size / 2 ? (off / (size / 2)) * 800 : 800 + ((off - size / 2) / (size / 2)) * 200);
+  const timeline: [number, number][] = [];
+  for (let i = 1; i <= 100; i++) timeline.push([(i / 100) * size, planned((i / 100) * size)]);
+  // A printer that runs as planned: exact with the timeline, misled by bytes without it.
+  const withTimeline = new ProgressEstimator({ size, analysisTime: 1000, timeline });
+  const bytesOnly = new ProgressEstimator({ size, analysisTime: 1000 });
+  for (const pos of [size * 0.1, size * 0.25, size * 0.5, size * 0.75]) {
+    const t = planned(pos);
+    const a = withTimeline.timeLeft(pos, t);
+    assert.equal(a.origin, 'mixed-analysis');
+    assert.ok(Math.abs(a.seconds! - (1000 - t)) <= 1, `as planned at ${pos}: ${a.seconds}, truth ${1000 - t}`);
+    assert.ok(Math.abs(bytesOnly.timeLeft(pos, t).seconds! - (1000 - t)) > 50, `bytes only at ${pos}`);
+  }
+  // A printer 25 % slower than planned: the error shrinks as the print advances and is exact at the end.
+  let last = Infinity;
+  for (const pos of [size * 0.1, size * 0.25, size * 0.5, size * 0.75, size * 0.95]) {
+    const t = 1.25 * planned(pos);
+    const err = Math.abs(withTimeline.timeLeft(pos, t).seconds! - (1250 - t));
+    assert.ok(err < last, `slow printer at ${pos}: error ${err} after ${last}`);
+    last = err;
+  }
+  assert.equal(withTimeline.timeLeft(0, 0).seconds, 1000);
+  assert.equal(withTimeline.timeLeft(size, 1250).seconds, 0);
+});
+
 test('an average of earlier prints is preferred to the analysis; without either the estimate is linear', () => {
   const avg = new ProgressEstimator({ size: 100, analysisTime: 50, averageTime: 200 });
   assert.deepEqual(avg.timeLeft(0, 0), { seconds: 200, origin: 'average' });

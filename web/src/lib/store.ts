@@ -93,9 +93,13 @@ export async function loadProfiles(): Promise<void> {
   profiles.value = res.profiles ?? {};
 }
 
+let filesRequest = 0;
 export async function loadFiles(): Promise<void> {
   if (!can('FILES_LIST')) return;
-  files.value = await get<FilesResponse>('/api/files?recursive=true&force=true');
+  // Listings can answer out of order (a slow one started before a change, a quick one after it): the newest wins.
+  const mine = ++filesRequest;
+  const listing = await get<FilesResponse>('/api/files?recursive=true&force=true');
+  if (mine === filesRequest) files.value = listing;
 }
 
 export async function loadPendingAppKeys(): Promise<void> {

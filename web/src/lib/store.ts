@@ -77,29 +77,36 @@ export async function attempt(what: string, fn: () => Promise<unknown>): Promise
 
 // ---- loading from the API ----
 
+/** A loader whose answer is applied only if no newer call started meanwhile: answers can arrive out of order. */
+function newestWins<T>(fetch: () => Promise<T>, apply: (value: T) => void): () => Promise<void> {
+  let calls = 0;
+  return async () => {
+    const mine = ++calls;
+    const value = await fetch();
+    if (mine === calls) apply(value);
+  };
+}
+
+const fetchSettings = newestWins(() => get<Settings>('/api/settings'), (v) => { settings.value = v; });
 export async function loadSettings(): Promise<void> {
-  if (!can('SETTINGS_READ')) return;
-  settings.value = await get<Settings>('/api/settings');
+  if (can('SETTINGS_READ')) await fetchSettings();
 }
 
+const fetchConnection = newestWins(() => get<ConnectionInfo>('/api/connection'), (v) => { connection.value = v; });
 export async function loadConnection(): Promise<void> {
-  if (!can('STATUS')) return;
-  connection.value = await get<ConnectionInfo>('/api/connection');
+  if (can('STATUS')) await fetchConnection();
 }
 
+const fetchProfiles = newestWins(() => get<{ profiles: Record<string, PrinterProfile> }>('/api/printerprofiles'),
+  (res) => { profiles.value = res.profiles ?? {}; });
 export async function loadProfiles(): Promise<void> {
-  if (!can('CONNECTION')) return;
-  const res = await get<{ profiles: Record<string, PrinterProfile> }>('/api/printerprofiles');
-  profiles.value = res.profiles ?? {};
+  if (can('CONNECTION')) await fetchProfiles();
 }
 
-let filesRequest = 0;
+// A slow listing started before a change must not overwrite a quick one started after it (a new folder vanished).
+const fetchFiles = newestWins(() => get<FilesResponse>('/api/files?recursive=true&force=true'), (v) => { files.value = v; });
 export async function loadFiles(): Promise<void> {
-  if (!can('FILES_LIST')) return;
-  // Listings can answer out of order (a slow one started before a change, a quick one after it): the newest wins.
-  const mine = ++filesRequest;
-  const listing = await get<FilesResponse>('/api/files?recursive=true&force=true');
-  if (mine === filesRequest) files.value = listing;
+  if (can('FILES_LIST')) await fetchFiles();
 }
 
 export async function loadPendingAppKeys(): Promise<void> {

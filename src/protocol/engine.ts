@@ -100,7 +100,8 @@ export class ProtocolEngine extends EngineSender {
     }
   }
 
-  private resetLink(): void {
+  /** Forgets every line queued, in flight, pulled ahead or kept for resends: numbering starts again at 1. */
+  private clearLines(): void {
     this.inFlight.clear();
     this.activeFlags = 0;
     this.history.clear();
@@ -112,6 +113,10 @@ export class ProtocolEngine extends EngineSender {
     this.resendCursor = this.resendEnd = -1;
     this.staged = null;
     this.outbox = '';
+  }
+
+  private resetLink(): void {
+    this.clearLines();
     this.hellosSent = 0;
     this.sawStart = false;
     this.consecutiveTimeouts = 0;
@@ -183,15 +188,7 @@ export class ProtocolEngine extends EngineSender {
 
   /** The firmware rebooted under us (`start` while operational): resynchronise. */
   private onExternalReset(): void {
-    this.inFlight.clear();
-    this.activeFlags = 0;
-    this.queue.length = 0;
-    this.queueHead = 0;
-    this.pollPending = false;
-    this.holding = false;
-    this.resendCursor = this.resendEnd = -1;
-    this.history.clear();
-    this.nextNumber = 1;
+    this.clearLines();
     const autoreport = this.autoreportTemp;
     this.hooks.printerReset?.();
     this.sendHello();

@@ -53,6 +53,11 @@ function recorder(sendText: (t: string) => void, close: () => void): PushTestCli
           return false;
         };
         if (check()) return;
+        // Closed already (before this wait began): nothing more can arrive.
+        if (isClosed) {
+          reject(new Error(`socket closed before a ${type} message`));
+          return;
+        }
         const timer = setTimeout(() => {
           waiters.delete(w);
           reject(new Error(`no ${type} message within ${opts.timeoutMs ?? 10_000} ms (got ${messages.map((m) => Object.keys(m)[0]).join(',')})`));

@@ -1,6 +1,7 @@
 // Byte I/O on an open serial port: the port's fd under a libuv TTY stream (epoll, no thread-pool hop per read and write,
 // about 3× the ping-pong rate of serialport's own stream). libuv writes to a serial tty blocking, which is harmless
 // here: the engine never has more than a receive buffer's worth (≤ a few hundred bytes) unacknowledged.
+import { close } from 'node:fs';
 import tty from 'node:tty';
 import type { BindingPortInterface } from '@serialport/bindings-cpp';
 
@@ -59,16 +60,17 @@ class TtyIo implements SerialIo {
   async close(): Promise<void> {
     this.ended = true;
     const sock = this.sock;
+    const handleFd = (sock as unknown as { _handle?: { fd?: number } } | null)?._handle?.fd;
     if (sock && !sock.destroyed) {
       await new Promise<void>((resolve) => {
         sock.once('close', () => resolve());
         sock.destroy();
       });
-    } else if (!sock) {
-      // Never started: the binding still owns the fd.
-      await this.port.close().catch(() => {});
     }
-    // libuv closed the fd with the handle; the binding must not touch that number again.
+    // libuv closed its handle's fd. On a pseudo-terminal it had reopened the device under a new number (and moved the
+    // port's number onto the new file), so the port's own number is still open; never started, it is open as well.
+    // Closed here, not through the binding, whose poller was already destroyed (destroying it twice crashes).
+    if (!sock || handleFd !== this.fd) await new Promise<void>((resolve) => close(this.fd, () => resolve()));
     this.port.fd = null;
   }
 }

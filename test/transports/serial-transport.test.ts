@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, access } from 'node:fs/promises';
+import { mkdtemp, rm, access, readdir, readlink, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
@@ -84,17 +84,25 @@ test('framed lines over a real pty to fakefw: oks, temperatures, a resend reques
   assert.equal(summary.resends, '1');
 });
 
-test('a port can be reopened after a close, its baudrate changed while open, and a missing device fails cleanly', async (t) => {
+test('a port can be reopened after a close (no fd left on the device), its baudrate changed while open, and a missing device fails cleanly', async (t) => {
   const dir = await tempDir(t);
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
-  for (let i = 0; i < 2; i++) {
+  const device = await realpath(fw.port);
+  // Every number of this process that refers to the device (libuv reopens a pseudo-terminal under a second number).
+  const openOnDevice = async (): Promise<number> => {
+    const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    return targets.filter((p) => p === device).length;
+  };
+  for (let i = 0; i < 3; i++) {
     const tr = new SerialTransport(fw.port, 115200, { parityWorkaround: 'never' });
     await tr.open();
+    assert.ok(await openOnDevice() > 0);
     const rx = collector(tr);
     await tr.write('M110 N0');
     assert.deepEqual(await rx.untilOk(), ['ok']);
     await tr.close();
+    assert.equal(await openOnDevice(), 0, 'the device is left open after close');
   }
   // Baudrate detection changes the speed of an open port.
   const tr = new SerialTransport(fw.port, 115200, { parityWorkaround: 'never' });

@@ -30,10 +30,15 @@ function analyserVersion(analysis: Record<string, unknown>): unknown {
   return typeof extras === 'object' && extras !== null ? (extras as { analyserVersion?: unknown }).analyserVersion : undefined;
 }
 
+/** Cancelled (print started, file deleted, shutdown) rather than failed: worth running again. */
+const isCancelled = (err: unknown): boolean => err instanceof Error && err.name === 'AnalysisCancelledError';
+
 export class AnalysisRunner {
   /** Paths waiting to be analysed, with whether the user forced it. */
   private readonly waiting = new Map<string, boolean>();
   private readonly running = new Set<string>();
+  /** `path@size:mtime` of content whose analysis failed: not retried on its own (a forced analysis still runs). */
+  private readonly failed = new Set<string>();
   private stopped = false;
 
   constructor(private readonly deps: Deps) {}
@@ -67,6 +72,14 @@ export class AnalysisRunner {
     }
   }
 
+  /** Queues the files of a listing whose stored analysis belongs to content they no longer have. */
+  queueOutdated(entries: StoredEntry[]): void {
+    for (const e of entries) {
+      if (e.kind === 'folder') this.queueOutdated(e.children);
+      else if (e.analysisOutdated) this.queue(e.path.split('/'));
+    }
+  }
+
   cancel(path: string): void {
     this.waiting.delete(path);
     if (this.running.has(path)) this.deps.analyser?.cancel(this.deps.storage.abs(path.split('/')));
@@ -90,20 +103,23 @@ export class AnalysisRunner {
       if (this.running.has(path)) continue;
       if (!forced && this.deps.runAt() === 'idle' && this.deps.isPrinting()) continue;
       this.waiting.delete(path);
-      void this.run(path);
+      void this.run(path, forced);
     }
   }
 
-  private async run(path: string): Promise<void> {
+  private async run(path: string, forced: boolean): Promise<void> {
     const { storage, events, analyser } = this.deps;
     if (!analyser) return;
     const parts = path.split('/');
     const name = parts[parts.length - 1];
     this.running.add(path);
-    events.emit('MetadataAnalysisStarted', { name, path, origin: 'local', type: 'gcode' });
+    let attempt = '';
     try {
       const abs = storage.abs(parts);
       const before = await storage.statOf(parts);
+      attempt = `${path}@${before?.size}:${Math.floor(before?.mtimeMs ?? 0)}`;
+      if (!forced && this.failed.has(attempt)) return;
+      events.emit('MetadataAnalysisStarted', { name, path, origin: 'local', type: 'gcode' });
       const result = await analyser.analyse(abs, this.deps.options?.() ?? {});
       const after = await storage.statOf(parts);
       // The file changed (re-upload) or vanished while analysing: the result is stale.
@@ -116,6 +132,7 @@ export class AnalysisRunner {
       events.emit('UpdatedFiles', { type: 'printables' });
     } catch (err) {
       this.deps.logger.debug({ err, path }, 'analysis did not complete');
+      if (!this.stopped && !isCancelled(err)) this.failed.add(attempt);
     } finally {
       this.running.delete(path);
       this.pump();

@@ -100,14 +100,20 @@ export class FileService {
   // ---------------------------------------------------------------- reading
 
   async list(opts: ListOptions = {}): Promise<StoredEntry[]> {
-    return this.storage.list(opts.recursive ? Infinity : 0, opts.filter);
+    const entries = await this.storage.list(opts.recursive ? Infinity : 0, opts.filter);
+    this.analysis.queueOutdated(entries);
+    return entries;
   }
 
   /** One file or folder (folder: immediate children). */
   async entry(path: string, opts: ListOptions = {}): Promise<StoredEntry> {
     const parts = parseStoredPath(path);
     const kind = await this.storage.kindOf(parts);
-    if (kind === 'file') return this.storage.fileEntry(parts);
+    if (kind === 'file') {
+      const file = await this.storage.fileEntry(parts);
+      this.analysis.queueOutdated([file]);
+      return file;
+    }
     if (kind === 'folder' && parts.length) return this.storage.folderEntry(parts, opts.recursive ? Infinity : 0, opts.filter);
     throw notFound('File not found');
   }

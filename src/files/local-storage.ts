@@ -78,10 +78,17 @@ export class LocalStorage {
     const typePath = this.types.typePathOf(name);
     if (!s || !s.isFile() || !typePath) throw notFound('File not found');
     const meta = await this.metadata.get(this.abs(parts.slice(0, -1)), name);
-    return {
+    const entry: StoredFile = {
       kind: 'file', origin: 'local', name, display: meta?.display ?? name, path: joinPath(parts), typePath,
       size: s.size, date: Math.floor(s.mtimeMs / 1000), hash: await this.hashOf(parts, s), meta: passThroughMeta(meta),
     };
+    // Replaced on disk behind our back (copied over by hand, another program): its figures describe the old content.
+    // Stored without a key (carried over from elsewhere): nothing to compare, kept.
+    if (entry.meta.analysis !== undefined && typeof meta?.analysisKey === 'string' && meta.analysisKey !== contentKey(s)) {
+      delete entry.meta.analysis;
+      entry.analysisOutdated = true;
+    }
+    return entry;
   }
 
   /**

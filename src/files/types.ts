@@ -19,6 +19,8 @@ export interface StoredFile {
   hash?: string;
   /** Stored metadata minus the keys that are fields above (analysis, history, userdata, plugin keys). */
   meta: FileMeta;
+  /** The stored analysis was made of other content (the file was replaced on disk); it is left out of `meta`. */
+  analysisOutdated?: true;
 }
 
 export interface StoredFolder {

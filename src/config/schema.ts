@@ -135,6 +135,7 @@ export const SerialSection = obj({
   baudrate: Type.Union([Type.Integer(), Type.Null()], { default: null, description: 'Preferred baudrate (null: auto-detect)' }),
   exclusive: bool(true, 'Open the port exclusively'),
   lowLatency: bool(false, 'Request low latency mode'),
+  replySpinMicros: int(1000, 'Ping-pong printing: after a line is sent, keep reading for up to this long (µs) instead of sleeping, when the firmware usually answers within half of it (spends CPU to cut latency per line; 0: off)', { minimum: 0, maximum: 100_000 }),
   autoconnect: bool(false, 'Connect on server start'),
   log: bool(false, 'Write the serial dialogue to logs/serial.log'),
   timeout: timeouts,

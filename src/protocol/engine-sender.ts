@@ -195,6 +195,9 @@ export abstract class EngineSender {
     this.turnQueued = false;
     this.flushOutbox();
     this.prepareNext();
+    if (this.jobActive && this.feed !== null && this.flow.name === 'ping-pong' && this.inFlight.count > 0 && !this.holding) {
+      this.transport?.awaitingReply?.();
+    }
   };
 
   protected flushOutbox(): void {

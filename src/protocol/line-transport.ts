@@ -24,6 +24,11 @@ export interface LineTransport {
    * it is what stands between a firmware's ok and the next line.
    */
   send?(text: string): void;
+  /**
+   * Optional hint after a turn's writes: the engine can send nothing more until the firmware replies (ping-pong while
+   * printing), so the next line waits on how fast that reply is read.
+   */
+  awaitingReply?(): void;
   close(): Promise<void>;
   on<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;
   off<E extends keyof LineTransportEvents>(event: E, fn: LineTransportEvents[E]): void;

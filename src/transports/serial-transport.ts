@@ -3,10 +3,12 @@
 import { SerialPort } from 'serialport';
 import type { BindingPortInterface } from '@serialport/bindings-cpp';
 import { access, realpath } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type { LineTransport, LineTransportEvents } from '../protocol/line-transport.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { TransportEvents } from './transport-events.ts';
 import { serialIoFor, type SerialIo } from './serial-io.ts';
+import { ReplySpin } from './reply-spin.ts';
 
 export interface SerialTransportOptions {
   /** Lock the port against other openers (TIOCEXCL). */
@@ -19,6 +21,8 @@ export interface SerialTransportOptions {
   openTimeout?: number;
   /** Open with odd parity once and reopen with none first (some CH340 driver states need it). */
   parityWorkaround?: 'detect' | 'always' | 'never';
+  /** `serial.replySpinMicros`: how long to keep reading after a ping-pong send instead of sleeping (0: never). */
+  replySpinMicros?: number;
 }
 
 type WireEncoding = 'ascii' | 'latin1' | 'utf8';
@@ -62,9 +66,12 @@ export class SerialTransport implements LineTransport {
   private readonly splitter: LineSplitter;
   private readonly encoding: WireEncoding;
   private closing = false;
+  readonly replySpin: ReplySpin;
 
   constructor(readonly name: string, private baudrate: number, private readonly opts: SerialTransportOptions = {}) {
     this.encoding = wireEncoding(opts.encoding);
+    // One CPU: the spin would take it from everything else (and from the firmware on a pseudo-terminal).
+    this.replySpin = new ReplySpin({ maxMs: availableParallelism() > 1 ? (opts.replySpinMicros ?? 0) / 1000 : 0 });
     this.splitter = new LineSplitter((line) => this.events.emitLine(line));
   }
 
@@ -106,8 +113,12 @@ export class SerialTransport implements LineTransport {
       throw err;
     }
     this.io = io;
-    io.start((buf, length) => this.splitter.push(buf, length), (err) => {
+    io.start((buf, length) => {
+      this.replySpin.replied();
+      this.splitter.push(buf, length);
+    }, (err) => {
       if (this.closing || this.io !== io) return;
+      this.replySpin.stop();
       this.io = null;
       this.port = null;
       void io.close();
@@ -139,6 +150,10 @@ export class SerialTransport implements LineTransport {
     io.send(this.onWire(text), this.encoding === 'utf8' ? 'utf8' : 'latin1');
   }
 
+  awaitingReply(): void {
+    if (this.io && !this.closing) this.replySpin.awaiting();
+  }
+
   private onWire(text: string): string {
     return this.encoding === 'ascii' && HAS_NON_ASCII.test(text) ? text.replace(ALL_NON_ASCII, '?') : text;
   }
@@ -157,6 +172,7 @@ export class SerialTransport implements LineTransport {
       return;
     }
     this.closing = true;
+    this.replySpin.stop();
     await io.close();
     this.io = null;
     this.port = null;

@@ -54,6 +54,7 @@ export function createTransportFactory(deps: TransportFactoryDeps): TransportFac
       encoding: s.encoding,
       openTimeout: s.timeout.connection,
       parityWorkaround: s.useParityWorkaround,
+      replySpinMicros: s.replySpinMicros,
     });
   };
 }

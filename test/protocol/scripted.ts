@@ -55,6 +55,11 @@ export class ScriptedTransport implements LineTransport {
  */
 export class StreamingScriptedTransport extends ScriptedTransport {
   sends = 0;
+  /** Turns after which the engine said it waits on the firmware's reply (awaitingReply). */
+  awaits = 0;
+  awaitingReply(): void {
+    this.awaits++;
+  }
   send(text: string): void {
     this.sends++;
     assert.ok(text.endsWith('\n'), `send() text must end in a newline: ${JSON.stringify(text)}`);

@@ -83,3 +83,14 @@ for (const c of cases) {
     assert.ok((rig.transport as StreamingScriptedTransport).sends > 0);
   });
 }
+
+test('the engine tells the transport it waits on the reply after ping-pong job lines, not in send-ahead or when idle', async () => {
+  const pingPong = makeRig({}, {}, true);
+  await runTranscript(pingPong, transcript('marlin-resend-pingpong.txt'));
+  const pp = pingPong.transport as StreamingScriptedTransport;
+  // Not after the connect dialogue; after every job line written (5, one of them resent) but not the end script's M400.
+  assert.ok(pp.awaits >= 4 && pp.awaits <= 6, `awaits: ${pp.awaits}`);
+  const sendAhead = makeRig({ rxBufferSize: 48 }, {}, true);
+  await runTranscript(sendAhead, transcript('marlin-resend-storm.txt'));
+  assert.equal((sendAhead.transport as StreamingScriptedTransport).awaits, 0);
+});

@@ -19,11 +19,8 @@ export interface StoredFile {
   hash?: string;
   /** Stored metadata minus the keys that are fields above (analysis, history, userdata, plugin keys). */
   meta: FileMeta;
-  /**
-   * No analysis of this content is stored: none was ever made (copied in by hand), or the stored one was made of other
-   * content (the file was replaced on disk) and is left out of `meta`.
-   */
-  analysisMissing?: true;
+  /** The stored analysis was made of other content (the file was replaced on disk); it is left out of `meta`. */
+  analysisOutdated?: true;
 }
 
 export interface StoredFolder {

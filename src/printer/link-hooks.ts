@@ -79,7 +79,8 @@ export function linkHooks(h: LinkHost): EngineHooks {
       h.readings.commandSent(cmd, code, h.engine()?.currentTool ?? 0);
       const engine = h.engine();
       if (engine) engine.targetsActive = h.readings.anyTargetActive();
-      if (code === 'G28') events.emit('Home', {});
+      const triggered = GCODE_EVENTS.get(code);
+      if (triggered) events.emit(triggered, {});
     },
     zChanged: (z, old) => {
       events.emit('ZChange', { new: z, old });
@@ -105,6 +106,13 @@ export function linkHooks(h: LinkHost): EngineHooks {
     invalidTool: (tool, fallback) => events.emit('InvalidToolReported', { tool, fallback }),
   };
 }
+
+/** Commands whose sending is itself an event (OctoPrint's G-code-triggered events, all without a payload). */
+const GCODE_EVENTS: ReadonlyMap<string, 'Home' | 'PowerOn' | 'PowerOff' | 'Dwelling' | 'Waiting' | 'Cooling' | 'Alert' | 'Conveyor' | 'Eject' | 'FilamentChange'> = new Map([
+  ['G28', 'Home'], ['M80', 'PowerOn'], ['M81', 'PowerOff'], ['G4', 'Dwelling'], ['M0', 'Waiting'], ['M1', 'Waiting'],
+  ['M226', 'Waiting'], ['M245', 'Cooling'], ['M300', 'Alert'], ['M240', 'Conveyor'], ['M40', 'Eject'],
+  ['M600', 'FilamentChange'], ['M701', 'FilamentChange'], ['M702', 'FilamentChange'],
+] as const);
 
 const JOB_ACTIONS: ReadonlySet<string> = new Set<FirmwareJobAction>(['pause', 'paused', 'resume', 'resumed', 'cancel']);
 

@@ -167,14 +167,22 @@ test('throttle, subscribe filters and the temperature/terminal batching of curre
   while (Date.now() - start < 6000) {
     sp.printer.temperature(100 + i, 40);
     sp.printer.log(`Send: N${i} G1 X${i}`, `Recv: ok ${i}`);
+    if (i % 10 === 0) sp.printer.message(`message ${i}`);
     i++;
     await sleep(100);
   }
   await sleep(2200);
-  const fastCur = fast.ofType('current') as Array<{ temps: unknown[]; logs: string[] }>;
+  const elapsed = Date.now() - start;
+  const fastCur = fast.ofType('current') as Array<{ temps: unknown[]; logs: string[]; messages: string[] }>;
   const slowCur = slow.ofType('current') as Array<{ temps: unknown[]; logs: string[] }>;
   // One current per 500 ms vs one per 2 s; none lost: all points and lines arrive in both cases.
   assert.ok(fastCur.length >= 8, `fast got ${fastCur.length}`);
+  assert.ok(fastCur.length <= Math.ceil(elapsed / 500) + 1, `fast got ${fastCur.length} in ${elapsed} ms: more than one per 500 ms`);
+  assert.equal(fastCur.flatMap((c) => c.messages).length, Math.ceil(i / 10));
+  // Nothing changed, nothing sent.
+  const quiet = fastCur.length;
+  await sleep(1500);
+  assert.equal(fast.ofType('current').length, quiet, 'current sent while nothing changed');
   assert.ok(slowCur.length <= Math.ceil(fastCur.length / 2), `slow got ${slowCur.length} vs fast ${fastCur.length}`);
   assert.equal(fastCur.flatMap((c) => c.temps).length, i);
   assert.equal(slowCur.flatMap((c) => c.temps).length, i);
@@ -182,6 +190,7 @@ test('throttle, subscribe filters and the temperature/terminal batching of curre
   const filtLogs = (filtered.ofType('current') as Array<{ logs: string[]; messages: string[] }>).flatMap((c) => c.logs);
   assert.equal(filtLogs.length, i);
   assert.ok(filtLogs.every((l) => l.startsWith('Recv:')));
+  assert.equal((filtered.ofType('current') as Array<{ messages: string[] }>).flatMap((c) => c.messages).length, 0);
 
   server.events.emit('PrinterProfileModified', { identifier: 'q' });
   sp.push.sendPlugin('someplugin', { a: 1 });
@@ -190,6 +199,11 @@ test('throttle, subscribe filters and the temperature/terminal batching of curre
   await sleep(300);
   assert.equal(filtered.ofType('event').length, 0);
   assert.equal(filtered.ofType('plugin').length, 0);
+  // The event it asked for does arrive.
+  server.events.emit('PrintStarted', { name: 'a.gcode', path: 'a.gcode', origin: 'local', size: 1 });
+  const started = (await filtered.next('event')) as { type: string; payload: { path: string } };
+  assert.equal(started.type, 'PrintStarted');
+  assert.equal(started.payload.path, 'a.gcode');
 
   // Turning state off stops current; turning it on again sends a fresh history.
   filtered.send({ subscribe: { state: false } });

@@ -45,6 +45,7 @@ test('system subscriptions run real shell commands with placeholders, in order, 
           { event: 'PrinterProfileModified', type: 'system',
             command: `printf '%s|%s|%s|%s|%s|{{x}}\\n' "{__eventname}" "{identifier}" '{__json}' "{__filename}" "{__currentZ}" > ${dir}/out.txt` },
           { event: 'PrinterProfileModified', type: 'system', command: `touch ${dir}/never-{unknown}` },
+          { event: 'PrinterProfileModified', type: 'system', shell: false, command: 'echo output-of-{identifier}' },
           { event: ['PrinterProfileAdded'], type: 'system', shell: true, command: [`touch ${dir}/a; exit 3`, `touch ${dir}/b`] },
           { event: 'PrinterProfileAdded', type: 'system', shell: true, command: `sleep 1; echo done > ${dir}/marker` },
           { event: 'PrinterProfileDeleted', type: 'system', shell: false, command: `touch "${dir}/with space {identifier}"` },
@@ -56,6 +57,15 @@ test('system subscriptions run real shell commands with placeholders, in order, 
   server.events.emit('PrinterProfileModified', { identifier: 'my_profile' });
   const out = await waitFor(join(dir, 'out.txt'));
   assert.equal(out, 'PrinterProfileModified|my_profile|{"identifier":"my_profile"}|NO FILE|-1|{x}\n');
+  // The log warns about the subscriptions relying on the deprecated shell default, and records command output.
+  const logged = async (): Promise<Array<Record<string, unknown>>> => (await readFile(join(server.paths.logs, 'gantry.log'), 'utf8').catch(() => ''))
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logEnd = Date.now() + 5000;
+  while (!(await logged()).some((l) => l.output === 'output-of-my_profile') && Date.now() < logEnd) await sleep(50);
+  const lines = await logged();
+  assert.ok(lines.some((l) => l.output === 'output-of-my_profile' && l.msg === 'event command finished'), 'command output logged');
+  const deprecations = lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('deprecated'));
+  assert.deepEqual(deprecations.map((l) => l.index), [0, 1], 'one warning per system subscription without "shell"');
 
   server.events.emit('PrinterProfileAdded', { identifier: 'p2' });
   await waitFor(join(dir, 'marker'));

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { uploadFile, recorder, job, type Json } from '../job/helpers.ts';
 import { cubeStl } from '../helpers/stl.ts';
+import { rawClient, userWithKey } from '../push/push-clients.ts';
 
 test('STL upload → slice (202 + Location) → analysed G-code in the store → printed to completion', async (t) => {
   const s = await connectedServer(t);
@@ -16,6 +17,12 @@ test('STL upload → slice (202 + Location) → analysed G-code in the store →
   await s.api('/api/slicing/prusaslicer/profiles/draft', { method: 'PUT', json: { data: { layer_height: 0.3, fill_density: '10%', perimeters: 1 } } });
   const progress: number[] = [];
   s.slicing.onProgress((p) => progress.push(p.progress));
+  // Push clients see the progress as slicingProgress messages.
+  const { auth } = await userWithKey(s, 'slicer-watcher');
+  const push = await rawClient(s);
+  t.after(() => push.close());
+  push.send({ auth });
+  await push.next('history');
   const res = await s.api('/api/files/local/cube.stl', {
     method: 'POST',
     json: { command: 'slice', slicer: 'prusaslicer', profile: 'draft', destination: 'cube-draft.gcode', print: true, 'profile.skirts': 0 },
@@ -41,6 +48,11 @@ test('STL upload → slice (202 + Location) → analysed G-code in the store →
   }, 60_000);
   assert.ok(stored.gcodeAnalysis.filament.tool0.length > 0);
   assert.ok(progress.length > 0 && progress[progress.length - 1] === 100);
+  const pushed = push.ofType('slicingProgress') as Json[];
+  assert.ok(pushed.length > 0, 'slicingProgress pushed');
+  assert.deepEqual({ ...pushed[pushed.length - 1] }, {
+    slicer: 'prusaslicer', source_location: 'local', source_path: 'cube.stl', dest_location: 'local', dest_path: 'cube-draft.gcode', progress: 100,
+  });
   assert.equal((await job(s)).state, 'Operational');
   const order = rec.names().filter((n) => ['SlicingStarted', 'SlicingDone', 'FileAdded', 'PrintStarted', 'PrintDone'].includes(n));
   assert.deepEqual(order.slice(order.indexOf('SlicingStarted')), ['SlicingStarted', 'SlicingDone', 'FileAdded', 'PrintStarted', 'PrintDone']);

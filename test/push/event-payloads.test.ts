@@ -1,0 +1,70 @@
+// Payloads of the bus events our features produce, raised by the real actions: start-up, analysis, logins, push
+// auth, position reports and a vanished printer.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer } from '../helpers/server.ts';
+import { waitFor } from '../printer/helpers.ts';
+import { recorder, uploadFile, type Json } from '../job/helpers.ts';
+import { addUser, asBrowser, browserLogin } from '../access/helpers.ts';
+import { rawClient, userWithKey } from './push-clients.ts';
+
+test('Startup, analysis, login/logout, push auth, PositionUpdate and a connection Error carry their payloads', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-event-payloads-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const s = await startTestServer(t, { settings: {
+    // Startup fires before a test could listen on the bus: a subscription sees it.
+    events: { subscriptions: [{ event: 'Startup', type: 'system', shell: false, command: `touch ${dir}/started-{__eventname}` }] },
+    devel: { virtualPrinter: { throttle: 0.001, disconnectAfterLines: 60 } },
+  } });
+  await waitFor('Startup subscription', () => readFile(join(dir, 'started-Startup')).then(() => true, () => undefined), 5000);
+  const rec = recorder(s);
+  const last = (name: string): Json | undefined => rec.events.filter((e) => e.name === name).at(-1)?.payload;
+
+  // Analysis of an upload.
+  assert.equal((await uploadFile(s, 'part.gcode', 'G28\nM83\nG1 X10 Y10 Z0.2 F3000\nG1 X30 E2.5 F1200\n')).status, 201);
+  await waitFor('MetadataAnalysisFinished', () => last('MetadataAnalysisFinished'), 20_000);
+  assert.deepEqual(last('MetadataAnalysisStarted'), { name: 'part.gcode', path: 'part.gcode', origin: 'local', type: 'gcode' });
+  const finished = last('MetadataAnalysisFinished')!;
+  assert.deepEqual({ ...finished, result: undefined }, { name: 'part.gcode', path: 'part.gcode', origin: 'local', result: undefined });
+  assert.equal(finished.result.filament.tool0.length, 2.5);
+  assert.ok(finished.result.estimatedPrintTime > 0);
+
+  // Active login and logout.
+  await addUser(s, 'carol', 'pw-carol');
+  const { jar } = await browserLogin(s, 'carol', 'pw-carol');
+  assert.deepEqual(last('UserLoggedIn'), { username: 'carol' });
+  assert.equal((await asBrowser(s, jar, '/api/logout', { method: 'POST' })).status, 204);
+  assert.deepEqual(last('UserLoggedOut'), { username: 'carol' });
+
+  // A push client authenticating.
+  const { auth } = await userWithKey(s, 'dave');
+  const push = await rawClient(s);
+  t.after(() => push.close());
+  push.send({ auth });
+  await push.next('history');
+  const authed = await waitFor('ClientAuthed', () => last('ClientAuthed'));
+  assert.equal(authed.username, 'dave');
+  assert.match(String(authed.remoteAddress), /^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+
+  // Position reports from the printer, then the printer vanishing (fault injection after 60 lines).
+  assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
+  await waitFor('Connected', () => last('Connected'), 10_000);
+  await s.api('/api/printer/command', { method: 'POST', json: { commands: ['G28', 'G1 X12.5 Y20 Z5 F3000', 'M114'] } });
+  const pos = await waitFor('PositionUpdate', () => last('PositionUpdate'), 5000);
+  assert.deepEqual(pos, { x: 12.5, y: 20, z: 5, e: pos.e, t: 0, f: 3000, reason: null });
+  assert.equal(typeof pos.e, 'number');
+  for (let i = 0; i < 80 && !last('Error'); i++) {
+    await s.api('/api/printer/command', { method: 'POST', json: { command: 'M105' } });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const error = await waitFor('Error', () => last('Error'), 10_000);
+  assert.equal(typeof error.error, 'string');
+  assert.ok(error.error.length > 0);
+  assert.equal(error.reason, 'connection');
+  // The server stays up and says so.
+  const conn = await (await s.api('/api/connection')).json() as Json;
+  assert.match(conn.current.state, /^(Error|Offline)/);
+});

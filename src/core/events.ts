@@ -86,7 +86,7 @@ export interface EventMap {
   TransferFailed: TransferEventPayload;
   // printing
   PrintStarted: JobEventPayload;
-  PrintFailed: JobEventPayload & { time: number; reason: 'cancelled' | 'error'; error?: string };
+  PrintFailed: JobEventPayload & { time: number; reason: 'cancelled' | 'error'; error?: string; position?: EventPosition };
   PrintDone: JobEventPayload & { time: number };
   PrintCancelling: JobEventPayload & { firmwareError?: string };
   PrintCancelled: JobEventPayload & { time: number; reason: 'cancelled'; position: EventPosition };

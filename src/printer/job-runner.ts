@@ -389,9 +389,11 @@ export class JobRunner implements JobControl, FileUsage {
     } else if (outcome === 'cancelled') {
       this.lastProgress = this.progressOf(job);
       const position = this.deps.logPositionOnCancel?.() ? { ...this.deps.printer.lastPosition() } : { ...NULL_POSITION };
-      this.deps.events.emit('PrintCancelled', { ...base, time, reason: 'cancelled', position });
+      const cancelled = { ...base, time, reason: 'cancelled' as const, position };
+      this.deps.events.emit('PrintCancelled', cancelled);
       this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
-      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'cancelled' });
+      // OctoPrint repeats the cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
+      this.deps.events.emit('PrintFailed', { ...cancelled, position: { ...position } });
     } else {
       this.lastProgress = this.progressOf(job);
       this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error' });

@@ -73,6 +73,8 @@ test('serial.logPositionOnCancel: the cancel queries the position (M400, M114) a
   const pos = cancelled.payload.position as Record<string, number | null>;
   assert.equal(typeof pos.x, 'number');
   assert.equal(typeof pos.z, 'number');
+  const failed = await waitFor('PrintFailed', () => rec.events.find((e) => e.name === 'PrintFailed'), 30_000);
+  assert.deepEqual(failed.payload, cancelled.payload, 'PrintFailed repeats the cancel, position included');
   const terminal = (): string[] => s.printer.terminal();
   const script = await waitFor('the script with the position', () => terminal().find((l) => /^Send: (N\d+ )?M117 cancelled at/.test(l)), 30_000);
   assert.match(script, new RegExp(`M117 cancelled at X${pos.x} Z${pos.z}`));

@@ -8,6 +8,7 @@ import { startTestServer } from '../helpers/server.ts';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
 import { SMALL_GCODE } from '../helpers/shared-data.ts';
+import { multipartBody } from '../files/multipart.ts';
 
 const CORPUS = SMALL_GCODE;
 
@@ -150,6 +151,10 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   assert.deepEqual(names.slice(lastCancel + 1, lastCancel + 3), ['ChartMarked', 'PrintFailed']);
   const failed = rec.events.filter((e) => e.name === 'PrintFailed').at(-1)!.payload;
   assert.equal(failed.reason, 'cancelled');
+  // The same payload as PrintCancelled, position included (all null without serial.logPositionOnCancel).
+  const cancelledEv = rec.events.filter((e) => e.name === 'PrintCancelled').at(-1)!.payload;
+  assert.deepEqual(failed, cancelledEv);
+  assert.deepEqual(failed.position, { x: null, y: null, z: null, e: null, t: null, f: null });
   // The default afterPrintCancelled script turned the heaters off.
   await waitFor('heaters off', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M140 S0/.test(l)) || undefined, 10_000);
   assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M104 T0 S0/.test(l)));
@@ -188,4 +193,69 @@ test('paused: toggle resumes, no action resumes, cancel from paused ends the job
   const after = await job(s);
   assert.equal(after.job.file.name, 'long.gcode', 'the file stays selected after a cancel');
   assert.ok(after.progress.completion < 100);
+});
+
+test('after a finished print GET /api/job still describes it; unselect clears it (204), 409 while printing', async (t) => {
+  const s = await connectedServer(t);
+  await s.access.users.addUser({ name: 'alice', password: 'alice-pw-123', groups: ['users'] });
+  const key = await s.access.users.generateUserKey('alice');
+  const rec = recorder(s);
+  const gcode = smallGcode(30);
+  // An illegal character in the name: the stored path loses it, the display name keeps it.
+  const { body, contentType } = multipartBody([{ name: 'path', value: 'parts' }, { name: 'file', filename: 'Bracket: v2.gcode', value: gcode }]);
+  const uploadedAt = Math.floor(Date.now() / 1000);
+  const up = await s.api('/api/files/local', { method: 'POST', body, headers: { 'Content-Type': contentType }, key });
+  assert.equal(up.status, 201);
+  assert.equal(((await up.json()) as Json).files.local.path, 'parts/Bracket v2.gcode');
+  const url = '/api/files/local/parts/Bracket%20v2.gcode';
+  assert.equal((await s.api(url, { method: 'POST', json: { command: 'select' }, key })).status, 204);
+  assert.equal((await s.api('/api/job', { method: 'POST', json: { command: 'start' }, key })).status, 204);
+  const done = await waitFor('PrintDone', () => rec.events.find((e) => e.name === 'PrintDone')?.payload, 30_000);
+  await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined);
+
+  const entry = await (await s.api(url)).json() as Json;
+  assert.equal(entry.display, 'Bracket: v2.gcode');
+  // The statistics are written just after PrintDone.
+  const after = await waitFor('lastPrintTime', async () => { const j = await job(s); return j.job.lastPrintTime !== null ? j : undefined; });
+  assert.deepEqual(after.job.file, {
+    name: 'Bracket v2.gcode', path: 'parts/Bracket v2.gcode', display: 'Bracket: v2.gcode', origin: 'local', size: Buffer.byteLength(gcode), date: entry.date,
+  });
+  assert.ok(Number.isInteger(after.job.file.date) && Math.abs(after.job.file.date - uploadedAt) <= 2, `mtime in seconds: ${after.job.file.date}`);
+  assert.equal(after.job.user, 'alice');
+  assert.equal(typeof done.time, 'number');
+  assert.equal(after.job.lastPrintTime, done.time);
+  assert.equal(after.job.averagePrintTime, done.time);
+  assert.equal(after.progress.completion, 100);
+
+  // unselect: only the selected file (or `current`), then nothing is selected.
+  const unselect = (path: string): Promise<Response> => s.api(`/api/files/local/${path}`, { method: 'POST', json: { command: 'unselect' }, key });
+  const other = await unselect('other.gcode');
+  assert.equal(other.status, 400);
+  assert.equal(await other.text(), 'Only the currently selected file can be unselected');
+  const ok = await unselect('parts/Bracket%20v2.gcode');
+  assert.equal(ok.status, 204);
+  assert.equal(await ok.text(), '');
+  assert.equal(rec.names().at(-1), 'FileDeselected');
+  const cleared = await job(s);
+  assert.deepEqual(cleared.job, { file: { name: null, path: null, display: null, origin: null, size: null, date: null }, estimatedPrintTime: null,
+    averagePrintTime: null, lastPrintTime: null, filament: null, user: null });
+  assert.equal(await jobCommand(s, 'start'), 409, 'nothing left to start');
+  const none = await unselect('current');
+  assert.equal(none.status, 409);
+  assert.match(none.headers.get('content-type') ?? '', /^text\/html/);
+  assert.equal(await none.text(), 'Cannot unselect current file when there is no file selected');
+
+  // While printing the selection stays.
+  assert.equal((await uploadFile(s, 'long.gcode', smallGcode(3000), [{ name: 'print', value: 'true' }])).status, 201);
+  await waitFor('Printing', async () => (await job(s)).state === 'Printing' || undefined, 20_000);
+  for (const path of ['current', 'long.gcode']) {
+    const busy = await unselect(path);
+    assert.equal(busy.status, 409, path);
+    assert.match(busy.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal(await busy.text(), 'Printer is already printing, cannot unselect current file');
+  }
+  assert.equal((await job(s)).job.file.path, 'long.gcode');
+  assert.equal(rec.names().filter((n) => n === 'FileDeselected').length, 1);
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  await waitFor('Operational after the cancel', async () => (await job(s)).state === 'Operational' || undefined, 20_000);
 });

@@ -1,5 +1,5 @@
 // The sdcard location on the virtual printer: upload (local copy + transfer with events), listing, print from SD with
-// pause/resume, delete.
+// pause/resume, delete, and a transfer cut off by the printer vanishing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
@@ -20,7 +20,7 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   const started = rec.events.find((e) => e.name === 'TransferStarted')!.payload;
   assert.deepEqual(started, { path: 'sdjob.gcode', local: 'sdjob.gcode', remote });
   const doneEv = rec.events.find((e) => e.name === 'TransferDone')!.payload;
-  assert.equal(doneEv.path, doneEv.local);
+  assert.deepEqual({ ...doneEv, time: 0 }, { path: 'sdjob.gcode', local: 'sdjob.gcode', remote, time: 0 });
   assert.equal(typeof doneEv.time, 'number');
 
   const listed = await waitFor('listed on the card', async () => {
@@ -74,4 +74,32 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   const second = rec.events.filter((e) => e.name === 'PrintStarted').at(-1)!.payload;
   assert.equal(second.origin, 'sdcard');
   assert.equal(second.name, p2.files.sdcard.name);
+});
+
+test('SD card: a transfer cut off by the printer vanishing ends in TransferFailed, and the next upload may start', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  // Big enough that the transfer is still running when the printer goes.
+  const up = await uploadFile(s, 'big.gcode', smallGcode(20_000), [{ name: 'print', value: 'true' }], 'sdcard');
+  assert.equal(up.status, 201);
+  const remote = ((await up.json()) as Json).files.sdcard.name as string;
+  assert.ok(rec.names().includes('TransferStarted'));
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:disconnect' } })).status, 204);
+  const failed = await waitFor('TransferFailed', () => rec.events.find((e) => e.name === 'TransferFailed')?.payload, 20_000);
+  assert.deepEqual({ ...failed, time: 0 }, { path: 'big.gcode', local: 'big.gcode', remote, time: 0 });
+  assert.equal(typeof failed.time, 'number');
+  assert.ok(!rec.names().includes('TransferDone'));
+  assert.ok(!rec.names().includes('PrintStarted'), 'print=true does not start a print of a file that never arrived');
+  // The local copy stays.
+  assert.equal((await s.api('/api/files/local/big.gcode')).status, 200);
+
+  // The failed transfer does not hold the card: after reconnecting, an upload goes through.
+  assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200 } })).status, 204);
+  await waitFor('Operational again', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
+  await waitFor('SD ready again', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  assert.equal((await uploadFile(s, 'next.gcode', smallGcode(20), [], 'sdcard')).status, 201);
+  const done = await waitFor('TransferDone', () => rec.events.find((e) => e.name === 'TransferDone')?.payload, 20_000);
+  assert.equal(done.local, 'next.gcode');
+  assert.equal(done.path, 'next.gcode');
 });

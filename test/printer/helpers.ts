@@ -18,9 +18,9 @@ export async function stateText(server: TestServer): Promise<string> {
   return body.current.state;
 }
 
-/** A server whose virtual printer is connected and Operational. */
-export async function connectedServer(t: TestContext, settings: Record<string, unknown> = {}): Promise<TestServer> {
-  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.001, busyInterval: 0.2 } }, ...settings } });
+/** A server whose virtual printer is connected and Operational (`baseDir`: an existing one, kept afterwards). */
+export async function connectedServer(t: TestContext, settings: Record<string, unknown> = {}, opts: { baseDir?: string } = {}): Promise<TestServer> {
+  const server = await startTestServer(t, { ...opts, settings: { devel: { virtualPrinter: { throttle: 0.001, busyInterval: 0.2 } }, ...settings } });
   const r = await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200 } });
   if (r.status !== 204) throw new Error(`connect answered ${r.status}`);
   await waitFor('Operational', async () => (await stateText(server)) === 'Operational' || undefined);

@@ -388,7 +388,8 @@ export class JobRunner implements JobControl, FileUsage {
       this.deps.events.emit('PrintDone', { ...base, time });
     } else if (outcome === 'cancelled') {
       this.lastProgress = this.progressOf(job);
-      const position = this.deps.logPositionOnCancel?.() ? { ...this.deps.printer.lastPosition() } : { ...NULL_POSITION };
+      // Only a position this job asked for is where it stopped (an SD print is never asked; the setting may change mid-print).
+      const position = job.positionOnCancel ? { ...this.deps.printer.lastPosition() } : { ...NULL_POSITION };
       const cancelled = { ...base, time, reason: 'cancelled' as const, position };
       this.deps.events.emit('PrintCancelled', cancelled);
       this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });

@@ -234,6 +234,23 @@ export const DEFAULT_TERMINAL_FILTERS = [
   { name: 'Suppress processing responses', regex: 'Recv: (echo:\\s*)?busy:\\s*processing' },
 ];
 
+/**
+ * GCODE scripts that exist before anyone configures one: what GET /api/settings lists under `scripts.gcode` and what
+ * runs when neither the settings nor the scripts folder have the name. Written in the template subset of
+ * src/printer/gcode-scripts.ts (tags on their own lines), which Jinja reads the same way.
+ */
+export const DEFAULT_GCODE_SCRIPTS: Readonly<Record<string, string>> = Object.freeze({
+  afterPrintCancelled: [
+    '; disable motors', 'M84', '', ';disable all heaters', "{% snippet 'disable_hotends' %}", "{% snippet 'disable_bed' %}",
+    ';disable fan', 'M106 S0',
+  ].join('\n'),
+  'snippets/disable_hotends': [
+    '{% if printer_profile.extruder.sharedNozzle %}', 'M104 T0 S0', '{% else %}',
+    '{% for tool in range(printer_profile.extruder.count) %}', 'M104 T{{ tool }} S0', '{% endfor %}', '{% endif %}',
+  ].join('\n'),
+  'snippets/disable_bed': ['{% if printer_profile.heatedBed %}', 'M140 S0', '{% endif %}'].join('\n'),
+});
+
 export const WebcamSection = obj({
   webcamEnabled: bool(true, 'Webcam enabled'),
   timelapseEnabled: bool(true, 'Timelapse enabled'),
@@ -318,7 +335,11 @@ export const Schema = Type.Object({
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({
-    gcode: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { default: {} }),
+    // Not DEFAULT_GCODE_SCRIPTS: a configured record would replace the defaults whole, and a file in the scripts folder
+    // must still win over a built-in default; readers merge them in instead.
+    gcode: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+      default: {}, description: 'GCODE scripts and snippets (`snippets/<name>`) by name; built-in defaults apply to names not set',
+    }),
   }),
   serial: SerialSection,
   server: ServerSection,

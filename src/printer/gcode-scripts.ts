@@ -1,21 +1,20 @@
 // GCODE scripts (scripts.gcode.<name> settings or files in the scripts folder): lookup, built-in defaults and a small
-// template subset ({{ dotted.path }}, {% if x %}/{% else %}/{% endif %}) rendered to command lines.
+// template subset ({{ dotted.path }}, {% if x %}/{% else %}/{% endif %}, {% for i in range(n) %}/{% endfor %}) rendered
+// to command lines.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LinkProfile } from './types.ts';
+import { DEFAULT_GCODE_SCRIPTS } from '../config/schema.ts';
 
 export const KNOWN_SCRIPTS = ['afterPrinterConnected', 'beforePrinterDisconnected', 'beforePrintStarted', 'afterPrintDone',
   'afterPrintCancelled', 'afterPrintPaused', 'beforePrintResumed', 'beforeToolChange', 'afterToolChange'];
 
-/** OctoPrint's default afterPrintCancelled: motors off, every hotend and the bed off, fan off. */
-export function defaultScript(name: string, profile: LinkProfile): string | null {
-  if (name !== 'afterPrintCancelled') return KNOWN_SCRIPTS.includes(name) ? '' : null;
-  const lines = ['M84'];
-  const tools = profile.extruder.sharedNozzle ? 1 : profile.extruder.count;
-  for (let i = 0; i < tools; i++) lines.push(`M104 T${i} S0`);
-  if (profile.heatedBed) lines.push('M140 S0');
-  lines.push('M106 S0');
-  return lines.join('\n');
+/**
+ * The built-in text of a script or snippet (`snippets/<name>`), the same the settings show: afterPrintCancelled turns
+ * motors, hotends, bed and fan off; other known scripts are empty; null for names nobody defines.
+ */
+export function defaultScript(name: string): string | null {
+  if (Object.hasOwn(DEFAULT_GCODE_SCRIPTS, name)) return DEFAULT_GCODE_SCRIPTS[name];
+  return KNOWN_SCRIPTS.includes(name) ? '' : null;
 }
 
 function lookup(ctx: Record<string, unknown>, path: string): unknown {
@@ -27,16 +26,36 @@ function lookup(ctx: Record<string, unknown>, path: string): unknown {
   return cur;
 }
 
+const TAG = /^\s*\{%-?\s*(if|elif|else|endif|for|endfor)\b(.*?)-?%\}\s*$/;
+const FOR = /^\s*([A-Za-z_]\w*)\s+in\s+range\(\s*([^)]*?)\s*\)\s*$/;
+/** A loop bound from a setting must not make a script of thousands of lines (profiles have at most a few tools). */
+const MAX_LOOP = 64;
+
 /** Renders the template subset; unknown tags are dropped rather than sent to the printer. */
 export function renderScript(template: string, ctx: Record<string, unknown>): string[] {
   const out: string[] = [];
+  const lines = template.split(/\r?\n/);
+  renderLines(lines, 0, lines.length, ctx, out);
+  return out;
+}
+
+function renderLines(lines: string[], from: number, to: number, ctx: Record<string, unknown>, out: string[]): void {
   const stack: boolean[] = [];
   const active = () => stack.every(Boolean);
-  for (const raw of template.split(/\r?\n/)) {
-    const tag = /^\s*\{%-?\s*(if|elif|else|endif)\b(.*?)-?%\}\s*$/.exec(raw);
+  for (let i = from; i < to; i++) {
+    const raw = lines[i];
+    const tag = TAG.exec(raw);
     if (tag) {
       const [, kw, expr] = tag;
-      if (kw === 'if') stack.push(Boolean(lookup(ctx, expr)));
+      if (kw === 'for') {
+        const end = loopEnd(lines, i + 1, to);
+        const loop = FOR.exec(expr);
+        if (loop && active()) {
+          const count = Math.min(MAX_LOOP, loopCount(loop[2], ctx));
+          for (let k = 0; k < count; k++) renderLines(lines, i + 1, end, { ...ctx, [loop[1]]: k }, out);
+        }
+        i = end;
+      } else if (kw === 'if') stack.push(Boolean(lookup(ctx, expr)));
       else if (kw === 'else' && stack.length) stack[stack.length - 1] = !stack[stack.length - 1];
       else if (kw === 'endif') stack.pop();
       continue;
@@ -49,16 +68,31 @@ export function renderScript(template: string, ctx: Record<string, unknown>): st
     }).trim();
     if (line !== '' && !line.startsWith(';')) out.push(line);
   }
-  return out;
+}
+
+/** Index of the `{% endfor %}` closing a loop whose body starts at `from` (nested loops skipped); `to` if unclosed. */
+function loopEnd(lines: string[], from: number, to: number): number {
+  let depth = 0;
+  for (let i = from; i < to; i++) {
+    const tag = TAG.exec(lines[i]);
+    if (tag?.[1] === 'for') depth++;
+    else if (tag?.[1] === 'endfor' && depth-- === 0) return i;
+  }
+  return to;
+}
+
+function loopCount(arg: string, ctx: Record<string, unknown>): number {
+  const n = /^\d+$/.test(arg) ? Number(arg) : Number(lookup(ctx, arg));
+  return Number.isInteger(n) && n > 0 ? n : 0;
 }
 
 /** The script text: settings first, then `<scriptsDir>/<name>`, then the built-in default; null if unknown. */
-export async function loadScript(name: string, settings: Record<string, string | null>, scriptsDir: string | null, profile: LinkProfile): Promise<string | null> {
+export async function loadScript(name: string, settings: Record<string, string | null>, scriptsDir: string | null): Promise<string | null> {
   const configured = settings[name];
   if (typeof configured === 'string') return configured;
   if (scriptsDir && /^[A-Za-z0-9_.-]+$/.test(name)) {
     const text = await readFile(join(scriptsDir, name), 'utf8').catch(() => null);
     if (text !== null) return text;
   }
-  return defaultScript(name, profile);
+  return defaultScript(name);
 }

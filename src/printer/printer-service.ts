@@ -14,7 +14,8 @@ import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
 import { linkHooks } from './link-hooks.ts';
 import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
-import { renderJobScript } from './scripts.ts';
+import { renderJobScript, type ScriptSource } from './scripts.ts';
+import { ToolChangeScripts } from './tool-change-scripts.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
   FirmwareJobAction, Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
@@ -62,19 +63,34 @@ export class PrinterService implements Printer {
   /** The firmware prints from its SD card: state texts read `... from SD`. */
   private sdPrinting = false;
   private unwatchConfig: (() => void) | null = null;
+  private readonly scriptSource: ScriptSource;
+  private readonly toolScripts: ToolChangeScripts;
 
   constructor(private readonly deps: PrinterServiceDeps) {
     this.timers = deps.timers ?? realTimers;
     const c = deps.config.current;
     this.readings = new PrinterReadings(c.temperature.cutoff);
     this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines) => this.notify((l) => l.log?.(lines)));
+    this.scriptSource = { settings: () => this.deps.config.current.scripts.gcode, scriptsDir: deps.scriptsDir ?? null, profile: () => this.profile() };
+    this.toolScripts = new ToolChangeScripts({
+      source: this.scriptSource,
+      context: () => ({ last_position: this.readings.position, last_temperature: this.temperatures() }),
+      ran: (name, payload) => {
+        const event = name.charAt(0).toUpperCase() + name.slice(1);
+        this.deps.events.emit(`GcodeScript${event}Running`, payload);
+        this.deps.events.emit(`GcodeScript${event}Finished`, payload);
+      },
+    });
   }
 
   async start(): Promise<void> {
     const serial = this.deps.config.current.serial;
     this.serialLog.setFileLogging(serial.log, this.deps.logsDir);
-    // serial.log applies at once; the other serial settings on the next connect.
-    this.unwatchConfig = this.deps.config.onChange((c) => this.serialLog.setFileLogging(c.serial.log, this.deps.logsDir));
+    // serial.log and the scripts apply at once; the other serial settings on the next connect.
+    this.unwatchConfig = this.deps.config.onChange((c, previous) => {
+      this.serialLog.setFileLogging(c.serial.log, this.deps.logsDir);
+      if (JSON.stringify(c.scripts) !== JSON.stringify(previous.scripts)) void this.refreshToolScripts();
+    });
     if (serial.autoconnect) {
       this.connect({ port: serial.port ?? undefined, baudrate: serial.baudrate ?? undefined, profileId: this.deps.config.current.printerProfiles.default ?? undefined })
         .catch((err: unknown) => this.deps.logger.warn({ err }, 'autoconnect failed'));
@@ -99,6 +115,8 @@ export class PrinterService implements Printer {
     if (port !== undefined && !ports.includes(port)) throw invalid('port is invalid');
     this.profileId = profile.id;
     this.deps.profiles.select?.(profile.id);
+    // Files in the scripts folder may have changed, and Gantry's own snippets follow the profile.
+    await this.refreshToolScripts();
     this.readings.reset();
     this.serialLog.setFileLogging(this.deps.config.current.serial.log, this.deps.logsDir);
     this.deps.events.emit('Connecting', {});
@@ -154,14 +172,28 @@ export class PrinterService implements Printer {
     this.engine?.fakeAck();
   }
 
+  /** Never fails: a script that cannot be loaded keeps the previous text (and is logged). */
+  private async refreshToolScripts(): Promise<void> {
+    await this.toolScripts.refresh().catch((err: unknown) => this.deps.logger.warn({ err }, 'tool change scripts not loaded'));
+  }
+
   private hooks(): EngineHooks {
-    return linkHooks({
+    const hooks = linkHooks({
       readings: this.readings, serialLog: this.serialLog, events: this.deps.events, config: this.deps.config,
       engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
       applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
       runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
       jobAction: (action) => this.jobAction(action),
     });
+    hooks.toolChangeLines = (oldTool, newTool) => {
+      try {
+        return this.toolScripts.lines(oldTool, newTool);
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'tool change scripts failed to render');
+        return null;
+      }
+    };
+    return hooks;
   }
 
   private applyState(id: ConnectionStateId, error?: string): void {
@@ -332,9 +364,7 @@ export class PrinterService implements Printer {
   /** Renders a GCODE script; null when no such script exists. */
   async script(name: string, context: Record<string, unknown> = {}): Promise<string[] | null> {
     // Same renderer as the job scripts, so snippets work from the command API too.
-    return renderJobScript(name, {
-      settings: () => this.deps.config.current.scripts.gcode, scriptsDir: this.deps.scriptsDir ?? null, profile: () => this.profile(),
-    }, { last_position: this.readings.position, last_temperature: this.temperatures(), ...context });
+    return renderJobScript(name, this.scriptSource, { last_position: this.readings.position, last_temperature: this.temperatures(), ...context });
   }
 
   /** Renders and queues a script; fires GcodeScript<Name>Running/Finished. False when the script is unknown. */
@@ -352,7 +382,7 @@ export class PrinterService implements Printer {
     const engine = this.link();
     if (this.job || this.isBusy()) throw conflict('Printer is already printing');
     const serial = this.deps.config.current.serial;
-    const streamer = new JobStreamer(engine, source, {
+    const streamer = new JobStreamer(engine, afterSettled(this.refreshToolScripts(), source), {
       progress: (pos) => listener.progress?.(pos),
       stateChanged: (s) => listener.stateChanged?.(s),
       finished: (outcome, pos, error) => {
@@ -374,4 +404,10 @@ export class PrinterService implements Printer {
       done: streamer.done,
     };
   }
+}
+
+/** The job's lines once `ready` has settled: the first line waits for the tool change scripts a job start reloads. */
+async function* afterSettled(ready: Promise<void>, source: JobLineSource): JobLineSource {
+  await ready;
+  yield* source;
 }

@@ -3,25 +3,22 @@
 //
 // Supported template subset (no Jinja dependency), applied in this order:
 //   {% snippet 'name' %}        replaced by the snippet `snippets/<name>` (settings, then the scripts folder, then the
-//                               built-ins disable_hotends / disable_bed, and Gantry's restore_temperatures /
-//                               restore_position for beforePrintResumed), nested snippets expanded up to 5 levels
+//                               built-ins disable_hotends / disable_bed of DEFAULT_GCODE_SCRIPTS, and Gantry's
+//                               restore_temperatures / restore_position for beforePrintResumed), nested snippets
+//                               expanded up to 5 levels
 //   {% if a.b %} … {% else %} … {% endif %}   on their own lines; truthiness of a dotted context path (no elif)
+//   {% for i in range(a.b) %} … {% endfor %}  on their own lines; i = 0…n-1 (n a dotted path or a number, at most 64)
 //   {{ a.b.c }}                 a dotted context path, e.g. {{ pause_position.x }}, {{ printer_profile.extruder.count }}
 // Other tags are dropped; lines that end up empty or are pure comments are not sent.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadScript, renderScript } from './gcode-scripts.ts';
+import { defaultScript, loadScript, renderScript } from './gcode-scripts.ts';
 import type { LinkProfile } from './types.ts';
 
 const SNIPPET = /\{%-?\s*snippet\s+['"]([A-Za-z0-9_.-]+)['"]\s*-?%\}/g;
 
-/** OctoPrint's built-in snippets for the profile. */
+/** Gantry's own snippets for the profile (disable_hotends and disable_bed are templates in DEFAULT_GCODE_SCRIPTS). */
 export function defaultSnippet(name: string, profile: LinkProfile): string | null {
-  if (name === 'disable_hotends') {
-    const tools = profile.extruder.sharedNozzle ? 1 : profile.extruder.count;
-    return Array.from({ length: tools }, (_, i) => `M104 T${i} S0`).join('\n');
-  }
-  if (name === 'disable_bed') return profile.heatedBed ? 'M140 S0' : '';
   // Gantry additions for beforePrintResumed after a pause that parked the head or cooled down (not in OctoPrint).
   if (name === 'restore_temperatures') {
     const tools = profile.extruder.sharedNozzle ? 1 : profile.extruder.count;
@@ -54,7 +51,7 @@ async function snippetText(name: string, src: ScriptSource): Promise<string> {
     const text = await readFile(join(src.scriptsDir, 'snippets', name), 'utf8').catch(() => null);
     if (text !== null) return text;
   }
-  return defaultSnippet(name, src.profile()) ?? '';
+  return defaultScript(key) ?? defaultSnippet(name, src.profile()) ?? '';
 }
 
 async function expandSnippets(text: string, src: ScriptSource, depth = 0): Promise<string> {
@@ -69,11 +66,19 @@ async function expandSnippets(text: string, src: ScriptSource, depth = 0): Promi
   return out + text.slice(last);
 }
 
+/** A script's text with its snippets expanded, ready for renderTemplate; null when no script of that name exists. */
+export async function loadTemplate(name: string, src: ScriptSource): Promise<string | null> {
+  const text = await loadScript(name, src.settings(), src.scriptsDir);
+  return text === null ? null : expandSnippets(text, src);
+}
+
+/** Renders a loaded template with the context every script sees (printer profile, script name) plus `context`. */
+export function renderTemplate(name: string, template: string, profile: LinkProfile, context: Record<string, unknown>): string[] {
+  return renderScript(template, { printer_profile: profile, script: { type: 'gcode', name }, ...context });
+}
+
 /** Renders a script to command lines; null when no script of that name exists (an empty script gives []). */
 export async function renderJobScript(name: string, src: ScriptSource, context: Record<string, unknown>): Promise<string[] | null> {
-  const profile = src.profile();
-  const text = await loadScript(name, src.settings(), src.scriptsDir, profile);
-  if (text === null) return null;
-  const expanded = await expandSnippets(text, src);
-  return renderScript(expanded, { printer_profile: profile, script: { type: 'gcode', name }, ...context });
+  const template = await loadTemplate(name, src);
+  return template === null ? null : renderTemplate(name, template, src.profile(), context);
 }

@@ -1,11 +1,11 @@
 // The sending half of the protocol engine: command queue, job feed, numbering/checksums, the ok window, writes.
 import type { LineTransport } from './line-transport.ts';
 import { canTransition, OPERATIONAL_STATES, type ConnectionStateId } from './connection-state.ts';
-import type { EngineHooks } from './hooks.ts';
+import type { EngineHooks, ToolChangeLines } from './hooks.ts';
 import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers } from './settings.ts';
 import { InFlight, LineHistory, PingPong, SendAhead, FLAG_HEATING, FLAG_LONG, type FlowControl } from './send-window.ts';
 import { ReplyRouter } from './reply-router.ts';
-import { commandCode, frameLine, param, stripComment } from '../gcode/line.ts';
+import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
 
 /** A source of job lines the engine pulls from while printing (see job-stream.ts). */
 export interface JobFeed {
@@ -146,8 +146,46 @@ export abstract class EngineSender {
       if (this.pollPending) return;
       this.pollPending = true;
     }
-    this.queue.push({ cmd, poll: opts.poll });
+    const around = code === 'T' ? this.toolChangeLines(cmd) : null;
+    if (around !== null) {
+      // Queued directly, so a T inside the scripts never asks for the scripts again.
+      for (const l of around.before) this.queue.push({ cmd: l });
+      this.queue.push({ cmd });
+      for (const l of around.after) this.queue.push({ cmd: l });
+    } else {
+      this.queue.push({ cmd, poll: opts.poll });
+    }
     this.pump();
+  }
+
+  /**
+   * The beforeToolChange/afterToolChange lines for a command about to be queued or fed from a job, when it is a `T<n>`
+   * that changes the tool the firmware will have by the time it runs; null otherwise. Callers test the first character
+   * before calling, so the lines of a print that are not tool changes never get here.
+   */
+  toolChangeLines(line: string): ToolChangeLines | null {
+    const hook = this.hooks.toolChangeLines;
+    if (hook === undefined) return null;
+    const cmd = stripComment(line);
+    if (commandCode(cmd) !== 'T') return null;
+    const tool = toolNumber(cmd);
+    const old = this.plannedTool();
+    if (tool === null || tool === old) return null;
+    return hook(old, tool);
+  }
+
+  /**
+   * The tool once everything queued has been written: the last T still waiting in the queue, else the current one. A
+   * job line is only pulled while the queue is empty, so for job lines this is the current tool.
+   */
+  private plannedTool(): number {
+    for (let i = this.queue.length - 1; i >= this.queueHead; i--) {
+      const cmd = this.queue[i].cmd;
+      if (commandCode(cmd) !== 'T') continue;
+      const tool = toolNumber(cmd);
+      if (tool !== null) return tool;
+    }
+    return this.currentTool;
   }
 
   /** Runs `fn` once everything queued before it has been written and acknowledged. */
@@ -420,7 +458,8 @@ export abstract class EngineSender {
   protected afterCommand(cmd: string, code: string): void {
     if (code === 'T') {
       const n = Number(cmd.trim().slice(1).split(' ')[0]);
-      if (Number.isInteger(n) && n !== this.currentTool) {
+      // Announced even when it names the current tool, as OctoPrint does (the firmware re-selects it).
+      if (Number.isInteger(n)) {
         const old = this.currentTool;
         this.currentTool = n;
         this.hooks.toolChanged?.(n, old);

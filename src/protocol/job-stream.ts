@@ -41,6 +41,14 @@ export class JobStreamer implements JobFeed {
   private fetching = false;
   private eof = false;
   private readonly iter: AsyncIterator<JobLineBatch>;
+  /**
+   * A tool change being fed: the beforeToolChange lines, the file's T line, the afterToolChange lines. They go before
+   * the file's next line, and only the T line moves filepos (to `insertedEnd`), so progress stays in file bytes.
+   */
+  private inserted: string[] | null = null;
+  private insertedIdx = 0;
+  private insertedAt = 0;
+  private insertedEnd = 0;
   private pauseWaiters: Array<() => void> = [];
   private resolveDone!: (o: JobOutcome) => void;
   readonly done: Promise<JobOutcome>;
@@ -74,13 +82,18 @@ export class JobStreamer implements JobFeed {
 
   next(): string | null {
     if (this.phase !== 'printing') return null;
+    if (this.inserted !== null) return this.nextInserted(this.inserted);
     for (;;) {
       const b = this.batch;
       if (b !== null && this.idx < b.lines.length) {
         const i = this.idx++;
-        this.filepos = b.ends[i];
         if (this.idx === b.lines.length >> 1 && this.nextBatch === null) this.prefetch();
-        return b.lines[i];
+        const line = b.lines[i];
+        // One character code keeps the tool-change test off every line that cannot be one (T, t, or indented).
+        const c0 = line.charCodeAt(0);
+        if ((c0 === 84 || c0 === 116 || c0 === 32 || c0 === 9) && this.aroundToolChange(line, b.ends[i])) return this.nextInserted(this.inserted!);
+        this.filepos = b.ends[i];
+        return line;
       }
       if (b !== null) this.listener.progress?.(this.filepos);
       if (this.nextBatch !== null) {
@@ -98,6 +111,23 @@ export class JobStreamer implements JobFeed {
       this.prefetch();
       return null;
     }
+  }
+
+  private aroundToolChange(line: string, end: number): boolean {
+    const around = this.engine.toolChangeLines(line);
+    if (around === null) return false;
+    this.inserted = [...around.before, line, ...around.after];
+    this.insertedIdx = 0;
+    this.insertedAt = around.before.length;
+    this.insertedEnd = end;
+    return true;
+  }
+
+  private nextInserted(lines: string[]): string {
+    const k = this.insertedIdx++;
+    if (k === this.insertedAt) this.filepos = this.insertedEnd;
+    if (this.insertedIdx === lines.length) this.inserted = null;
+    return lines[k];
   }
 
   private prefetch(): void {

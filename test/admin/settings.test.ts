@@ -90,7 +90,9 @@ test('every settings field is read, written through its config.yaml path, and re
     const res = await postSettings(s, body);
     assert.equal(res.status, 200, `${f.api}: ${await res.clone().text()}`);
     const answered = await res.json() as Plain;
-    assert.deepEqual(getPath(answered, f.api.split('.')), value, `POST answer for ${f.api}`);
+    // Scripts are listed with the built-in ones the sample leaves alone.
+    const shown = f.api === 'scripts.gcode' ? { ...(current as Plain), ...(value as Plain) } : value;
+    assert.deepEqual(getPath(answered, f.api.split('.')), shown, `POST answer for ${f.api}`);
     const stored = getPath(await onDisk(s), f.config);
     assert.deepEqual(stored, f.fromApi ? f.fromApi(value) : value, `config.yaml ${f.config.join('.')} for ${f.api}`);
     count++;
@@ -151,6 +153,29 @@ test('defaults: the reference values clients rely on', async (t) => {
   assert.equal(getPath(g, ['gcodeAnalysis', 'runAt']), 'idle');
   assert.equal(typeof getPath(g, ['webcam', 'webcamEnabled']), 'boolean');
   assert.equal(getPath(g, ['webcam', 'streamUrl']), '');
+});
+
+test('scripts.gcode: a fresh server lists the built-in scripts; setting, replacing and resetting one', async (t) => {
+  const s = await startTestServer(t);
+  const scripts = getPath(await getSettings(s), ['scripts', 'gcode']) as Record<string, string>;
+  assert.deepEqual(Object.keys(scripts).sort(), ['afterPrintCancelled', 'snippets/disable_bed', 'snippets/disable_hotends']);
+  assert.deepEqual(scripts.afterPrintCancelled.split('\n'), ['; disable motors', 'M84', '', ';disable all heaters',
+    "{% snippet 'disable_hotends' %}", "{% snippet 'disable_bed' %}", ';disable fan', 'M106 S0']);
+  assert.match(scripts['snippets/disable_hotends'], /sharedNozzle[\s\S]*M104 T0 S0[\s\S]*range\(printer_profile\.extruder\.count\)[\s\S]*M104 T\{\{ tool \}\} S0/);
+  assert.match(scripts['snippets/disable_bed'], /printer_profile\.heatedBed[\s\S]*M140 S0/);
+  // What is shown is what runs: the default cancel script rendered for the default profile (one hotend, heated bed).
+  assert.deepEqual(await s.printer.script('afterPrintCancelled'), ['M84', 'M104 T0 S0', 'M140 S0', 'M106 S0']);
+
+  const set = await postSettings(s, { scripts: { gcode: { beforeToolChange: 'M117 before', afterPrintCancelled: 'M84' } } });
+  assert.equal(set.status, 200);
+  const after = getPath(await set.json() as Plain, ['scripts', 'gcode']) as Record<string, string>;
+  assert.deepEqual(after, { ...scripts, beforeToolChange: 'M117 before', afterPrintCancelled: 'M84' });
+  assert.deepEqual(getPath(await onDisk(s), ['scripts', 'gcode']), { beforeToolChange: 'M117 before', afterPrintCancelled: 'M84' });
+  assert.deepEqual(await s.printer.script('afterPrintCancelled'), ['M84']);
+  // null is "not set": the built-in script is listed and runs again.
+  assert.equal((await postSettings(s, { scripts: { gcode: { afterPrintCancelled: null } } })).status, 200);
+  assert.equal((getPath(await getSettings(s), ['scripts', 'gcode']) as Record<string, string>).afterPrintCancelled, scripts.afterPrintCancelled);
+  assert.deepEqual(await s.printer.script('afterPrintCancelled'), ['M84', 'M104 T0 S0', 'M140 S0', 'M106 S0']);
 });
 
 test('api.key: admins see it, other readers get "n/a", and nobody can set it', async (t) => {

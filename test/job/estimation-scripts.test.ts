@@ -1,5 +1,5 @@
-// Pure units of the job side: time-left estimation converges on the truth, M73 wins, scripts render with snippets
-// and pause data.
+// Pure units of the job side: time-left estimation converges on the truth, M73 wins, scripts render with snippets,
+// loops and pause data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProgressEstimator, parseM73 } from '../../src/printer/progress-estimator.ts';
 import { renderJobScript } from '../../src/printer/scripts.ts';
+import { renderScript } from '../../src/printer/gcode-scripts.ts';
 import type { LinkProfile } from '../../src/printer/types.ts';
 
 test('time left blends the analysis estimate with observed progress and converges on the real duration', () => {
@@ -115,4 +116,24 @@ test('scripts: the default afterPrintCancelled, OctoPrint-style snippets, pause 
   await writeFile(join(dir, 'afterPrintDone'), "G91\nG1 Z10\n{% snippet 'park' %}\n");
   await writeFile(join(dir, 'snippets', 'park'), 'G90\nG1 X0 Y200');
   assert.deepEqual(await renderJobScript('afterPrintDone', src, {}), ['G91', 'G1 Z10', 'G90', 'G1 X0 Y200']);
+});
+
+test('scripts: the built-in snippets follow the profile, a configured snippet replaces one, {% for %} loops', async () => {
+  let settings: Record<string, string | null> = {};
+  let p: LinkProfile = { ...profile, extruder: { count: 2, sharedNozzle: true } };
+  const src = { settings: () => settings, scriptsDir: null, profile: () => p };
+  assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M140 S0', 'M106 S0']);
+  p = { ...profile, heatedBed: false, extruder: { count: 3, sharedNozzle: false } };
+  assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M104 T1 S0', 'M104 T2 S0', 'M106 S0']);
+  // The default cancel script includes the snippets, so replacing one changes what a cancel sends.
+  settings = { 'snippets/disable_bed': 'M140 S0\nM141 S0' };
+  assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M104 T1 S0', 'M104 T2 S0', 'M140 S0', 'M141 S0', 'M106 S0']);
+
+  const loops = [
+    '{% for i in range(2) %}', '{% for j in range(printer_profile.extruder.count) %}', '{% if j %}', 'M117 {{ i }}.{{ j }}',
+    '{% endif %}', '{% endfor %}', '{% endfor %}', '{% if nothing %}', '{% for k in range(5) %}', 'M117 never', '{% endfor %}',
+    '{% endif %}', '{% for k in range(nothing.here) %}', 'M117 none', '{% endfor %}', 'M117 end {{ i }}',
+  ].join('\n');
+  assert.deepEqual(renderScript(loops, { printer_profile: p }), ['M117 0.1', 'M117 0.2', 'M117 1.1', 'M117 1.2', 'M117 end']);
+  assert.equal(renderScript('{% for i in range(100000) %}\nG4 P0\n{% endfor %}', {}).length, 64);
 });

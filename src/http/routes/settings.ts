@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
-import type { Config } from '../../config/schema.ts';
+import { DEFAULT_GCODE_SCRIPTS, type Config } from '../../config/schema.ts';
 import type { Paths } from '../../config/paths.ts';
 import type { EventBus } from '../../core/event-bus.ts';
 import { invalid } from '../../core/errors.ts';
@@ -64,7 +64,9 @@ export const TEMPLATE_ORDER = {
   wizard: [],
 };
 
+/** The defaults a client may echo back without pinning them in config.yaml, the built-in GCODE scripts included. */
 const DEFAULTS = effectiveConfig({});
+DEFAULTS.scripts.gcode = { ...DEFAULT_GCODE_SCRIPTS };
 
 const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
@@ -91,8 +93,9 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     setPath(out, ['serial', 'portOptions'], options.ports);
     setPath(out, ['serial', 'baudrateOptions'], options.baudrates);
 
-    const scripts = Object.fromEntries(Object.entries(c.scripts.gcode).filter(([, v]) => typeof v === 'string'));
-    setPath(out, ['scripts', 'gcode'], scripts);
+    // Like OctoPrint, every defined script: the built-in ones unless the user replaced them (null falls back to them).
+    const configured = Object.entries(c.scripts.gcode).filter(([, v]) => typeof v === 'string');
+    setPath(out, ['scripts', 'gcode'], { ...DEFAULT_GCODE_SCRIPTS, ...Object.fromEntries(configured) });
 
     const plugins = c.plugins as Plain;
     const pluginDiscovery = isPlain(plugins.discovery) ? plugins.discovery : {};

@@ -195,7 +195,19 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.getByRole('form', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
     await files.getByRole('button', { name: '📁 parts' }).waitFor();
     await dropped.locator('button.name').click();
+    // The prompt must carry its initial text from its very first render: text typed before a later update was
+    // once overwritten by it, so the move went nowhere. Record what the input holds when it enters the page.
+    await page.evaluate(`(() => {
+      window.__firstPromptValue = undefined;
+      const seen = new MutationObserver(() => {
+        const input = document.querySelector('form.dialog input');
+        if (input && window.__firstPromptValue === undefined) { window.__firstPromptValue = input.value; seen.disconnect(); }
+      });
+      seen.observe(document.body, { childList: true, subtree: true });
+    })()`);
     await dropped.getByRole('button', { name: 'Move' }).click();
+    await page.getByRole('form', { name: 'Move or rename' }).locator('input').waitFor();
+    assert.equal(await page.evaluate('window.__firstPromptValue'), 'dropped.gcode');
     await page.getByRole('form', { name: 'Move or rename' }).locator('input').fill('parts');
     await page.getByRole('form', { name: 'Move or rename' }).getByRole('button', { name: 'Move' }).click();
     await dropped.waitFor({ state: 'detached' });

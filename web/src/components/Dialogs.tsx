@@ -1,19 +1,22 @@
 // Renders the pending confirmation/prompt dialog and the notices (errors, confirmations) in a corner.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { dialog, closeDialog } from '../lib/dialogs.ts';
+import { dialog, closeDialog, type DialogRequest } from '../lib/dialogs.ts';
 import { notices, dismiss } from '../lib/store.ts';
 
 export function DialogHost() {
   const d = dialog.value;
-  const [value, setValue] = useState('');
+  // Keyed by request so each dialog starts with its own initial value in the first render: setting it from an
+  // effect left a moment in which typed text was overwritten by the initial value.
+  return d ? <DialogForm key={d.id} d={d} /> : null;
+}
+
+function DialogForm({ d }: { d: DialogRequest }) {
+  const [value, setValue] = useState(d.input ?? '');
   const okRef = useRef<HTMLButtonElement>(null);
   const inputRef = useRef<HTMLInputElement>(null);
   useEffect(() => {
-    if (!d) return;
-    setValue(d.input ?? '');
-    setTimeout(() => (d.input !== undefined ? inputRef.current?.focus() : okRef.current?.focus()), 0);
+    (d.input !== undefined ? inputRef.current : okRef.current)?.focus();
   }, [d]);
-  if (!d) return null;
   return (
     <div class="overlay" onClick={(e) => e.target === e.currentTarget && closeDialog(null)}>
       <form class="dialog" aria-label={d.title} onSubmit={(e) => { e.preventDefault(); closeDialog(d.input !== undefined ? value : ''); }}>

@@ -2,6 +2,8 @@
 import { signal } from '@preact/signals';
 
 export interface DialogRequest {
+  /** Tells one request from the next, so a new dialog never inherits the previous one's typed text. */
+  id: number;
   title: string;
   text: string;
   okLabel: string;
@@ -11,16 +13,17 @@ export interface DialogRequest {
 }
 
 export const dialog = signal<DialogRequest | null>(null);
+let requests = 0;
 
 export function confirmDialog(title: string, text: string, okLabel = 'OK'): Promise<boolean> {
   return new Promise((resolve) => {
-    dialog.value = { title, text, okLabel, resolve: (v) => resolve(v !== null) };
+    dialog.value = { id: ++requests, title, text, okLabel, resolve: (v) => resolve(v !== null) };
   });
 }
 
 export function promptDialog(title: string, text: string, initial: string, okLabel = 'OK'): Promise<string | null> {
   return new Promise((resolve) => {
-    dialog.value = { title, text, okLabel, input: initial, resolve };
+    dialog.value = { id: ++requests, title, text, okLabel, input: initial, resolve };
   });
 }
 

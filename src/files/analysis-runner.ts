@@ -72,11 +72,14 @@ export class AnalysisRunner {
     }
   }
 
-  /** Queues the files of a listing whose stored analysis belongs to content they no longer have. */
-  queueOutdated(entries: StoredEntry[]): void {
+  /**
+   * Queues the files of a listing that have no analysis of their current content (copied in or replaced by hand while
+   * running) and are not being analysed already; content whose analysis failed is not tried again (see run).
+   */
+  queueUnanalysed(entries: StoredEntry[]): void {
     for (const e of entries) {
-      if (e.kind === 'folder') this.queueOutdated(e.children);
-      else if (e.analysisOutdated) this.queue(e.path.split('/'));
+      if (e.kind === 'folder') this.queueUnanalysed(e.children);
+      else if (e.analysisMissing && !this.running.has(e.path) && !this.waiting.has(e.path)) this.queue(e.path.split('/'));
     }
   }
 

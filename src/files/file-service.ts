@@ -101,7 +101,7 @@ export class FileService {
 
   async list(opts: ListOptions = {}): Promise<StoredEntry[]> {
     const entries = await this.storage.list(opts.recursive ? Infinity : 0, opts.filter);
-    this.analysis.queueOutdated(entries);
+    this.analysis.queueUnanalysed(entries);
     return entries;
   }
 
@@ -111,7 +111,7 @@ export class FileService {
     const kind = await this.storage.kindOf(parts);
     if (kind === 'file') {
       const file = await this.storage.fileEntry(parts);
-      this.analysis.queueOutdated([file]);
+      this.analysis.queueUnanalysed([file]);
       return file;
     }
     if (kind === 'folder' && parts.length) return this.storage.folderEntry(parts, opts.recursive ? Infinity : 0, opts.filter);

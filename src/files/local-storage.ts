@@ -86,8 +86,8 @@ export class LocalStorage {
     // Stored without a key (carried over from elsewhere): nothing to compare, kept.
     if (entry.meta.analysis !== undefined && typeof meta?.analysisKey === 'string' && meta.analysisKey !== contentKey(s)) {
       delete entry.meta.analysis;
-      entry.analysisOutdated = true;
     }
+    if (entry.meta.analysis === undefined) entry.analysisMissing = true;
     return entry;
   }
 

@@ -19,8 +19,11 @@ export interface StoredFile {
   hash?: string;
   /** Stored metadata minus the keys that are fields above (analysis, history, userdata, plugin keys). */
   meta: FileMeta;
-  /** The stored analysis was made of other content (the file was replaced on disk); it is left out of `meta`. */
-  analysisOutdated?: true;
+  /**
+   * No analysis of this content is stored: none was ever made (copied in by hand), or the stored one was made of other
+   * content (the file was replaced on disk) and is left out of `meta`.
+   */
+  analysisMissing?: true;
 }
 
 export interface StoredFolder {

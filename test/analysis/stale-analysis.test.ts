@@ -64,3 +64,15 @@ test('a file replaced on disk behind the server\'s back loses its old analysis a
   const list = await (await s.api('/api/files/local?recursive=true')).json() as { files: Array<{ name: string; gcodeAnalysis?: { filament?: { tool0?: { length: number } } } }> };
   assert.equal(list.files.find((f) => f.name === 'part.gcode')?.gcodeAnalysis?.filament?.tool0?.length, 7);
 });
+
+test('a file copied into the uploads folder while the server runs is analysed once it is listed', async (t) => {
+  const s = await startTestServer(t);
+  const listed = async (): Promise<number | undefined> => {
+    const list = await (await s.api('/api/files/local?recursive=true')).json() as { files: Array<{ name: string; gcodeAnalysis?: { filament?: { tool0?: { length: number } } } }> };
+    return list.files.find((f) => f.name === 'dropped.gcode')?.gcodeAnalysis?.filament?.tool0?.length;
+  };
+  assert.equal(await listed(), undefined);
+  await writeFile(join(s.baseDir, 'uploads', 'dropped.gcode'), 'M83\nG1 X10 Y0 Z0.2 F1200\nG1 X20 E4 F1200\n');
+  for (let i = 0; i < 500 && (await listed()) !== 4; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await listed(), 4);
+});

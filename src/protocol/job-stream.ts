@@ -28,6 +28,11 @@ export interface JobStreamOptions {
   /** Record the position with M400 + M114 before Paused (serial.logPositionOnPause). */
   logPositionOnPause?: boolean;
   abortHeatupOnCancel?: boolean;
+  /**
+   * Asked once the firmware acknowledged the prologue: a reason ends the job with `error` before its first line is
+   * sent (the SD card refused the file M28 asked it to open, so the lines would be executed instead of written).
+   */
+  refusedStart?: () => string | undefined;
 }
 
 type Phase = 'starting' | 'printing' | 'pausing' | 'paused' | 'resuming' | 'cancelling' | 'finishing' | 'ended';
@@ -74,6 +79,8 @@ export class JobStreamer implements JobFeed {
     for (const l of this.opts.prologue ?? []) this.engine.enqueue(l);
     this.engine.marker(() => {
       if (this.phase !== 'starting') return;
+      const refused = this.opts.refusedStart?.();
+      if (refused !== undefined) return this.end('error', refused);
       this.phase = 'printing';
       this.move('PRINTING');
       this.engine.setFeed(this);

@@ -83,6 +83,8 @@ export function safeSdName(raw: string): string | null {
 
 export class SdCard {
   ready = true;
+  /** The card's lock switch: files open for reading, but M28 cannot open one for writing. */
+  writeProtected = false;
 
   constructor(readonly storage: SdStorage) {}
 

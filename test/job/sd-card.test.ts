@@ -1,5 +1,5 @@
 // The sdcard location on the virtual printer: upload (local copy + transfer with events), listing, print from SD with
-// pause/resume, delete, and a transfer cut off by the printer vanishing.
+// pause/resume, delete, a transfer cut off by the printer vanishing, and a card that refuses the file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
@@ -102,4 +102,30 @@ test('SD card: a transfer cut off by the printer vanishing ends in TransferFaile
   const done = await waitFor('TransferDone', () => rec.events.find((e) => e.name === 'TransferDone')?.payload, 20_000);
   assert.equal(done.local, 'next.gcode');
   assert.equal(done.path, 'next.gcode');
+});
+
+test('SD card: a card that refuses the file ends the transfer in TransferFailed before a line of it reaches the printer', async (t) => {
+  const s = await connectedServer(t, { serial: { terminalLogSize: 5000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:sd_write_protect' } })).status, 204);
+  const up = await uploadFile(s, 'locked.gcode', 'G28\nG1 X77 Y66 F3000\nM84\n', [{ name: 'print', value: 'true' }], 'sdcard');
+  assert.equal(up.status, 201);
+  const remote = ((await up.json()) as Json).files.sdcard.name as string;
+  const failed = await waitFor('TransferFailed', () => rec.events.find((e) => e.name === 'TransferFailed')?.payload, 20_000);
+  assert.equal(failed.remote, remote);
+  assert.ok(!rec.names().includes('TransferDone'));
+  assert.ok(!rec.names().includes('PrintStarted'));
+  await waitFor('Operational again', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
+  const terminal = s.printer.terminal();
+  assert.ok(terminal.some((l) => /^Recv: open failed/.test(l)), 'the firmware did refuse the file');
+  // Marlin would have executed the file's lines as commands: none of them may have been sent.
+  assert.ok(!terminal.some((l) => l.startsWith('Send: ') && l.includes('X77')), 'no line of the file was sent');
+  assert.equal((await s.api('/api/printer')).status, 200);
+
+  // With the lock switch back, the same upload arrives on the card.
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:sd_write_protect off' } })).status, 204);
+  assert.equal((await uploadFile(s, 'unlocked.gcode', smallGcode(20), [], 'sdcard')).status, 201);
+  const done = await waitFor('TransferDone', () => rec.events.find((e) => e.name === 'TransferDone')?.payload, 20_000);
+  assert.equal(done.path, 'unlocked.gcode');
 });

@@ -22,4 +22,10 @@ export const debugCommands: Record<string, { description: string; run(ctl: Debug
   dont_answer: { description: 'Swallow the next line (no ok)', run: (ctl) => ctl.dropNext() },
   send: { description: 'Send the rest of the line verbatim', run: (ctl, args) => ctl.fw.send(args) },
   action: { description: 'Send //action:<args>', run: (ctl, args) => ctl.fw.send(`//action:${args}`) },
+  sd_write_protect: {
+    description: 'Slide the SD card\'s lock switch (on|off, default on): M28 then fails to open a file',
+    run: (ctl, args) => {
+      if (ctl.fw.sd) ctl.fw.sd.writeProtected = args.trim() !== 'off';
+    },
+  },
 };

@@ -107,7 +107,7 @@ export const sdHandlers: HandlerTable = {
     description: 'Start writing a file: the following lines go to the card until M29',
     run: withCard((fw, cmd) => {
       const name = safeSdName(rest(cmd));
-      if (!name) {
+      if (!name || fw.sd?.writeProtected) {
         fw.send(`open failed, File: ${rest(cmd)}.`);
         return;
       }

@@ -133,6 +133,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
     scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
     sdPollInterval: () => config.current.serial.timeout.sdStatus,
+    sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
     logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
   });
   files.setUsage(jobRunner);

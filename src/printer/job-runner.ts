@@ -30,6 +30,8 @@ export interface JobRunnerDeps {
   scripts: ScriptSource;
   /** Seconds between M27 polls while printing from SD. */
   sdPollInterval?: () => number;
+  /** serial.logPositionOnPause and serial.timeout.positionLogWait (seconds), for pauses of SD prints. */
+  sdPausePosition?: () => { log: boolean; waitSeconds: number };
   /**
    * serial.logPositionOnCancel: a cancelled stream asks the firmware for its position (M400, M114) before it ends, and
    * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
@@ -257,7 +259,10 @@ export class JobRunner implements JobControl, FileUsage {
       },
     };
     if (file.origin === 'sdcard') {
-      stream = new SdJob(this.deps.printer, file.path, listener, this.deps.sdPollInterval?.() ?? 1);
+      const pausePosition = this.deps.sdPausePosition?.() ?? { log: true, waitSeconds: 10 };
+      stream = new SdJob(this.deps.printer, file.path, listener, {
+        pollSeconds: this.deps.sdPollInterval?.() ?? 1, logPositionOnPause: pausePosition.log, positionLogWaitMs: pausePosition.waitSeconds * 1000,
+      });
     } else {
       const abs = await this.deps.files.absolutePath(file.path);
       const size = (await stat(abs)).size;

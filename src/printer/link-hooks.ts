@@ -13,6 +13,8 @@ import type { FirmwareJobAction, LinkProfile, PrinterListener, Position } from '
 export interface LinkHost {
   readonly readings: PrinterReadings;
   readonly serialLog: SerialLog;
+  /** Called with every received line, in order and at once (the terminal log is batched and keeps only the newest). */
+  readonly replyWatchers: ReadonlySet<(line: string) => void>;
   readonly events: EventBus;
   readonly config: ConfigStore;
   engine(): ProtocolEngine | null;
@@ -35,7 +37,10 @@ export function linkHooks(h: LinkHost): EngineHooks {
   return {
     stateChanged: (id, error) => h.applyState(id, error),
     sent: (wire) => log.sent(wire),
-    received: (line) => log.received(line),
+    received: (line) => {
+      log.received(line);
+      if (h.replyWatchers.size !== 0) for (const watch of h.replyWatchers) watch(line);
+    },
     connected: (port, baudrate) => {
       events.emit('Connected', { port, baudrate });
       void h.runScript('afterPrinterConnected', {});

@@ -58,6 +58,7 @@ export class PrinterService implements Printer {
   private readonly readings: PrinterReadings;
   private readonly serialLog: SerialLog;
   private listeners: PrinterListener[] = [];
+  private readonly replyWatchers = new Set<(line: string) => void>();
   private job: JobStreamer | null = null;
   private readonly timers: Timers;
   /** The firmware prints from its SD card: state texts read `... from SD`. */
@@ -154,11 +155,7 @@ export class PrinterService implements Printer {
     this.job?.abort('Disconnected');
     if (this.isOperational() && (await this.runScript('beforePrinterDisconnected', {}))) {
       // Let the script reach the firmware before the port closes, but never hang a disconnect on a silent printer.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 5000);
-        timer.unref();
-        engine.marker(() => { clearTimeout(timer); resolve(); });
-      });
+      await this.settled(5000);
     }
     await engine.disconnect();
     if (this.engine === engine) {
@@ -166,6 +163,16 @@ export class PrinterService implements Printer {
       this.profileId = null;
       this.deps.profiles.select?.(null);
     }
+  }
+
+  settled(timeoutMs: number): Promise<void> {
+    const engine = this.engine;
+    if (!engine) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      engine.marker(() => { clearTimeout(timer); resolve(); });
+    });
   }
 
   fakeAck(): void {
@@ -179,7 +186,7 @@ export class PrinterService implements Printer {
 
   private hooks(): EngineHooks {
     const hooks = linkHooks({
-      readings: this.readings, serialLog: this.serialLog, events: this.deps.events, config: this.deps.config,
+      readings: this.readings, serialLog: this.serialLog, replyWatchers: this.replyWatchers, events: this.deps.events, config: this.deps.config,
       engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
       applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
       runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
@@ -286,6 +293,12 @@ export class PrinterService implements Printer {
   resends(): ResendStats { return this.engine?.resendStats() ?? { count: 0, transmitted: 0, ratio: 0 }; }
   firmwareName(): string { return this.engine?.firmwareName ?? ''; }
   flowControl(): string { return this.engine?.flowControl ?? 'ping-pong'; }
+
+  watchReplies(watch: (line: string) => void): () => void {
+    const own = (line: string) => watch(line);
+    this.replyWatchers.add(own);
+    return () => { this.replyWatchers.delete(own); };
+  }
 
   subscribe(listener: PrinterListener): () => void {
     this.listeners = [...this.listeners, listener];

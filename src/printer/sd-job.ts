@@ -1,5 +1,5 @@
-// A print the firmware runs from its own SD card: M23/M24 to start, M25 to pause, M24 to resume, M25 + M26 S0 to
-// cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from `Done printing file`.
+// A print the firmware runs from its own SD card: M23/M24 to start, M25 (+ M400/M114 for the position) to pause, M24
+// to resume, M25 + M26 S0 to cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from `Done printing file`.
 // Seen from the link it is plain command traffic, so this object keeps the job's own state.
 import type { JobOutcome, Printer } from './types.ts';
 
@@ -7,6 +7,15 @@ interface Listener {
   progress?(filepos: number): void;
   stateChanged?(state: string): void;
   finished(outcome: JobOutcome, filepos: number, error?: string): void;
+}
+
+export interface SdJobOptions {
+  /** Seconds between M27 polls. */
+  pollSeconds: number;
+  /** serial.logPositionOnPause: a pause waits for the firmware's position (M400, M114) before it is Paused. */
+  logPositionOnPause: boolean;
+  /** serial.timeout.positionLogWait in ms: the longest a pause waits for that position. */
+  positionLogWaitMs: number;
 }
 
 const PROGRESS = /SD printing byte (\d+)\/(\d+)/;
@@ -19,28 +28,29 @@ export class SdJob {
   size = 0;
   readonly done: Promise<JobOutcome>;
   private resolveDone!: (o: JobOutcome) => void;
-  private phase: 'starting' | 'printing' | 'paused' | 'ended' = 'starting';
+  private phase: 'starting' | 'printing' | 'pausing' | 'paused' | 'ended' = 'starting';
   private poll: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private notPrinting = 0;
 
   constructor(private readonly printer: Printer, private readonly name: string, private readonly listener: Listener,
-    private readonly pollSeconds: number) {
+    private readonly opts: SdJobOptions) {
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
   start(): void {
-    this.unsubscribe = this.printer.subscribe({
-      log: (lines) => { for (const l of lines) if (l.startsWith('Recv: ')) this.onReply(l.slice(6)); },
+    const unsubscribe = this.printer.subscribe({
       state: (s) => { if (s.flags.closedOrError) this.end('error', s.error || 'Printer disconnected'); },
     });
+    const stopWatching = this.printer.watchReplies((line) => this.onReply(line));
+    this.unsubscribe = () => { unsubscribe(); stopWatching(); };
     this.printer.commands([`M23 /${this.name}`, 'M24']);
     this.phase = 'printing';
     this.printer.setSdPrintState?.('PRINTING');
     this.listener.stateChanged?.('PRINTING');
     this.poll = setInterval(() => {
       if (this.phase === 'printing' && this.printer.isOperational()) this.printer.commands(['M27']);
-    }, Math.max(200, this.pollSeconds * 1000));
+    }, Math.max(200, this.opts.pollSeconds * 1000));
     this.poll.unref();
   }
 
@@ -69,18 +79,25 @@ export class SdJob {
     if (++this.notPrinting > MAX_NOT_PRINTING) this.end('cancelled');
   }
 
-  pause(byFirmware = false): Promise<void> {
-    if (this.phase === 'printing') {
-      if (!byFirmware) this.printer.commands(['M25']);
-      this.phase = 'paused';
-      this.printer.setSdPrintState?.('PAUSED');
-      this.listener.stateChanged?.('PAUSED');
+  async pause(byFirmware = false): Promise<void> {
+    if (this.phase !== 'printing') return;
+    if (!byFirmware) {
+      // Pausing first, so the M114 answer is reported as the pause position (PositionUpdate reason "pause").
+      this.phase = 'pausing';
+      this.printer.setSdPrintState?.('PAUSING');
+      this.listener.stateChanged?.('PAUSING');
+      this.printer.commands(this.opts.logPositionOnPause ? ['M25', 'M400', 'M114'] : ['M25']);
+      await this.printer.settled(this.opts.logPositionOnPause ? this.opts.positionLogWaitMs : 5000);
+      // A resume or cancel that came in meanwhile wins.
+      if (this.phase !== 'pausing') return;
     }
-    return Promise.resolve();
+    this.phase = 'paused';
+    this.printer.setSdPrintState?.('PAUSED');
+    this.listener.stateChanged?.('PAUSED');
   }
 
   resume(byFirmware = false): void {
-    if (this.phase !== 'paused') return;
+    if (this.phase !== 'paused' && this.phase !== 'pausing') return;
     this.notPrinting = 0;
     this.printer.commands(byFirmware ? ['M27'] : ['M24', 'M27']);
     this.phase = 'printing';
@@ -100,7 +117,7 @@ export class SdJob {
     if (this.phase === 'ended') return;
     // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it end.
     if (outcome !== 'error') {
-      if (this.phase === 'paused') this.printer.setSdPrintState?.('CANCELLING');
+      if (this.phase === 'paused' || this.phase === 'pausing') this.printer.setSdPrintState?.('CANCELLING');
       this.printer.setSdPrintState?.('OPERATIONAL');
     }
     this.phase = 'ended';

@@ -4,7 +4,7 @@ import { fileLineSource } from './file-line-source.ts';
 
 /**
  * Replies that mean the card is not taking the file (write-protected or full card, card gone). Marlin answers them and
- * then goes on acknowledging lines it drops, so without watching for them a failed transfer would look like a success.
+ * then goes on acknowledging lines it does not write, so without watching for them a failed transfer looks like a success.
  */
 const REFUSED = /^(?:echo:)?\s*(?:open failed|error writing to file|no sd card|sd init fail)/i;
 
@@ -20,36 +20,37 @@ export function refusedSince(terminal: string[], command: string): string | unde
 
 export function sdTransfer(printer: Printer, localAbs: string, remote: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    const m28 = `M28 /${remote}`;
     let refusal: string | undefined;
-    const unsubscribe = printer.subscribe({
-      log: (lines) => {
-        if (refusal !== undefined) return;
-        for (const l of lines) {
-          if (l.startsWith('Recv: ') && REFUSED.test(l.slice(6))) {
-            refusal = l.slice(6);
-            void stream.cancel();
-            return;
-          }
-        }
-      },
-    });
-    // The name is always a fresh one (dosName), so the cleanup's M30 never removes a file that was there before.
-    let stream: JobStream;
+    let stopWatching = (): void => {};
+    let stream: JobStream | undefined;
+    // Once the card has opened the file, a later refusal (card full, card pulled) stops the transfer at once.
+    const watchWrites = () => {
+      stopWatching = printer.watchReplies((line) => {
+        if (refusal !== undefined || !REFUSED.test(line)) return;
+        refusal = line;
+        void stream?.cancel();
+      });
+    };
     try {
+      // The name is always a fresh one (dosName), so the cleanup's M30 never removes a file that was there before.
       stream = printer.streamJob(fileLineSource(localAbs), {
         finished: (outcome, _pos, error) => {
-          unsubscribe();
+          stopWatching();
           if (refusal !== undefined) reject(new Error(`the printer refused the file: ${refusal}`));
           else if (outcome === 'done') resolve();
           else reject(new Error(error ?? `transfer ${outcome}`));
         },
       }, {
-        prologue: [`M28 /${remote}`], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`],
+        prologue: [m28], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`],
         // Marlin answers a refused M28 and then executes the following lines: nothing of the file may follow it.
-        refusedStart: () => refusedSince(printer.terminal(), `M28 /${remote}`),
+        refusedStart: () => {
+          const refused = refusedSince(printer.terminal(), m28);
+          if (refused === undefined) watchWrites();
+          return refused;
+        },
       });
     } catch (err) {
-      unsubscribe();
       reject(err instanceof Error ? err : new Error(String(err)));
     }
   });

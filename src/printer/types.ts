@@ -157,10 +157,21 @@ export interface Printer {
   sdRefresh(): void;
   sdRelease(): void;
 
+  /**
+   * Resolves once every line queued so far has been acknowledged by the firmware, or after `timeoutMs` (a silent or
+   * closed link never holds the caller).
+   */
+  settled(timeoutMs: number): Promise<void>;
+
   /** Stream a job through the link. Throws notOperational / conflict if a job already runs. */
   streamJob(source: JobLineSource, listener: JobStreamListener, opts?: JobStreamOptions): JobStream;
 
   subscribe(listener: PrinterListener): () => void;
+  /**
+   * Every line the firmware sends from now on, in order and as it arrives (for jobs that follow replies; the `log`
+   * listener is batched and may skip lines under heavy traffic). Returns the way to stop watching.
+   */
+  watchReplies(watch: (line: string) => void): () => void;
 
   /**
    * For a print the firmware runs from its SD card (the job runner drives it with M23/M24/M27): moves the printer

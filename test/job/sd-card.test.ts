@@ -45,7 +45,14 @@ test('SD card: upload transfers to the card, the listing shows it, it prints fro
   assert.equal(printingState.flags.printing, true, '/api/printer shows the SD print too');
   assert.equal((await s.api('/api/printer/printhead', { method: 'POST', json: { command: 'home', axes: ['x'] } })).status, 409);
   assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
-  assert.equal((await job(s)).state, 'Paused');
+  // The pause asks the firmware where the head stopped (M25, M400, M114) and is Paused once it answered.
+  await waitFor('Paused', async () => (await job(s)).state === 'Paused' || undefined, 15_000);
+  const paused = rec.events.find((e) => e.name === 'PrintPaused')!.payload;
+  assert.equal(paused.origin, 'sdcard');
+  const reported = rec.events.filter((e) => e.name === 'PositionUpdate' && e.payload.reason === 'pause').at(-1)?.payload;
+  assert.ok(reported, 'the M114 answer came in while Pausing');
+  assert.deepEqual([paused.position.x, paused.position.y, paused.position.z], [reported.x, reported.y, reported.z]);
+  assert.equal(typeof paused.position.x, 'number');
   assert.equal((await flags()).flags.paused, true);
   assert.equal((await s.api(`/api/files/sdcard/${listed.name}`, { method: 'DELETE' })).status, 409);
   assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
@@ -126,6 +133,28 @@ test('SD card: a card that refuses the file ends the transfer in TransferFailed 
   // With the lock switch back, the same upload arrives on the card.
   assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:sd_write_protect off' } })).status, 204);
   assert.equal((await uploadFile(s, 'unlocked.gcode', smallGcode(20), [], 'sdcard')).status, 201);
-  const done = await waitFor('TransferDone', () => rec.events.find((e) => e.name === 'TransferDone')?.payload, 20_000);
+  const done = await waitFor('TransferDone', () => rec.events.find((e) => e.name === 'TransferDone')?.payload, 20_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${s.printer.terminal().slice(-30).join('\n')}\n${JSON.stringify(rec.names().filter((n) => !/Position|ZChange|Home|Temperature/.test(n)))}`);
+  });
   assert.equal(done.path, 'unlocked.gcode');
+});
+
+test('SD card: a write error in the middle of a transfer fails it and removes the partial file from the card', async (t) => {
+  const s = await connectedServer(t, { serial: { terminalLogSize: 50_000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'full.gcode', smallGcode(20_000), [], 'sdcard');
+  assert.equal(up.status, 201);
+  const remote = ((await up.json()) as Json).files.sdcard.name as string;
+  // What Marlin says when the card is full; it goes on acknowledging the lines it cannot write.
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:send error writing to file' } })).status, 204);
+  const failed = await waitFor('TransferFailed', () => rec.events.find((e) => e.name === 'TransferFailed')?.payload, 20_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${s.printer.terminal().filter((l) => /DEBUG|error|M28|M29|M30/.test(l)).join('\n')}`);
+  });
+  assert.equal(failed.remote, remote);
+  assert.ok(!rec.names().includes('TransferDone'));
+  await waitFor('Operational again', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
+  assert.ok(s.printer.terminal().some((l) => l.startsWith('Send: ') && l.includes(`M30 /${remote}`)), 'the partial file is deleted');
+  const listing = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
+  assert.ok(!(listing.files as Json[]).some((f) => f.name.toLowerCase() === remote.toLowerCase()));
 });

@@ -1,7 +1,7 @@
 // GCODE scripts (scripts.gcode.<name> settings or files in the scripts folder): lookup, built-in defaults and a small
 // template subset ({{ dotted.path }}, {% if x %}/{% else %}/{% endif %}, {% for i in range(n) %}/{% endfor %}) rendered
 // to command lines.
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_GCODE_SCRIPTS } from '../config/schema.ts';
 
@@ -15,6 +15,26 @@ export const KNOWN_SCRIPTS = ['afterPrinterConnected', 'beforePrinterDisconnecte
 export function defaultScript(name: string): string | null {
   if (Object.hasOwn(DEFAULT_GCODE_SCRIPTS, name)) return DEFAULT_GCODE_SCRIPTS[name];
   return KNOWN_SCRIPTS.includes(name) ? '' : null;
+}
+
+const SCRIPT_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+/**
+ * The scripts kept as files in the scripts folder (`<name>`, `snippets/<name>`), by name: what runs when the settings
+ * do not replace them, so the settings show them too.
+ */
+export async function scriptsInFolder(scriptsDir: string | null): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  if (!scriptsDir) return out;
+  const readFolder = async (dir: string, prefix: string) => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    await Promise.all(entries.filter((e) => e.isFile() && SCRIPT_NAME.test(e.name)).map(async (e) => {
+      const text = await readFile(join(dir, e.name), 'utf8').catch(() => null);
+      if (text !== null) out[prefix + e.name] = text;
+    }));
+  };
+  await Promise.all([readFolder(scriptsDir, ''), readFolder(join(scriptsDir, 'snippets'), 'snippets/')]);
+  return out;
 }
 
 function lookup(ctx: Record<string, unknown>, path: string): unknown {
@@ -90,7 +110,7 @@ function loopCount(arg: string, ctx: Record<string, unknown>): number {
 export async function loadScript(name: string, settings: Record<string, string | null>, scriptsDir: string | null): Promise<string | null> {
   const configured = settings[name];
   if (typeof configured === 'string') return configured;
-  if (scriptsDir && /^[A-Za-z0-9_.-]+$/.test(name)) {
+  if (scriptsDir && SCRIPT_NAME.test(name)) {
     const text = await readFile(join(scriptsDir, name), 'utf8').catch(() => null);
     if (text !== null) return text;
   }

@@ -1,7 +1,7 @@
 // Settings API: every mapped field read and written through its config.yaml path, api.key visibility, bad input, live effects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -176,6 +176,28 @@ test('scripts.gcode: a fresh server lists the built-in scripts; setting, replaci
   assert.equal((await postSettings(s, { scripts: { gcode: { afterPrintCancelled: null } } })).status, 200);
   assert.equal((getPath(await getSettings(s), ['scripts', 'gcode']) as Record<string, string>).afterPrintCancelled, scripts.afterPrintCancelled);
   assert.deepEqual(await s.printer.script('afterPrintCancelled'), ['M84', 'M104 T0 S0', 'M140 S0', 'M106 S0']);
+});
+
+test('scripts.gcode: scripts kept as files in the scripts folder are listed as they run, and echoing them back pins nothing', async (t) => {
+  const s = await startTestServer(t);
+  await mkdir(join(s.paths.scripts, 'snippets'), { recursive: true });
+  await writeFile(join(s.paths.scripts, 'afterPrintDone'), 'M117 done from file\n{% snippet \'park\' %}\n');
+  await writeFile(join(s.paths.scripts, 'snippets', 'park'), 'G1 X0 Y200 F6000\n');
+  await writeFile(join(s.paths.scripts, '.hidden'), 'M999\n');
+  const scripts = getPath(await getSettings(s), ['scripts', 'gcode']) as Record<string, string>;
+  assert.equal(scripts.afterPrintDone, 'M117 done from file\n{% snippet \'park\' %}\n');
+  assert.equal(scripts['snippets/park'], 'G1 X0 Y200 F6000\n');
+  assert.ok(!('.hidden' in scripts), 'dot files are not scripts');
+  assert.deepEqual(await s.printer.script('afterPrintDone'), ['M117 done from file', 'G1 X0 Y200 F6000']);
+  // A settings page saving everything it was shown leaves the files in charge.
+  assert.equal((await postSettings(s, { scripts: { gcode: scripts } })).status, 200);
+  assert.equal(getPath(await onDisk(s), ['scripts', 'gcode']), undefined);
+  await writeFile(join(s.paths.scripts, 'afterPrintDone'), 'M117 edited by hand\n');
+  assert.deepEqual(await s.printer.script('afterPrintDone'), ['M117 edited by hand']);
+  // A setting still wins over the file.
+  assert.equal((await postSettings(s, { scripts: { gcode: { afterPrintDone: 'M117 from settings' } } })).status, 200);
+  assert.equal((getPath(await getSettings(s), ['scripts', 'gcode']) as Record<string, string>).afterPrintDone, 'M117 from settings');
+  assert.deepEqual(await s.printer.script('afterPrintDone'), ['M117 from settings']);
 });
 
 test('api.key: admins see it, other readers get "n/a", and nobody can set it', async (t) => {

@@ -13,6 +13,7 @@ import { invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { apiToPatch, fieldsToApi, isPlain, setPath, withoutRestatedDefaults } from '../settings-map.ts';
 import { effectiveConfig, type ConfigStore } from '../../config/config-store.ts';
+import { scriptsInFolder } from '../../printer/gcode-scripts.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -64,9 +65,8 @@ export const TEMPLATE_ORDER = {
   wizard: [],
 };
 
-/** The defaults a client may echo back without pinning them in config.yaml, the built-in GCODE scripts included. */
+/** The defaults a client may echo back without pinning them in config.yaml (GCODE scripts: see unconfiguredScripts). */
 const DEFAULTS = effectiveConfig({});
-DEFAULTS.scripts.gcode = { ...DEFAULT_GCODE_SCRIPTS };
 
 const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
@@ -76,6 +76,11 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
 
   const folderPath = (configured: string | null | undefined, fallback: string) =>
     (configured ? resolve(paths.base, expandHome(configured)) : fallback);
+
+  /** What a script is when the settings do not set it: its file in the scripts folder, else the built-in text. */
+  async function unconfiguredScripts(): Promise<Record<string, string>> {
+    return { ...DEFAULT_GCODE_SCRIPTS, ...(await scriptsInFolder(paths.scripts)) };
+  }
 
   async function tree(request: FastifyRequest): Promise<Plain> {
     const c = config.current;
@@ -93,9 +98,10 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     setPath(out, ['serial', 'portOptions'], options.ports);
     setPath(out, ['serial', 'baudrateOptions'], options.baudrates);
 
-    // Like OctoPrint, every defined script: the built-in ones unless the user replaced them (null falls back to them).
+    // Like OctoPrint, every defined script as it would run: the setting, else the file in the scripts folder, else the
+    // built-in one (null falls back).
     const configured = Object.entries(c.scripts.gcode).filter(([, v]) => typeof v === 'string');
-    setPath(out, ['scripts', 'gcode'], { ...DEFAULT_GCODE_SCRIPTS, ...Object.fromEntries(configured) });
+    setPath(out, ['scripts', 'gcode'], { ...(await unconfiguredScripts()), ...Object.fromEntries(configured) });
 
     const plugins = c.plugins as Plain;
     const pluginDiscovery = isPlain(plugins.discovery) ? plugins.discovery : {};
@@ -139,7 +145,9 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
       throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
     }
-    patch = withoutRestatedDefaults(patch, DEFAULTS, config.overrides);
+    // A script echoed back as shown (built-in or from its file) is not pinned in config.yaml: the file stays in charge.
+    const shown = { ...DEFAULTS, scripts: { ...DEFAULTS.scripts, gcode: await unconfiguredScripts() } };
+    patch = withoutRestatedDefaults(patch, shown, config.overrides);
     if ('plugins' in body) {
       const plugins = pluginPatch(body.plugins);
       if (Object.keys(plugins).length > 0) patch.plugins = plugins;

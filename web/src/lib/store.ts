@@ -3,6 +3,7 @@
 import { signal, computed } from '@preact/signals';
 import { get, post, messageOf } from './api.ts';
 import { PushClient } from './push.ts';
+import { newestWins } from './newest-wins.ts';
 import type {
   AppKeyRequest, ConnectionInfo, CurrentUser, FilesResponse, LoginResponse, PrinterProfile, PrinterState, Progress,
   JobInfo, Settings, StatePayload, TempPoint, Marking,
@@ -77,15 +78,6 @@ export async function attempt(what: string, fn: () => Promise<unknown>): Promise
 
 // ---- loading from the API ----
 
-/** A loader whose answer is applied only if no newer call started meanwhile: answers can arrive out of order. */
-function newestWins<T>(fetch: () => Promise<T>, apply: (value: T) => void): () => Promise<void> {
-  let calls = 0;
-  return async () => {
-    const mine = ++calls;
-    const value = await fetch();
-    if (mine === calls) apply(value);
-  };
-}
 
 const fetchSettings = newestWins(() => get<Settings>('/api/settings'), (v) => { settings.value = v; });
 export async function loadSettings(): Promise<void> {

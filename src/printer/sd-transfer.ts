@@ -8,30 +8,19 @@ import { fileLineSource } from './file-line-source.ts';
  */
 const REFUSED = /^(?:echo:)?\s*(?:open failed|error writing to file|no sd card|sd init fail)/i;
 
-/** A refusal among the replies that followed the last sent line containing `command` (terminal lines, oldest first). */
-export function refusedSince(terminal: string[], command: string): string | undefined {
-  for (let i = terminal.length - 1; i >= 0; i--) {
-    const l = terminal[i];
-    if (l.startsWith('Recv: ') && REFUSED.test(l.slice(6))) return l.slice(6);
-    if (l.startsWith('Send: ') && l.includes(command)) return undefined;
-  }
-  return undefined;
-}
-
 export function sdTransfer(printer: Printer, localAbs: string, remote: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const m28 = `M28 /${remote}`;
     let refusal: string | undefined;
-    let stopWatching = (): void => {};
     let stream: JobStream | undefined;
-    // Once the card has opened the file, a later refusal (card full, card pulled) stops the transfer at once.
-    const watchWrites = () => {
-      stopWatching = printer.watchReplies((line) => {
-        if (refusal !== undefined || !REFUSED.test(line)) return;
-        refusal = line;
-        void stream?.cancel();
-      });
-    };
+    let started = false;
+    // Watched from before the M28: a refusal of it must be known when its ok arrives. One that answers an earlier
+    // command says the card is unusable just the same.
+    const stopWatching = printer.watchReplies((line) => {
+      if (refusal !== undefined || !REFUSED.test(line)) return;
+      refusal = line;
+      // Before the first line of the file the job ends through refusedStart; after it, a cancel stops the rest.
+      if (stream !== undefined && started) void stream.cancel();
+    });
     try {
       // The name is always a fresh one (dosName), so the cleanup's M30 never removes a file that was there before.
       stream = printer.streamJob(fileLineSource(localAbs), {
@@ -42,15 +31,15 @@ export function sdTransfer(printer: Printer, localAbs: string, remote: string): 
           else reject(new Error(error ?? `transfer ${outcome}`));
         },
       }, {
-        prologue: [m28], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`],
-        // Marlin answers a refused M28 and then executes the following lines: nothing of the file may follow it.
+        prologue: [`M28 /${remote}`], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`],
+        // Marlin executes the lines that follow a refused M28: nothing of the file may be sent after one.
         refusedStart: () => {
-          const refused = refusedSince(printer.terminal(), m28);
-          if (refused === undefined) watchWrites();
-          return refused;
+          started = refusal === undefined;
+          return refusal;
         },
       });
     } catch (err) {
+      stopWatching();
       reject(err instanceof Error ? err : new Error(String(err)));
     }
   });

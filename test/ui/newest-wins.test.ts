@@ -11,44 +11,40 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
-test('an answer that arrives after a newer one was applied is dropped', async () => {
+/** Two calls of one loader whose answers the test hands out in the order it likes; `shown` is what got applied. */
+function twoCalls() {
   const answers = [deferred<string>(), deferred<string>()];
   let n = 0;
   const shown: string[] = [];
   const load = newestWins(() => answers[n++].promise, (v) => shown.push(v));
-  const first = load();
-  const second = load();
+  const older = load();
+  const newer = load();
+  return { answers, shown, older, newer };
+}
+
+test('an answer that arrives after a newer one was applied is dropped', async () => {
+  const { answers, shown, older, newer } = twoCalls();
   answers[1].resolve('after the change');
-  await second;
+  await newer;
   answers[0].resolve('before the change');
-  await first;
+  await older;
   assert.deepEqual(shown, ['after the change']);
 });
 
 test('answers in order are all applied, the newest last', async () => {
-  const answers = [deferred<string>(), deferred<string>()];
-  let n = 0;
-  const shown: string[] = [];
-  const load = newestWins(() => answers[n++].promise, (v) => shown.push(v));
-  const first = load();
-  const second = load();
+  const { answers, shown, older, newer } = twoCalls();
   answers[0].resolve('old');
-  await first;
+  await older;
   answers[1].resolve('new');
-  await second;
+  await newer;
   assert.deepEqual(shown, ['old', 'new']);
 });
 
 test('when the newest call fails, an older answer still counts', async () => {
-  const answers = [deferred<string>(), deferred<string>()];
-  let n = 0;
-  const shown: string[] = [];
-  const load = newestWins(() => answers[n++].promise, (v) => shown.push(v));
-  const first = load();
-  const second = load();
+  const { answers, shown, older, newer } = twoCalls();
   answers[1].reject(new Error('network'));
-  await assert.rejects(second, /network/);
+  await assert.rejects(newer, /network/);
   answers[0].resolve('older but good');
-  await first;
+  await older;
   assert.deepEqual(shown, ['older but good']);
 });

@@ -1,5 +1,6 @@
 // A print the firmware runs from its own SD card: M23/M24 to start, M25 (+ M400/M114 for the position) to pause, M24
-// to resume, M25 + M26 S0 to cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from `Done printing file`.
+// to resume, M25 + M26 S0 to cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from
+// `Done printing file`.
 // Seen from the link it is plain command traffic, so this object keeps the job's own state.
 import type { JobOutcome, Printer } from './types.ts';
 

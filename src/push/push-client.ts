@@ -42,7 +42,7 @@ export class PushClient {
   subscription: Subscription = EVERYTHING;
   lastCurrentAt = Number.NEGATIVE_INFINITY;
   closed = false;
-  private backlog: OutMessage[] = [];
+  private backlog: Array<{ msg: OutMessage; permissions: readonly string[] }> = [];
   private pending: StatusDelta[] = [];
   private heldSince: number | undefined;
   private overSince: number | undefined;
@@ -98,15 +98,21 @@ export class PushClient {
     return false;
   }
 
-  /** A message the client may see only after authenticating: kept (bounded) until `auth` succeeds. */
-  hold(msg: OutMessage): void {
-    if (this.backlog.length < MAX_BACKLOG) this.backlog.push(msg);
+  /**
+   * A message the client may see only after authenticating: kept (bounded) until `auth` succeeds, together with the
+   * permissions it needs, because the user who authenticates may still lack them.
+   */
+  hold(msg: OutMessage, permissions: readonly string[]): void {
+    if (this.backlog.length < MAX_BACKLOG) this.backlog.push({ msg, permissions });
   }
 
+  /** Sends what the now authenticated user may see, in order; the rest is dropped as it would have been if authed. */
   flushBacklog(): void {
     const b = this.backlog;
     this.backlog = [];
-    for (const t of b) this.send(t);
+    for (const { msg, permissions } of b) {
+      if (permissions.every((p) => this.identity.has(p))) this.send(msg);
+    }
   }
 
   dropBacklog(): void {

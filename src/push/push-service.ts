@@ -322,7 +322,7 @@ export class PushService {
     for (const c of this.clients) {
       if (!wanted(c)) continue;
       if (permissions.every((p) => c.identity.has(p))) { if (c.keepingUp()) c.send(text); }
-      else if (!c.authed) c.hold(text);
+      else if (!c.authed) c.hold(text, permissions);
     }
   }
 

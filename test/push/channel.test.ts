@@ -270,3 +270,29 @@ test('guest group changes reach anonymous sockets; cross-origin websockets are r
   t.after(() => allowed.close());
   await allowed.next('connected');
 });
+
+test('the pre-auth backlog keeps each message\'s permissions: a late STATUS-only user gets no appkeys request_access', async (t) => {
+  const server = await startTestServer(t);
+  const { auth: limited } = await userWithKey(server, 'looker', { groups: [], permissions: ['STATUS'] });
+  const { auth: granter } = await userWithKey(server, 'granter');
+  const [l, g] = await Promise.all([rawClient(server), rawClient(server)]);
+  t.after(() => { l.close(); g.close(); });
+  await Promise.all([l.next('connected'), g.next('connected')]);
+
+  // Queued while both sockets are anonymous: one message any STATUS user may see, one that needs PLUGIN_APPKEYS_GRANT.
+  server.push.sendPlugin('action_command_notification', { type: 'add', message: 'for everyone' });
+  const res = await server.api('/plugin/appkeys/request', { key: null, method: 'POST', json: { app: 'Sneaky App' } });
+  assert.equal(res.status, 201);
+  await sleep(200);
+
+  l.send({ auth: limited });
+  g.send({ auth: granter });
+  await Promise.all([l.next('history'), g.next('history')]);
+  const kinds = (c: typeof l): string[] => (c.ofType('plugin') as Array<{ plugin: string; data: { type: string } }>).map((p) => `${p.plugin}/${p.data.type}`);
+  assert.deepEqual(kinds(l), ['action_command_notification/add']);
+  assert.ok(!JSON.stringify(l.messages).includes('user_token'), 'the limited user saw a user_token');
+  assert.deepEqual(kinds(g), ['action_command_notification/add', 'appkeys/request_access']);
+  const granted = (g.ofType('plugin') as Array<{ data: { app_name: string; user_token: string } }>)[1].data;
+  assert.equal(granted.app_name, 'Sneaky App');
+  assert.match(granted.user_token, /^[0-9A-Za-z_-]+$/);
+});

@@ -1,4 +1,4 @@
-// Payloads of the bus events our features produce, raised by the real actions: start-up, analysis, logins, push
+// Payloads of the bus events our features produce, raised by the real actions: start-up, analysis, active and passive logins, push
 // auth, position reports and a vanished printer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { recorder, uploadFile, type Json } from '../job/helpers.ts';
 import { addUser, asBrowser, browserLogin } from '../access/helpers.ts';
 import { rawClient, userWithKey } from './push-clients.ts';
 
-test('Startup, analysis, login/logout, push auth, PositionUpdate and a connection Error carry their payloads', async (t) => {
+test('Startup, analysis, login/logout (active and passive), push auth, PositionUpdate and a connection Error carry their payloads', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-event-payloads-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const s = await startTestServer(t, { settings: {
@@ -38,6 +38,22 @@ test('Startup, analysis, login/logout, push auth, PositionUpdate and a connectio
   assert.deepEqual(last('UserLoggedIn'), { username: 'carol' });
   assert.equal((await asBrowser(s, jar, '/api/logout', { method: 'POST' })).status, 204);
   assert.deepEqual(last('UserLoggedOut'), { username: 'carol' });
+
+  // Passive logins announce the user too: a browser's existing session, an API key (as farm managers do), basic auth.
+  const { jar: jar2 } = await browserLogin(s, 'carol', 'pw-carol');
+  const before = rec.events.filter((e) => e.name === 'UserLoggedIn').length;
+  assert.equal((await asBrowser(s, jar2, '/api/login', { method: 'POST', json: { passive: true } })).status, 200);
+  const carolKey = await s.access.users.generateUserKey('carol');
+  assert.equal((await s.api('/api/login', { method: 'POST', json: { passive: true }, key: carolKey })).status, 200);
+  await s.config.patch({ accessControl: { trustBasicAuthentication: true } });
+  const basic = await s.api('/api/login', { method: 'POST', json: { passive: true }, key: null,
+    headers: { Authorization: `Basic ${Buffer.from('carol:pw-carol').toString('base64')}` } });
+  assert.equal(basic.status, 200);
+  const passives = rec.events.filter((e) => e.name === 'UserLoggedIn').slice(before);
+  assert.deepEqual(passives.map((e) => e.payload), [{ username: 'carol' }, { username: 'carol' }, { username: 'carol' }]);
+  // An anonymous passive login is no login.
+  assert.equal((await s.api('/api/login', { method: 'POST', json: { passive: true }, key: null })).status, 200);
+  assert.equal(rec.events.filter((e) => e.name === 'UserLoggedIn').length, before + 3);
 
   // A push client authenticating.
   const { auth } = await userWithKey(s, 'dave');

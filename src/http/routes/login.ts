@@ -41,12 +41,15 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
 
   const passive = (request: FastifyRequest, reply: FastifyReply) => {
     const id = request.identity;
+    // A passive login is a login too (events.md): farm managers that log in with their key each time are announced.
     if (!id.isAnonymous && request.authVia === 'session' && id.sessionId) {
+      if (id.name !== undefined) events.emit('UserLoggedIn', { username: id.name });
       return loginResponse(request, id, id.sessionId, id.loginMechanism);
     }
     if (!id.isAnonymous && (request.authVia === 'apikey' || request.authVia === 'basic' || !access.enabled) && id.name !== undefined) {
       // API-key clients log in passively to get a session for the push channel's `auth` message; no cookie is set.
       const session = access.sessions.create(id.name, id.loginMechanism);
+      events.emit('UserLoggedIn', { username: id.name });
       return loginResponse(request, access.identityForSession(session.id) ?? id, session.id, id.loginMechanism);
     }
     if (!request.cookies[cookieName(request, 'active_logout')]) {

@@ -310,15 +310,12 @@ export const Schema = Type.Object({
   events: obj({
     enabled: bool(true, 'Run event subscriptions'),
     commandTimeout: int(60, 'Seconds a system command of an event subscription may run before it is killed', { minimum: 1 }),
-    subscriptions: Type.Array(Type.Object({
-      event: Type.Union([Type.String(), Type.Array(Type.String())]),
-      command: Type.Union([Type.String(), Type.Array(Type.String())]),
-      type: Type.Union([Type.Literal('system'), Type.Literal('gcode')]),
-      enabled: Type.Optional(Type.Boolean()),
-      debug: Type.Optional(Type.Boolean()),
-      name: Type.Optional(Type.String()),
-      shell: Type.Optional(Type.Boolean()),
-    }, { additionalProperties: true }), { default: [] }),
+    // Entries are checked one by one when loaded (src/events/event-subscriptions.ts): a bad entry is skipped and logged,
+    // as OctoPrint does, instead of keeping the whole server from starting.
+    subscriptions: Type.Array(Type.Unknown(), {
+      default: [],
+      description: 'Event subscriptions: {event: name(s), command: line(s), type: system|gcode, enabled?, debug?, name?, shell?}',
+    }),
   }),
   feature: FeatureSection,
   folder: FolderSection,

@@ -48,6 +48,31 @@ const asList = (v: unknown): string[] | undefined => {
   return undefined;
 };
 
+/** Why a configured entry cannot be used (config.yaml is not validated per entry), or undefined when it can. */
+function entryProblem(raw: unknown): string | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return 'not a mapping';
+  const e = raw as Record<string, unknown>;
+  if (!asList(e.event)) return 'no event (a name or a list of names)';
+  if (!asList(e.command)) return 'no command (a line or a list of lines)';
+  if (e.type !== 'system' && e.type !== 'gcode') return 'type is not "system" or "gcode"';
+  for (const k of ['enabled', 'debug', 'shell'] as const) {
+    if (e[k] !== undefined && typeof e[k] !== 'boolean') return `${k} is not true or false`;
+  }
+  if (e.name !== undefined && typeof e.name !== 'string') return 'name is not a string';
+  return undefined;
+}
+
+/** The entry as the user wrote it, shortened, so the log line points at it. */
+function describeEntry(raw: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(raw) ?? String(raw);
+  } catch {
+    text = String(raw);
+  }
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
 /** Splits a command line into words for `shell: false` (quotes group words; no expansion of any kind). */
 export function splitArgs(line: string): string[] {
   const out: string[] = [];
@@ -96,15 +121,17 @@ export class EventSubscriptions {
     const section = config.current.events;
     if (!section.enabled) return;
     section.subscriptions.forEach((raw, i) => {
-      const entry = raw as Record<string, unknown>;
-      if (entry.enabled === false) return;
-      const events = asList(entry.event);
-      const commands = asList(entry.command);
-      const type = entry.type;
-      if (!events || !commands || (type !== 'system' && type !== 'gcode')) {
-        logger.warn({ index: i }, 'event subscription lacks event, command or a valid type; ignored');
+      const problem = entryProblem(raw);
+      if (problem) {
+        logger.warn({ index: i, entry: describeEntry(raw), problem },
+          `event subscription #${i} ${describeEntry(raw)} ignored: ${problem}`);
         return;
       }
+      const entry = raw as Record<string, unknown>;
+      if (entry.enabled === false) return;
+      const events = asList(entry.event)!;
+      const commands = asList(entry.command)!;
+      const type = entry.type as Subscription['type'];
       if (type === 'system' && typeof entry.shell !== 'boolean') {
         logger.warn({ index: i, event: events },
           'event subscription without "shell": running through the shell for now; this default is deprecated, set "shell" explicitly');

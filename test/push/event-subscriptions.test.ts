@@ -1,8 +1,8 @@
-// Event subscriptions: real shell commands with placeholders, list semantics, timeouts, shell:false, and gcode-type
-// subscriptions on the virtual printer; plus the placeholder formatter's Python str.format rules.
+// Event subscriptions: real shell commands with placeholders, list semantics, timeouts, shell:false, gcode-type
+// subscriptions on the virtual printer, bad entries and the master switch; plus the placeholder formatter's rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, access } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, access, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
@@ -126,4 +126,59 @@ test('gcode subscriptions send their formatted lines to the connected printer, a
   await waitSent('M117 profile p1');
   await waitSent('M118 E1 second line');
   assert.ok(!sent.some((l) => l.includes('while-offline')));
+});
+
+async function logLines(dir: string): Promise<Array<Record<string, unknown>>> {
+  return (await readFile(join(dir, 'gantry.log'), 'utf8').catch(() => ''))
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+test('a config.yaml with bad subscription entries still starts; the good entry runs and the log names the bad ones', async (t) => {
+  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-evsub-base-'));
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(async () => { await rm(dir, { recursive: true, force: true }); await rm(baseDir, { recursive: true, force: true }); });
+  await writeFile(join(baseDir, 'config.yaml'), [
+    'events:',
+    '  subscriptions:',
+    '    - name: broken-no-type',
+    '      event: Startup',
+    `      command: touch ${dir}/broken`,
+    '    - event: Startup',
+    '      type: telepathy',
+    `      command: touch ${dir}/telepathy`,
+    '    - just a string',
+    '    - event: Startup',
+    '      type: system',
+    '      shell: true',
+    `      command: touch ${dir}/good-{__eventname}`,
+    '',
+  ].join('\n'));
+  const server = await startTestServer(t, { baseDir });
+  const end = Date.now() + 10_000;
+  while (!(await exists(join(dir, 'good-Startup'))) && Date.now() < end) await sleep(50);
+  assert.equal(await exists(join(dir, 'good-Startup')), true, 'the good subscription ran');
+  assert.equal(server.config.current.events.subscriptions.length, 4);
+  const ignored = (await logLines(server.paths.logs)).filter((l) => l.level === 40 && typeof l.msg === 'string' && l.msg.includes('ignored'));
+  assert.deepEqual(ignored.map((l) => l.index), [0, 1, 2]);
+  assert.match(String(ignored[0].msg), /broken-no-type/);
+  assert.match(String(ignored[0].msg), /type/);
+  assert.match(String(ignored[1].msg), /telepathy/);
+  assert.match(String(ignored[2].msg), /just a string.*not a mapping/);
+  assert.equal(await exists(join(dir, 'broken')), false);
+  assert.equal(await exists(join(dir, 'telepathy')), false);
+});
+
+test('events.enabled: false runs no subscription', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { enabled: false, subscriptions: [
+    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo ran > ${dir}/off` },
+  ] } } });
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  await sleep(800);
+  assert.equal(await exists(join(dir, 'off')), false);
+  // Turned on while running, the same subscription runs.
+  await server.config.patch({ events: { enabled: true } });
+  server.events.emit('PrinterProfileModified', { identifier: 'y' });
+  assert.equal(await waitFor(join(dir, 'off')), 'ran\n');
 });

@@ -155,8 +155,16 @@ export class ConfigStore {
     return this.effective;
   }
 
-  /** Hash of the effective settings (SettingsUpdated payload, push `connected`). */
+  /**
+   * The settings' hash as clients compare it (`connected.config_hash` on the push channel, `SettingsUpdated.config_hash`):
+   * over what the file holds, so it changes exactly when a setting is saved.
+   */
   hash(): string {
+    return createHash('sha1').update(JSON.stringify(this.raw)).digest('hex');
+  }
+
+  /** Hash of the settings in effect, defaults included (`SettingsUpdated.effective_hash`). */
+  effectiveHash(): string {
     return createHash('sha1').update(JSON.stringify(this.effective)).digest('hex');
   }
 }

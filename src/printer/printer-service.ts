@@ -8,7 +8,7 @@ import type { EngineHooks } from '../protocol/hooks.ts';
 import type { TransportFactory } from '../protocol/line-transport.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import { engineSettingsFrom, planConnection } from './link-settings.ts';
-import { STATE_TEXT, SD_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
+import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
 import { JobStreamer } from '../protocol/job-stream.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
@@ -63,6 +63,8 @@ export class PrinterService implements Printer {
   private readonly timers: Timers;
   /** The firmware prints from its SD card: state texts read `... from SD`. */
   private sdPrinting = false;
+  /** The job streamed is a file being written to the SD card: state texts read `... send file to SD`. */
+  private sdStreaming = false;
   private unwatchConfig: (() => void) | null = null;
   private readonly scriptSource: ScriptSource;
   private readonly toolScripts: ToolChangeScripts;
@@ -255,7 +257,7 @@ export class PrinterService implements Printer {
   }
 
   private stateText(id: ConnectionStateId): string {
-    return (this.sdPrinting ? SD_STATE_TEXT[id] : undefined) ?? STATE_TEXT[id];
+    return (this.sdPrinting ? SD_STATE_TEXT[id] : this.sdStreaming ? TRANSFER_STATE_TEXT[id] : undefined) ?? STATE_TEXT[id];
   }
 
   setSdPrintState(state: ConnectionStateId): void {
@@ -269,7 +271,7 @@ export class PrinterService implements Printer {
   connection(): ConnectionSnapshot {
     const closed = this.stateId === 'OFFLINE' || this.stateId === 'CLOSED';
     return {
-      state: closed ? 'Closed' : STATE_TEXT[this.stateId],
+      state: closed ? 'Closed' : this.stateText(this.stateId),
       port: closed ? null : this.port,
       baudrate: closed ? null : this.baudrate,
       printerProfile: this.profileId ?? this.deps.profiles.getDefault().id,
@@ -279,6 +281,14 @@ export class PrinterService implements Printer {
   isOperational(): boolean { return OPERATIONAL_STATES.has(this.stateId); }
   isBusy(): boolean { return BUSY_STATES.has(this.stateId); }
   isPrinting(): boolean { return this.job !== null; }
+  transferring(): boolean { return this.job !== null && this.sdStreaming; }
+
+  cancelTransfer(): boolean {
+    const job = this.job;
+    if (!job || !this.sdStreaming) return false;
+    void job.cancel();
+    return true;
+  }
 
   profile(): LinkProfile {
     return (this.profileId ? this.deps.profiles.get(this.profileId) : undefined) ?? this.deps.profiles.getDefault();
@@ -399,11 +409,16 @@ export class PrinterService implements Printer {
       progress: (pos) => listener.progress?.(pos),
       stateChanged: (s) => listener.stateChanged?.(s),
       finished: (outcome, pos, error) => {
-        if (this.job === streamer) this.job = null;
+        if (this.job === streamer) {
+          this.job = null;
+          this.sdStreaming = false;
+        }
         listener.finished(outcome, pos, error);
       },
     }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, ...opts });
     this.job = streamer;
+    // Set before the first state change, so PrinterStateChanged already says what is going on.
+    this.sdStreaming = opts.transfer === true;
     streamer.start();
     return {
       get filepos() { return streamer.filepos; },

@@ -271,7 +271,8 @@ test('POST fires SettingsUpdated, arrays replace, unknown keys are ignored, {} c
   assert.deepEqual(s.config.current.serial.longRunningCommands, ['G28']);
   assert.equal(seen.length, 1);
   assert.match(seen[0].config_hash, /^[0-9a-f]{40}$/);
-  assert.equal(seen[0].effective_hash, s.config.hash());
+  assert.equal(seen[0].config_hash, s.config.hash());
+  assert.equal(seen[0].effective_hash, s.config.effectiveHash());
   assert.equal((await onDisk(s)).nonsense, undefined);
   const unchanged = await readFile(s.paths.config, 'utf8');
   const empty = await postSettings(s, {});

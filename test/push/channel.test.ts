@@ -296,3 +296,26 @@ test('the pre-auth backlog keeps each message\'s permissions: a late STATUS-only
   assert.equal(granted.app_name, 'Sneaky App');
   assert.match(granted.user_token, /^[0-9A-Za-z_-]+$/);
 });
+
+test('connected.config_hash is the hash SettingsUpdated announces, and changes exactly when settings are saved', async (t) => {
+  const server = await startTestServer(t);
+  const admin = await passiveLogin(server, server.apiKey);
+  const a = await rawClient(server);
+  t.after(() => a.close());
+  const before = ((await a.next('connected')) as { config_hash: string }).config_hash;
+  a.send({ auth: admin });
+  await a.next('history');
+  // Reconnecting without a change sees the same hash (clients keep their settings).
+  const again = await rawClient(server);
+  t.after(() => again.close());
+  assert.equal(((await again.next('connected')) as { config_hash: string }).config_hash, before);
+
+  const res = await server.api('/api/settings', { method: 'POST', json: { appearance: { name: 'Hash Check' } } });
+  assert.equal(res.status, 200);
+  const ev = (await a.next('event', (e: { type: string }) => e.type === 'SettingsUpdated')) as { payload: { config_hash: string; effective_hash: string } };
+  assert.notEqual(ev.payload.config_hash, before);
+  assert.notEqual(ev.payload.config_hash, ev.payload.effective_hash);
+  const after = await rawClient(server);
+  t.after(() => after.close());
+  assert.equal(((await after.next('connected')) as { config_hash: string }).config_hash, ev.payload.config_hash);
+});

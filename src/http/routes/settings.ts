@@ -156,8 +156,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (Object.keys(patch).length > 0) {
       await config.patch(patch);
       events.emit('SettingsUpdated', {
-        config_hash: createHash('sha1').update(JSON.stringify(config.overrides)).digest('hex'),
-        effective_hash: config.hash(),
+        config_hash: config.hash(),
+        effective_hash: config.effectiveHash(),
       });
     }
     return tree(request);

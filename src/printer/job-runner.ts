@@ -169,6 +169,8 @@ export class JobRunner implements JobControl, FileUsage {
         if (!this.selection) throw conflict('No file selected');
         return this.startJob(user);
       case 'cancel':
+        // A file being written to the SD card is the job of the moment: cancelling stops the upload (TransferFailed).
+        if (!this.job && this.deps.printer.cancelTransfer()) return;
         if (!this.job) throw conflict('No active job to cancel');
         return this.cancel(user);
       case 'restart': {

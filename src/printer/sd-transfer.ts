@@ -31,7 +31,7 @@ export function sdTransfer(printer: Printer, localAbs: string, remote: string): 
           else reject(new Error(error ?? `transfer ${outcome}`));
         },
       }, {
-        prologue: [`M28 /${remote}`], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`],
+        prologue: [`M28 /${remote}`], epilogue: ['M29'], onCancel: ['M29', `M30 /${remote}`], transfer: true,
         // Marlin executes the lines that follow a refused M28: nothing of the file may be sent after one.
         refusedStart: () => {
           started = refusal === undefined;

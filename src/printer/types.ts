@@ -165,6 +165,10 @@ export interface Printer {
 
   /** Stream a job through the link. Throws notOperational / conflict if a job already runs. */
   streamJob(source: JobLineSource, listener: JobStreamListener, opts?: JobStreamOptions): JobStream;
+  /** A file is being written to the SD card (a stream with `transfer`). */
+  transferring(): boolean;
+  /** Cancels the file being written to the SD card (M29, M30 of the partial file); false when there is none. */
+  cancelTransfer(): boolean;
 
   subscribe(listener: PrinterListener): () => void;
   /**

@@ -33,6 +33,11 @@ export interface JobStreamOptions {
    * sent (the SD card refused the file M28 asked it to open, so the lines would be executed instead of written).
    */
   refusedStart?: () => string | undefined;
+  /**
+   * The lines are written to the SD card (M28 … M29), not executed: the end goes straight from the last line to the
+   * epilogue (no Finishing, no M400) and a cancel sends no M108, since the firmware would store either in the file.
+   */
+  transfer?: boolean;
 }
 
 type Phase = 'starting' | 'printing' | 'pausing' | 'paused' | 'resuming' | 'cancelling' | 'finishing' | 'ended';
@@ -217,7 +222,7 @@ export class JobStreamer implements JobFeed {
     this.engine.setFeed(null);
     this.move('CANCELLING');
     // Break a running M109/M190 so the cancel does not wait for the heat-up.
-    if (this.opts.abortHeatupOnCancel ?? true) this.engine.enqueue('M108');
+    if ((this.opts.abortHeatupOnCancel ?? true) && !this.opts.transfer) this.engine.enqueue('M108');
     for (const l of this.opts.onCancel ?? []) this.engine.enqueue(l);
     this.engine.marker(() => this.end('cancelled'));
     this.releasePauseWaiters();
@@ -235,8 +240,10 @@ export class JobStreamer implements JobFeed {
     this.phase = 'finishing';
     this.engine.setFeed(null);
     this.listener.progress?.(this.filepos);
-    this.move('FINISHING');
-    this.engine.enqueue('M400');
+    if (!this.opts.transfer) {
+      this.move('FINISHING');
+      this.engine.enqueue('M400');
+    }
     for (const l of this.opts.epilogue ?? []) this.engine.enqueue(l);
     this.engine.marker(() => this.end('done'));
   }

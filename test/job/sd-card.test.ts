@@ -158,3 +158,58 @@ test('SD card: a write error in the middle of a transfer fails it and removes th
   const listing = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
   assert.ok(!(listing.files as Json[]).some((f) => f.name.toLowerCase() === remote.toLowerCase()));
 });
+
+test('SD card: an upload shows as "Sending file to SD" (not a print) and POST /api/job cancel stops it: M29, M30, TransferFailed', async (t) => {
+  const s = await connectedServer(t, { serial: { terminalLogSize: 50_000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'long.gcode', smallGcode(20_000), [], 'sdcard');
+  assert.equal(up.status, 201);
+  const remote = ((await up.json()) as Json).files.sdcard.name as string;
+  await waitFor('Sending file to SD', async () => ((await (await s.api('/api/printer')).json()) as Json).state.text === 'Sending file to SD' || undefined, 10_000);
+  const printer = ((await (await s.api('/api/printer')).json()) as Json).state;
+  // What the reference's flag table says of the PRINTING state, and not ready: a file is being streamed to the card.
+  assert.deepEqual([printer.flags.operational, printer.flags.printing, printer.flags.ready, printer.flags.paused], [true, true, false, false]);
+  const connection = ((await (await s.api('/api/connection')).json()) as Json).current;
+  assert.equal(connection.state, 'Sending file to SD');
+  const during = await job(s);
+  assert.equal(during.state, 'Sending file to SD');
+  assert.equal(during.job.file.name, null, 'the uploaded file is not a print job');
+  assert.equal(during.progress.completion, null);
+  assert.ok(!rec.names().some((n) => /^Print(?!er)/.test(n)), 'no Print* event for a transfer');
+  // Nothing may be selected or started meanwhile.
+  assert.equal(await jobCommand(s, 'start'), 409);
+  assert.equal(await jobCommand(s, 'pause'), 409);
+
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  const failed = await waitFor('TransferFailed', () => rec.events.find((e) => e.name === 'TransferFailed')?.payload, 20_000);
+  assert.equal(failed.remote, remote);
+  assert.ok(!rec.names().includes('TransferDone'));
+  assert.ok(!rec.names().some((n) => /^Print(?!er)/.test(n)));
+  await waitFor('Operational again', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
+  const states = rec.events.filter((e) => e.name === 'PrinterStateChanged').map((e) => `${e.payload.state_id}:${e.payload.state_string}`);
+  assert.deepEqual(states, ['STARTING:Starting to send file to SD', 'PRINTING:Sending file to SD', 'CANCELLING:Cancelling', 'OPERATIONAL:Operational']);
+  const sent = s.printer.terminal().filter((l) => l.startsWith('Send: ')).map((l) => l.replace(/^Send: (N\d+ )?/, '').replace(/\*\d+$/, ''));
+  const m28 = sent.indexOf(`M28 /${remote}`);
+  const m29 = sent.indexOf('M29');
+  assert.ok(m28 >= 0 && m29 > m28, 'M28 then M29');
+  assert.equal(sent[m29 + 1], `M30 /${remote}`, 'the partial file is deleted right after closing it');
+  // M108 would be written into the file the card is taking.
+  assert.ok(!sent.slice(m28, m29).includes('M108'));
+  const listing = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
+  assert.ok(!(listing.files as Json[]).some((f) => f.name.toLowerCase() === remote.toLowerCase()));
+  assert.equal(await jobCommand(s, 'cancel'), 409, 'nothing left to cancel');
+
+  // A transfer that completes goes from Sending straight to Operational (M29 closes it; no Finishing, no M400 in the file).
+  const before = rec.events.length;
+  assert.equal((await uploadFile(s, 'short.gcode', smallGcode(30), [], 'sdcard')).status, 201);
+  await waitFor('TransferDone', () => rec.events.slice(before).some((e) => e.name === 'TransferDone') || undefined, 20_000);
+  await waitFor('Operational after the transfer', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
+  const later = rec.events.slice(before).filter((e) => e.name === 'PrinterStateChanged').map((e) => e.payload.state_id);
+  assert.deepEqual(later, ['STARTING', 'PRINTING', 'OPERATIONAL']);
+  const sent2 = s.printer.terminal().filter((l) => l.startsWith('Send: ')).map((l) => l.replace(/^Send: (N\d+ )?/, '').replace(/\*\d+$/, ''));
+  const open = sent2.findLastIndex((l) => l.startsWith('M28 '));
+  const close = sent2.lastIndexOf('M29');
+  assert.ok(open >= 0 && close > open);
+  assert.ok(!sent2.slice(open, close).includes('M400'));
+});

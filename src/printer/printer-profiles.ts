@@ -12,6 +12,23 @@ export interface CustomBox { x_min: number; y_min: number; z_min: number; x_max:
 
 export interface AxisProfile { speed: number; inverted: boolean }
 
+type AxisValues = Partial<Record<'x' | 'y' | 'z' | 'e', number>>;
+
+/**
+ * Gantry's addition: the machine's motion limits as the user states them (mm/s, mm/s², mm), for the G-code
+ * analyser's time estimate. Every field is optional; what is left out comes from the firmware's own report or
+ * Marlin's defaults, and a file's own M201/M203/M204/M205 still win.
+ */
+export interface MachineLimitsProfile {
+  maxFeedrate?: AxisValues;
+  maxAcceleration?: AxisValues;
+  printAcceleration?: number;
+  retractAcceleration?: number;
+  travelAcceleration?: number;
+  jerk?: AxisValues;
+  junctionDeviation?: number;
+}
+
 export interface PrinterProfile {
   id: string;
   name: string;
@@ -31,8 +48,12 @@ export interface PrinterProfile {
     nozzleDiameter: number;
     sharedNozzle: boolean;
     defaultExtrusionLength: number;
+    /** Gantry's addition: diameter of the filament loaded, mm (volumes in the analysis); absent = not stated. */
+    filamentDiameter?: number;
   };
   axes: { x: AxisProfile; y: AxisProfile; z: AxisProfile; e: AxisProfile };
+  /** Gantry's addition (see MachineLimitsProfile); absent when the user stated none. */
+  machineLimits?: MachineLimitsProfile;
 }
 
 export const DEFAULT_PROFILE_ID = '_default';
@@ -127,6 +148,41 @@ function axis(raw: unknown, name: string): AxisProfile {
   return { speed: toInt(a.speed, `axes.${name}.speed`), inverted: toBool(a.inverted ?? false, `axes.${name}.inverted`) };
 }
 
+const AXES = ['x', 'y', 'z', 'e'] as const;
+
+/** Limits the user left empty (null) are dropped; zero is a valid jerk or junction deviation, not a valid speed. */
+function machineLimits(raw: unknown): MachineLimitsProfile | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const src = section(raw, 'machineLimits');
+  const out: MachineLimitsProfile = {};
+  const value = (v: unknown, what: string, zeroOk: boolean): number | undefined => {
+    if (v === undefined || v === null || v === '') return undefined;
+    const n = toFloat(v, what);
+    return (zeroOk ? n >= 0 : n > 0) && n < 1e6 ? n : bad(what);
+  };
+  for (const key of ['maxFeedrate', 'maxAcceleration', 'jerk'] as const) {
+    if (src[key] === undefined || src[key] === null) continue;
+    const axes = section(src[key], `machineLimits.${key}`);
+    const vals: AxisValues = {};
+    for (const a of AXES) {
+      const n = value(axes[a], `machineLimits.${key}.${a}`, key === 'jerk');
+      if (n !== undefined) vals[a] = n;
+    }
+    if (Object.keys(vals).length) out[key] = vals;
+  }
+  for (const key of ['printAcceleration', 'retractAcceleration', 'travelAcceleration', 'junctionDeviation'] as const) {
+    const n = value(src[key], `machineLimits.${key}`, key === 'junctionDeviation');
+    if (n !== undefined) out[key] = n;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function filamentDiameter(v: unknown): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const d = toFloat(v, 'extruder.filamentDiameter');
+  return d > 0 && d < 10 ? d : bad('extruder.filamentDiameter');
+}
+
 /**
  * Validates and normalises a fully merged profile (coercions of the reference, circular beds centred, unknown keys
  * dropped). Throws INVALID_REQUEST "profile is invalid" with the reason kept as the cause.
@@ -157,6 +213,8 @@ export function normalizeProfile(raw: unknown): PrinterProfile {
       return [toFloat(o[0], 'offset x'), toFloat(o[1], 'offset y')];
     });
     const axes = section(p.axes, 'axes');
+    const diameter = filamentDiameter(ext.filamentDiameter);
+    const limits = machineLimits(p.machineLimits);
     return {
       id: p.id as string,
       name: String(p.name),
@@ -171,8 +229,10 @@ export function normalizeProfile(raw: unknown): PrinterProfile {
         nozzleDiameter: toFloat(ext.nozzleDiameter, 'extruder.nozzleDiameter'),
         sharedNozzle: toBool(ext.sharedNozzle ?? false, 'extruder.sharedNozzle'),
         defaultExtrusionLength: toInt(ext.defaultExtrusionLength ?? 5, 'extruder.defaultExtrusionLength'),
+        ...(diameter !== undefined ? { filamentDiameter: diameter } : {}),
       },
       axes: { x: axis(axes.x, 'x'), y: axis(axes.y, 'y'), z: axis(axes.z, 'z'), e: axis(axes.e, 'e') },
+      ...(limits ? { machineLimits: limits } : {}),
     };
   } catch (err) {
     if (err instanceof InvalidProfile) throw new DomainError(ErrorCodes.INVALID_REQUEST, 'profile is invalid', { cause: err });

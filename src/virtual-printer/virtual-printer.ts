@@ -5,15 +5,16 @@ import { Scheduler } from './scheduler.ts';
 import { ThermalModel } from './thermal-model.ts';
 import { Planner } from './planner.ts';
 import { SdCard, MemorySdStorage, type SdStorage } from './sd-card.ts';
-import type { Command, Firmware, HandlerResult, HandlerTable, MachineState } from './handlers/registry.ts';
+import { marlinMotionDefaults, type Command, type Firmware, type HandlerResult, type HandlerTable, type MachineState } from './handlers/registry.ts';
 import { motionHandlers } from './handlers/motion.ts';
 import { temperatureHandlers } from './handlers/temperature.ts';
 import { sdHandlers } from './handlers/sd.ts';
 import { infoHandlers } from './handlers/info.ts';
+import { settingsHandlers } from './handlers/settings.ts';
 import { debugCommands, type DebugControl } from './handlers/debug.ts';
 import { runSdPrint } from './sd-print.ts';
 
-export const HANDLERS: HandlerTable = { ...motionHandlers, ...temperatureHandlers, ...sdHandlers, ...infoHandlers };
+export const HANDLERS: HandlerTable = { ...motionHandlers, ...temperatureHandlers, ...sdHandlers, ...infoHandlers, ...settingsHandlers };
 
 /** Commands Marlin's emergency parser acts on as soon as the bytes arrive, before the queue. */
 const EMERGENCY = new Set(['M108', 'M112', 'M410']);
@@ -30,6 +31,7 @@ export class VirtualPrinter implements Firmware {
   readonly sd: SdCard | null;
   readonly handlers = HANDLERS;
   readonly state: MachineState = {
+    motion: marlinMotionDefaults(),
     pos: { x: 0, y: 0, z: 0, e: 0 },
     absolute: true,
     absoluteE: true,

@@ -116,6 +116,37 @@ test('limits in the file (M201/M203/M204/M205) drive the estimate and the corner
   close(defaults.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 3000), 1e-9);
 });
 
+test('the firmware\'s reported limits sit below the profile\'s and the file\'s own', () => {
+  const moves = 'M83\nG1 X100 E1 F6000\n';
+  const firmwareLimits = ['M201 X100.00 Y100.00 Z100.00 E5000.00', 'M203 X500.00 Y500.00 Z5.00 E25.00', 'M204 P100.00 R100.00 T100.00',
+    'M205 B20000.00 S0.00 T0.00 J0.013'];
+  const fw = analyseBuffer(moves, { firmwareLimits });
+  assert.equal(fw.gantry.limitsSource, 'firmware');
+  close(fw.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 100), 1e-9);
+  assert.equal(fw.gantry.lines, 2, 'the report is not counted as the file\'s lines');
+  // A classic-jerk firmware (no J, X/Y jerk) switches the cornering model.
+  assert.equal(analyseBuffer(moves, { firmwareLimits: ['M205 B20000 S0 T0 X8.00 Y8.00 Z0.40 E5.00'] }).gantry.cornering, 'jerk');
+  // The profile's figures beat the firmware's; fields the profile leaves out keep the firmware's.
+  const profile = analyseBuffer(moves, { firmwareLimits, limits: { printAcceleration: 50 } });
+  assert.equal(profile.gantry.limitsSource, 'profile');
+  close(profile.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 50), 1e-9);
+  // The file's own commands beat both.
+  const file = analyseBuffer('M204 P1000\nM201 X1000\n' + moves, { firmwareLimits, limits: { printAcceleration: 50 } });
+  assert.equal(file.gantry.limitsSource, 'file');
+  close(file.estimatedPrintTime, trapezoidTime(100, 0.05, 0, 100, 1000), 1e-9);
+  // Lines that state nothing leave the defaults in charge.
+  assert.equal(analyseBuffer(moves, { firmwareLimits: ['M117 hello'] }).gantry.limitsSource, 'default');
+});
+
+test('the profile\'s filament diameter gives the volume; without one the slicer\'s comment, else 1.75 mm', () => {
+  const gcode = 'M83\nG1 X10 Y0 Z0.2 F1200\nG1 X20 E100 F1200\n';
+  const volume = (d: number): number => (100 * Math.PI * (d / 2) ** 2) / 1000;
+  close(analyseBuffer(gcode, { filamentDiameter: [2.85] }).filament.tool0.volume, volume(2.85), 1e-9);
+  close(analyseBuffer(gcode + '; filament_diameter = 2.5\n').filament.tool0.volume, volume(2.5), 1e-9);
+  close(analyseBuffer(gcode + '; filament_diameter = 2.5\n', { filamentDiameter: [2.85] }).filament.tool0.volume, volume(2.85), 1e-9);
+  close(analyseBuffer(gcode).filament.tool0.volume, volume(1.75), 1e-9);
+});
+
 test('a PrusaSlicer config block states the limits even without M201..M205 lines', () => {
   const footer = '; machine_max_acceleration_extruding = 100,50\n; machine_max_acceleration_x = 100,50\n'
     + '; machine_max_jerk_x = 0,0\n; machine_max_jerk_y = 0,0\n; machine_max_feedrate_x = 500,200\n';

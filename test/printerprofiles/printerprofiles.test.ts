@@ -209,3 +209,37 @@ test('connecting with a profile makes it current; it cannot be deleted while sel
   }
   assert.equal((await s.api('/api/printerprofiles/mk3', { method: 'DELETE' })).status, 204);
 });
+
+test('machineLimits and extruder.filamentDiameter (Gantry\'s additions) are validated, kept, merged and cleared with null', async (t) => {
+  const s = await startTestServer(t);
+  const machineLimits = { maxAcceleration: { x: 500, y: 500 }, printAcceleration: 800, jerk: { x: 0 }, junctionDeviation: 0 };
+  const created = await s.api('/api/printerprofiles', { method: 'POST', json: { profile: {
+    id: 'mk3', name: 'MK3', machineLimits, extruder: { filamentDiameter: '2.85' },
+  } } });
+  assert.equal(created.status, 200);
+  const p = (await created.json() as { profile: Profile & { machineLimits: unknown; extruder: { filamentDiameter: number } } }).profile;
+  assert.deepEqual(p.machineLimits, machineLimits);
+  assert.equal(p.extruder.filamentDiameter, 2.85);
+  // Left unset they are absent, so the default profile keeps OctoPrint's shape exactly.
+  const plain = (await (await s.api('/api/printerprofiles/_default')).json()) as Record<string, unknown> & { extruder: Record<string, unknown> };
+  assert.equal('machineLimits' in plain, false);
+  assert.equal('filamentDiameter' in plain.extruder, false);
+
+  for (const bad of [
+    { machineLimits: { printAcceleration: 0 } }, { machineLimits: { maxFeedrate: { x: -1 } } }, { machineLimits: { jerk: { x: 'fast' } } },
+    { machineLimits: 'none' }, { extruder: { filamentDiameter: 0 } }, { extruder: { filamentDiameter: 40 } },
+  ]) {
+    const r = await s.api('/api/printerprofiles/mk3', { method: 'PATCH', json: { profile: bad } });
+    assert.deepEqual([r.status, await r.json()], [400, { error: 'profile is invalid' }], JSON.stringify(bad));
+  }
+  const merged = await s.api('/api/printerprofiles/mk3', { method: 'PATCH', json: { profile: { machineLimits: { travelAcceleration: 1500, jerk: { x: null } } } } });
+  const m = (await merged.json() as { profile: { machineLimits: unknown } }).profile;
+  assert.deepEqual(m.machineLimits, { maxAcceleration: { x: 500, y: 500 }, printAcceleration: 800, travelAcceleration: 1500, junctionDeviation: 0 });
+  // Kept on disk and read back at the next start.
+  const stored = await readFile(join(s.baseDir, 'printerProfiles', 'mk3.profile'), 'utf8');
+  assert.match(stored, /travelAcceleration: 1500/);
+  const cleared = await s.api('/api/printerprofiles/mk3', { method: 'PATCH', json: { profile: { machineLimits: null, extruder: { filamentDiameter: null } } } });
+  const c = (await cleared.json() as { profile: Record<string, unknown> & { extruder: Record<string, unknown> } }).profile;
+  assert.equal('machineLimits' in c, false);
+  assert.equal('filamentDiameter' in c.extruder, false);
+});

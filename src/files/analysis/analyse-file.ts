@@ -4,7 +4,7 @@ import type { Box } from './box.ts';
 import { Interpreter } from './interpreter.ts';
 import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
 import { parseCommentLines, type SlicerMeta } from './slicer-meta.ts';
-import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis } from './types.ts';
+import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis, type LimitsSource } from './types.ts';
 
 const CHUNK = 1 << 20;
 /** Slicer headers and footers (config blocks, after thumbnails in Orca/Bambu headers) fit in these; the rest is moves. */
@@ -58,12 +58,15 @@ export function analyseBuffer(data: Buffer | string, options: AnalysisOptions = 
   return analyser.finish();
 }
 
-/** Sets up limits (defaults < profile < slicer config) and interprets a stream of chunks; usable without a file. */
+/**
+ * Sets up limits (Marlin defaults < the firmware's report < profile < slicer config < the file's own commands) and
+ * interprets a stream of chunks; usable without a file.
+ */
 export class GcodeAnalyser {
   readonly meta: SlicerMeta;
   readonly interpreter: Interpreter;
   private readonly options: AnalysisOptions;
-  private readonly limitsSource: 'file' | 'profile' | 'default';
+  private readonly limitsSource: LimitsSource;
   private carry: Buffer | null = null;
   /** File position of the next byte write() receives. */
   private offset = 0;
@@ -73,13 +76,6 @@ export class GcodeAnalyser {
     this.meta = meta;
     this.options = options;
     const limits = marlinDefaults();
-    let source: 'file' | 'profile' | 'default' = 'default';
-    if (overlayLimits(limits, options.limits)) source = 'profile';
-    const fromConfig = limitsFromConfig(withCuraDefinition(meta.config));
-    if (countStated(fromConfig.limits) > 1 || fromConfig.classicJerk) {
-      overlayLimits(limits, fromConfig.limits);
-      source = 'file';
-    }
     this.interpreter = new Interpreter({
       limits,
       defaultFeedrate: options.defaultFeedrate ?? 6000,
@@ -88,7 +84,34 @@ export class GcodeAnalyser {
       reprapFirmware: /reprapfirmware/i.test(meta.config.get('gcode_flavor') ?? ''),
       fileSize,
     });
+    let source: LimitsSource = 'default';
+    if (options.firmwareLimits?.length && this.readFirmwareReport(options.firmwareLimits)) source = 'firmware';
+    const planner = this.interpreter.planner;
+    if (overlayLimits(planner.limits, options.limits)) source = 'profile';
+    const fromConfig = limitsFromConfig(withCuraDefinition(meta.config));
+    if (countStated(fromConfig.limits) > 1 || fromConfig.classicJerk) {
+      overlayLimits(planner.limits, fromConfig.limits);
+      source = 'file';
+    }
+    planner.limitsChanged();
     this.limitsSource = source;
+  }
+
+  /**
+   * The firmware's report lines are the very commands a file would carry, so the interpreter reads them with the
+   * same rules; they count neither as the file's limits nor as its lines. True when any limit was set.
+   */
+  private readFirmwareReport(report: string[]): boolean {
+    const it = this.interpreter;
+    const lines = it.lines;
+    for (const line of report) {
+      const buf = Buffer.from(line, 'latin1');
+      it.interpretLine(buf, 0, buf.length);
+    }
+    const stated = it.limitsFromFile;
+    it.limitsFromFile = false;
+    it.lines = lines;
+    return stated;
   }
 
   /** Feeds the next bytes of the file; lines may span chunks. */
@@ -132,7 +155,7 @@ function dims(a: Area): Dimensions {
 
 const zeroArea = (): Area => ({ minX: 0, maxX: 0, minY: 0, maxY: 0, minZ: 0, maxZ: 0 });
 
-function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions, limitsSource: 'file' | 'profile' | 'default'): GcodeAnalysis {
+function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions, limitsSource: LimitsSource): GcodeAnalysis {
   const bedZ = options.bedZ ?? 0;
   const printingArea = area(it.printBox, bedZ);
   const travelArea = area(it.travelBox, bedZ);

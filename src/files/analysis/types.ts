@@ -29,9 +29,17 @@ export interface MachineLimits {
 }
 
 export interface AnalysisOptions {
-  /** Filament diameter per tool in mm (printer profile); a slicer comment in the file wins. Default 1.75. */
+  /**
+   * Filament diameter per tool in mm (printer profile); it wins over a slicer comment because it describes the
+   * filament actually loaded. Default: the slicer's comment, else 1.75.
+   */
   filamentDiameter?: number[];
-  /** Limits from the printer profile, used where the file states none. */
+  /**
+   * The connected firmware's report of its own limits: its M201/M203/M204/M205 lines as printed at boot or for M503
+   * (`M203 X300.00 Y300.00 Z5.00 E25.00`). Read like the same commands in a file, below the profile's and the file's.
+   */
+  firmwareLimits?: string[];
+  /** Limits the user stated in the printer profile, used where the file states none. */
   limits?: Partial<{
     [K in keyof MachineLimits]: MachineLimits[K] extends number | boolean ? MachineLimits[K] : Partial<MachineLimits[K]>;
   }>;
@@ -73,6 +81,8 @@ export interface SlicerReport {
 /** Bumped whenever the analyser's figures change, so stored analyses can be refreshed. */
 export const ANALYSER_VERSION = 2;
 
+export type LimitsSource = 'file' | 'profile' | 'firmware' | 'default';
+
 /** Gantry's additions; OctoPrint clients ignore unknown keys under gcodeAnalysis. */
 export interface GantryAnalysisExtras {
   /** ANALYSER_VERSION that produced this result; stored results from an older analyser are worth redoing. */
@@ -89,8 +99,11 @@ export interface GantryAnalysisExtras {
   filamentTotal: Record<string, { length: number; volume: number }>;
   /** Duration-only estimate (Σ distance / feedrate + dwells), i.e. what OctoPrint would report; kept for comparison. */
   naivePrintTime: number;
-  /** Where the kinematic limits came from, most specific first: 'file' (M20x / config block), 'profile', 'default'. */
-  limitsSource: 'file' | 'profile' | 'default';
+  /**
+   * Where the kinematic limits came from, the most specific that stated any: 'file' (M20x / config block), 'profile'
+   * (the printer profile's machineLimits), 'firmware' (the connected firmware's own report), 'default' (Marlin's).
+   */
+  limitsSource: LimitsSource;
   /** Cornering model used: classic jerk or junction deviation. */
   cornering: 'jerk' | 'jerk-xy' | 'junction-deviation' | 'square-corner-velocity';
   /** The file contains M73 progress lines (so the job runner can use them while printing). */

@@ -45,8 +45,35 @@ export interface SdPrintState {
   stopRequested: boolean;
 }
 
+/** Motion settings as Marlin keeps them (M201/M203/M204/M205); reported by M503, not used by the simulation. */
+export interface MotionSettings {
+  /** mm/s² per axis (M201). */
+  maxAcceleration: Position;
+  /** mm/s per axis (M203). */
+  maxFeedrate: Position;
+  /** mm/s² (M204 P R T). */
+  printAcceleration: number;
+  retractAcceleration: number;
+  travelAcceleration: number;
+  /** M205 B (µs), S and T (mm/s), J (mm). */
+  minSegmentTime: number;
+  minFeedrate: number;
+  minTravelFeedrate: number;
+  junctionDeviation: number;
+}
+
+export function marlinMotionDefaults(): MotionSettings {
+  return {
+    maxAcceleration: { x: 3000, y: 3000, z: 100, e: 10000 },
+    maxFeedrate: { x: 300, y: 300, z: 5, e: 25 },
+    printAcceleration: 3000, retractAcceleration: 3000, travelAcceleration: 3000,
+    minSegmentTime: 20000, minFeedrate: 0, minTravelFeedrate: 0, junctionDeviation: 0.013,
+  };
+}
+
 /** Mutable machine state shared by the handlers. */
 export interface MachineState {
+  motion: MotionSettings;
   pos: Position;
   absolute: boolean;
   absoluteE: boolean;

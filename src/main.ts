@@ -9,6 +9,7 @@ import type { Logger } from './core/logger.ts';
 import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
+import type { AnalysisProgressReport } from './files/analysis-runner.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
 import { SdCardFiles } from './files/sd-card.ts';
 import { JobRunner } from './printer/job-runner.ts';
@@ -20,6 +21,7 @@ import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { EventSubscriptions } from './events/event-subscriptions.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
 import { PrinterService, type PortProvider } from './printer/printer-service.ts';
+import { FirmwareLimits } from './printer/firmware-limits.ts';
 import { createTransportFactory } from './transports/transport-factory.ts';
 import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
@@ -104,13 +106,25 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     warmWorkers: config.current.gcodeAnalysis.runAt === 'never' ? 0 : 1,
   });
   const fileTypes = new FileTypes();
+  // Set once the push channel exists (it is built after the services it reports on).
+  let analysisProgress: (p: AnalysisProgressReport) => void = () => {};
+  // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.
+  const firmwareLimits = new FirmwareLimits();
   const files = new FileService({
     types: fileTypes, root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
-    analysisOptions: () => ({
-      defaultFeedrate: printerProfiles.getCurrentOrDefault().axes.x.speed,
-      bedZ: config.current.gcodeAnalysis.bedZ,
-      g90InfluencesExtruder: config.current.feature.g90InfluencesExtruder,
-    }),
+    analysisOptions: () => {
+      const profile = printerProfiles.getCurrentOrDefault();
+      const diameter = profile.extruder.filamentDiameter;
+      return {
+        defaultFeedrate: profile.axes.x.speed,
+        bedZ: config.current.gcodeAnalysis.bedZ,
+        g90InfluencesExtruder: config.current.feature.g90InfluencesExtruder,
+        ...(diameter !== undefined ? { filamentDiameter: [diameter] } : {}),
+        ...(profile.machineLimits ? { limits: profile.machineLimits } : {}),
+        firmwareLimits: firmwareLimits.report(),
+      };
+    },
+    analysisProgress: (p) => analysisProgress(p),
   });
 
   // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
@@ -127,6 +141,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const printer = new PrinterService({
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
   });
+  printer.watchReplies((line) => firmwareLimits.observe(line));
 
   const jobRunner = new JobRunner({
     printer, files, events, clock, logger: logger.child({ svc: 'jobs' }),
@@ -145,10 +160,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     jobActive: () => jobRunner.isPrinting(),
   });
 
-  const push = new PushService({ config, events, access, clock, printer, jobs: jobStatusFrom(jobRunner, () => jobRunner.busyFiles()),
+  const push = new PushService({ config, events, access, clock, printer, jobs: jobStatusFrom(jobRunner, () => [
+    ...jobRunner.busyFiles(), ...files.analysing().map(({ origin, path }) => ({ origin, path })),
+  ]),
     logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
+  analysisProgress = (p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] });
   const eventSubscriptions = new EventSubscriptions({
     config, events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },

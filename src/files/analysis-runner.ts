@@ -1,6 +1,6 @@
 // Runs analyses of stored files through the analysis queue and keeps the results in metadata: honours
 // `gcodeAnalysis.runAt` (never / idle / always), interrupts and re-queues work when a print starts, emits
-// MetadataAnalysisStarted/Finished.
+// MetadataAnalysisStarted/Finished and reports the progress of long analyses.
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LocalStorage } from './local-storage.ts';
@@ -23,7 +23,14 @@ interface Deps {
   options?: () => AnalysisOptions;
   runAt: () => 'never' | 'idle' | 'always';
   isPrinting: () => boolean;
+  /** Progress of a running analysis, at most every PROGRESS_EVERY_MS per file. */
+  progress?: (p: AnalysisProgressReport) => void;
 }
+
+export interface AnalysisProgressReport { origin: 'local'; path: string; name: string; progress: number }
+
+/** A long analysis reports its progress this often at most (the worker reports every chunk it reads). */
+const PROGRESS_EVERY_MS = 250;
 
 function analyserVersion(analysis: Record<string, unknown>): unknown {
   const extras = analysis.gantry;
@@ -37,6 +44,8 @@ export class AnalysisRunner {
   /** Paths waiting to be analysed, with whether the user forced it. */
   private readonly waiting = new Map<string, boolean>();
   private readonly running = new Set<string>();
+  /** Fraction done of each running analysis. */
+  private readonly progressOf = new Map<string, number>();
   /** `path@size:mtime` of content whose analysis failed: not retried on its own (a forced analysis still runs). */
   private readonly failed = new Set<string>();
   private stopped = false;
@@ -83,6 +92,11 @@ export class AnalysisRunner {
     }
   }
 
+  /** Files being analysed right now, with the fraction done (push `busyFiles`, progress in the UI). */
+  analysing(): Array<{ path: string; progress: number }> {
+    return [...this.running].map((path) => ({ path, progress: this.progressOf.get(path) ?? 0 }));
+  }
+
   cancel(path: string): void {
     this.waiting.delete(path);
     if (this.running.has(path)) this.deps.analyser?.cancel(this.deps.storage.abs(path.split('/')));
@@ -123,7 +137,14 @@ export class AnalysisRunner {
       attempt = `${path}@${before?.size}:${Math.floor(before?.mtimeMs ?? 0)}`;
       if (!forced && this.failed.has(attempt)) return;
       events.emit('MetadataAnalysisStarted', { name, path, origin: 'local', type: 'gcode' });
-      const result = await analyser.analyse(abs, this.deps.options?.() ?? {});
+      let reportedAt = performance.now();
+      const result = await analyser.analyse(abs, this.deps.options?.() ?? {}, (fraction) => {
+        this.progressOf.set(path, fraction);
+        const now = performance.now();
+        if (!this.deps.progress || fraction >= 1 || now - reportedAt < PROGRESS_EVERY_MS) return;
+        reportedAt = now;
+        this.deps.progress({ origin: 'local', path, name, progress: fraction });
+      });
       const after = await storage.statOf(parts);
       // The file changed (re-upload) or vanished while analysing: the result is stale.
       if (!after || !before || after.mtimeMs !== before.mtimeMs || after.size !== before.size) return;
@@ -138,6 +159,7 @@ export class AnalysisRunner {
       if (!this.stopped && !isCancelled(err)) this.failed.add(attempt);
     } finally {
       this.running.delete(path);
+      this.progressOf.delete(path);
       this.pump();
     }
   }

@@ -13,7 +13,7 @@ import { parseStoredPath, sanitizeName, sanitizePath, joinPath } from './safe-pa
 import { isGcode, type FileTypes } from './file-types.ts';
 import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
-import { AnalysisRunner, type Analyser } from './analysis-runner.ts';
+import { AnalysisRunner, type Analyser, type AnalysisProgressReport } from './analysis-runner.ts';
 import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type StoredFile, type StoredFolder } from './types.ts';
 
 export interface FileServiceDeps {
@@ -25,6 +25,8 @@ export interface FileServiceDeps {
   analyser?: Analyser;
   /** Options for the analyser from the current printer profile. */
   analysisOptions?: () => AnalysisOptions;
+  /** Progress of long analyses (push clients show it). */
+  analysisProgress?: (p: AnalysisProgressReport) => void;
   /** The file types this server accepts (G-code, plus the installed slicers' model formats). */
   types: FileTypes;
 }
@@ -56,6 +58,7 @@ export class FileService {
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
       options: deps.analysisOptions, runAt: () => deps.config.current.gcodeAnalysis.runAt,
       isPrinting: () => this.usage.isPrinting(),
+      progress: deps.analysisProgress,
     });
     const touch = () => { this.lastModified = Math.max(Date.now(), this.lastModified + 1000); };
     deps.events.on('file-service', 'UpdatedFiles', touch);
@@ -73,6 +76,11 @@ export class FileService {
     this.deps.events.removeOwner('file-service');
     this.analysis.stop();
     await this.storage.metadata.flush();
+  }
+
+  /** Local files being analysed, with the fraction done. */
+  analysing(): Array<{ origin: 'local'; path: string; progress: number }> {
+    return this.analysis.analysing().map((a) => ({ origin: 'local', ...a }));
   }
 
   /** The job side plugs in here (in-use checks, deselect on delete, reload on overwrite). */

@@ -16,6 +16,8 @@ export interface SdPrinterPort {
   sdReady(): boolean;
   sdFiles(): SdEntry[];
   sdRefresh(): void;
+  /** The firmware writes long file names (LFN_WRITE, and the setting allows it). */
+  sdLongNames?(): boolean;
   commands(lines: string[]): void;
 }
 
@@ -43,6 +45,12 @@ interface Deps {
 }
 
 const stripSlash = (n: string): string => n.replace(/^\/+/, '');
+
+/** A card entry is found by the name it is listed under or by its long name, case-insensitively (as FAT does). */
+export function sameSdFile(f: { name: string; display: string }, wanted: string): boolean {
+  const want = stripSlash(wanted).toLowerCase();
+  return stripSlash(f.name).toLowerCase() === want || (f.display !== '' && stripSlash(f.display).toLowerCase() === want);
+}
 
 /** An 8.3 name not on the card yet (`BENCHY~1.GCO`): safe on firmware without long-file-name writing. */
 export function dosName(name: string, taken: Set<string>): string {
@@ -82,7 +90,7 @@ export class SdCardFiles {
 
   async entry(path: string): Promise<StoredFile> {
     const name = stripSlash(path);
-    const e = this.entries().find((f) => f.name === name || f.name.toLowerCase() === name.toLowerCase());
+    const e = this.entries().find((f) => f.name === name) ?? this.entries().find((f) => sameSdFile(f, name));
     if (!e) throw notFound('File not found');
     return e;
   }
@@ -104,7 +112,9 @@ export class SdCardFiles {
   async upload(localPath: string, after: SdAfterTransfer): Promise<string> {
     this.checkUploadable();
     const taken = new Set(this.deps.printer.sdFiles().map((f) => stripSlash(f.name).toLowerCase()));
-    const remote = dosName(localPath.split('/').pop() ?? 'file.gcode', taken);
+    const base = localPath.split('/').pop() ?? 'file.gcode';
+    // A firmware that writes long names gets the file's own name; others a fresh 8.3 one (serial-protocol §13.4).
+    const remote = this.deps.printer.sdLongNames?.() ? base : dosName(base, taken);
     const abs = await this.deps.files.absolutePath(localPath);
     const { events, logger } = this.deps;
     const started = Date.now();
@@ -130,9 +140,8 @@ export class SdCardFiles {
 
   private async waitListed(remote: string, timeoutMs = 10_000): Promise<void> {
     const end = Date.now() + timeoutMs;
-    const wanted = remote.toLowerCase();
     while (Date.now() < end) {
-      if (this.deps.printer.sdFiles().some((f) => stripSlash(f.name).toLowerCase() === wanted)) return;
+      if (this.deps.printer.sdFiles().some((f) => sameSdFile(f, remote))) return;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

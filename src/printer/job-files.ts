@@ -4,12 +4,13 @@ import type { FileService } from '../files/file-service.ts';
 import type { GcodeAnalysis } from '../files/analysis/types.ts';
 import type { Printer } from './types.ts';
 import type { JobOrigin, SelectedFile } from './job-types.ts';
+import { sameSdFile } from '../files/sd-card.ts';
 
 /** The selection record of a file (404 when it does not exist). */
 export async function describeFile(deps: { printer: Printer; files: FileService }, origin: JobOrigin, path: string, user: string | null): Promise<SelectedFile> {
   if (origin === 'sdcard') {
     const name = path.replace(/^\/+/, '');
-    const entry = deps.printer.sdFiles().find((f) => f.name.replace(/^\/+/, '').toLowerCase() === name.toLowerCase());
+    const entry = deps.printer.sdFiles().find((f) => sameSdFile(f, name));
     if (!entry) throw new DomainError(ErrorCodes.NOT_FOUND, 'File not found on the SD card');
     const sdName = entry.name.replace(/^\/+/, '');
     return { origin, path: sdName, name: sdName, display: entry.display || sdName, size: entry.size, date: entry.date, user };

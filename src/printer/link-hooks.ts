@@ -57,6 +57,7 @@ export function linkHooks(h: LinkHost): EngineHooks {
     firmware: (info) => events.emit('FirmwareData', { name: info.name, data: info.data }),
     capability: (name, enabled) => {
       if (name === 'CHAMBER_TEMPERATURE') h.readings.chamberCapability = enabled;
+      else if (name === 'LFN_WRITE') h.readings.lfnWrite = enabled;
     },
     position: (p) => {
       const e = h.engine();
@@ -95,7 +96,6 @@ export function linkHooks(h: LinkHost): EngineHooks {
     action: (name, params) => onAction(h, name, params),
     firmwareError: (text, fatal) => {
       log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
-      h.notify((l) => l.message?.(text));
     },
     error: (text, reason) => events.emit('Error', { error: text, reason }),
     commandSuppressed: (cmd, reason) => events.emit('CommandSuppressed', {
@@ -107,7 +107,8 @@ export function linkHooks(h: LinkHost): EngineHooks {
       h.job()?.abort('The printer was reset');
     },
     emergencyStop: () => events.emit('EStop', {}),
-    message: (text) => h.notify((l) => l.message?.(text)),
+    // The link's own notices belong in the terminal; `current.messages` carries only what the firmware sent.
+    message: (text) => log.info(text),
     invalidTool: (tool, fallback) => events.emit('InvalidToolReported', { tool, fallback }),
   };
 }
@@ -132,7 +133,6 @@ function onAction(h: LinkHost, name: string, params: string): void {
     case 'sd_inserted': h.engine()?.enqueue('M21'); break;
     case 'sd_ejected': h.readings.sdReady = false; h.readings.sdFiles = []; h.notifyState(); break;
     case 'sd_updated': h.sdRefresh(); break;
-    default: if (params) h.notify((l) => l.message?.(`${name}: ${params}`));
   }
 }
 

@@ -18,6 +18,8 @@ export class PrinterReadings {
   sdReady = false;
   sdFiles: SdFileEntry[] = [];
   chamberCapability = false;
+  /** The firmware reported LFN_WRITE: M28 may create files with long names. */
+  lfnWrite = false;
 
   constructor(cutoffMinutes: number) {
     this.history = new TemperatureHistory(cutoffMinutes);
@@ -28,6 +30,7 @@ export class PrinterReadings {
     this.sdReady = false;
     this.sdFiles = [];
     this.chamberCapability = false;
+    this.lfnWrite = false;
     this.position = { x: null, y: null, z: null, e: null, t: null, f: null };
   }
 

@@ -73,7 +73,10 @@ export class PrinterService implements Printer {
     this.timers = deps.timers ?? realTimers;
     const c = deps.config.current;
     this.readings = new PrinterReadings(c.temperature.cutoff);
-    this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines) => this.notify((l) => l.log?.(lines)));
+    this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines, received) => this.notify((l) => {
+      l.log?.(lines);
+      if (received.length > 0) l.messages?.(received);
+    }));
     this.scriptSource = { settings: () => this.deps.config.current.scripts.gcode, scriptsDir: deps.scriptsDir ?? null, profile: () => this.profile() };
     this.toolScripts = new ToolChangeScripts({
       source: this.scriptSource,
@@ -370,6 +373,7 @@ export class PrinterService implements Printer {
   flowRate(percent: number): void { this.commands([`M221 S${percent}`]); }
 
   sdReady(): boolean { return this.readings.sdReady && this.isOperational(); }
+  sdLongNames(): boolean { return this.readings.lfnWrite && this.deps.config.current.serial.capabilities.lfn_write; }
   sdFiles(): SdFileEntry[] { return this.isOperational() ? this.readings.sdFiles : []; }
   sdInit(): void { this.commands(['M21']); }
   sdRefresh(): void {

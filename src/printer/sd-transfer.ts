@@ -22,7 +22,8 @@ export function sdTransfer(printer: Printer, localAbs: string, remote: string): 
       if (stream !== undefined && started) void stream.cancel();
     });
     try {
-      // The name is always a fresh one (dosName), so the cleanup's M30 never removes a file that was there before.
+      // An 8.3 name is a fresh one; a long name may replace a file of that name, which M28 has emptied by then: either
+      // way the cleanup's M30 removes nothing that still held its old content.
       stream = printer.streamJob(fileLineSource(localAbs), {
         finished: (outcome, _pos, error) => {
           stopWatching();

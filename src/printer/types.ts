@@ -111,8 +111,8 @@ export interface PrinterListener {
   temperature?(entry: TemperatureHistoryEntry): void;
   /** Serial log lines as shown in the terminal: `Send: ...` / `Recv: ...`. */
   log?(lines: string[]): void;
-  /** Free-text messages from the firmware (M117 echoes, action notifications). */
-  message?(text: string): void;
+  /** Lines received from the firmware as they came (push `current.messages`), batched like `log`. */
+  messages?(lines: string[]): void;
   /** currentZ changed. */
   z?(z: number | null): void;
 }
@@ -169,6 +169,8 @@ export interface Printer {
   transferring(): boolean;
   /** Cancels the file being written to the SD card (M29, M30 of the partial file); false when there is none. */
   cancelTransfer(): boolean;
+  /** The firmware reported LFN_WRITE and serial.capabilities.lfn_write is on: SD uploads keep their long names. */
+  sdLongNames(): boolean;
 
   subscribe(listener: PrinterListener): () => void;
   /**

@@ -213,3 +213,34 @@ test('SD card: an upload shows as "Sending file to SD" (not a print) and POST /a
   assert.ok(open >= 0 && close > open);
   assert.ok(!sent2.slice(open, close).includes('M400'));
 });
+
+test('SD card: uploads get a fresh 8.3 name, or keep their own name once the firmware reports LFN_WRITE (found by either name)', async (t) => {
+  const s = await connectedServer(t, { serial: { terminalLogSize: 5000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  const rec = recorder(s);
+  const short = ((await (await uploadFile(s, 'first_part.gcode', smallGcode(10), [], 'sdcard')).json()) as Json).files.sdcard.name as string;
+  assert.match(short, /^[A-Z0-9]{1,6}~\d+\.GCO$/);
+  await waitFor('first TransferDone', () => rec.names().includes('TransferDone') || undefined, 20_000);
+
+  // The virtual printer reports LFN_WRITE:0; this is the line a firmware that can write long names sends.
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:send Cap:LFN_WRITE:1' } })).status, 204);
+  await waitFor('capability seen', () => s.printer.terminal().includes('Recv: Cap:LFN_WRITE:1') || undefined);
+  const up = await uploadFile(s, 'second_part.gcode', smallGcode(10), [{ name: 'select', value: 'true' }], 'sdcard');
+  assert.equal(up.status, 201);
+  const remote = ((await up.json()) as Json).files.sdcard.name as string;
+  assert.equal(remote, 'second_part.gcode');
+  assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M28 \/second_part\.gcode\*?/.test(l)));
+  await waitFor('second TransferDone', () => rec.names().filter((n) => n === 'TransferDone').length === 2 || undefined, 20_000);
+  // The card lists it under its short name with the long one as display; the Location (long name) resolves, and select=true found it.
+  const entry = await (await s.api(`/api/files/sdcard/${remote}`)).json() as Json;
+  assert.equal(entry.display, 'second_part.gcode');
+  assert.notEqual(entry.name, 'second_part.gcode');
+  const selected = await waitFor('selected after the transfer', async () => (await job(s)).job.file.origin === 'sdcard' ? (await job(s)).job.file : undefined, 10_000);
+  assert.equal(selected.name, entry.name);
+  assert.equal(selected.display, 'second_part.gcode');
+
+  // serial.capabilities.lfn_write off: back to 8.3 names whatever the firmware says.
+  assert.equal((await s.api('/api/settings', { method: 'POST', json: { serial: { capLfnWrite: false } } })).status, 200);
+  const third = ((await (await uploadFile(s, 'third_part.gcode', smallGcode(10), [], 'sdcard')).json()) as Json).files.sdcard.name as string;
+  assert.match(third, /^[A-Z0-9]{1,6}~\d+\.GCO$/);
+});

@@ -222,6 +222,25 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     assert.equal((await server.api('/api/files/local/parts')).status, 404);
   });
 
+  await step('files: a file without analysis says pending, then shows the progress the server reports', async () => {
+    const files = page.getByRole('region', { name: 'Files' });
+    // With analysis off the upload stays unanalysed; the progress comes from the server's push channel as it would
+    // for a long analysis (the server side of it is tested in test/analysis/machine-limits.test.ts).
+    await server.config.patch({ gcodeAnalysis: { runAt: 'never' } });
+    const form = new FormData();
+    form.append('file', new Blob(['G28\nG1 Z0.2\nG1 X10 Y10 E1\n']), 'waiting.gcode');
+    assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
+    const row = files.locator('li[data-file="waiting.gcode"]');
+    await row.locator('button.name').click();
+    await row.getByText('pending').waitFor();
+    server.push.sendPlugin('gantry', { type: 'analysisProgress', origin: 'local', path: 'waiting.gcode', name: 'waiting.gcode', progress: 0.42 },
+      { permissions: ['FILES_LIST'] });
+    await row.getByText('analysing, 42 %').waitFor();
+    await server.config.patch({ gcodeAnalysis: { runAt: 'idle' } });
+    assert.equal((await server.api('/api/files/local/waiting.gcode', { method: 'DELETE' })).status, 204);
+    await row.waitFor({ state: 'detached' });
+  });
+
   await step('uploads to the printer\'s SD card and lists the SD files', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gantry-ui-sd-'));
     t.after(() => rm(dir, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { post, del, upload, encodePath } from '../lib/api.ts';
 import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
 import { bytes, date, duration, filament } from '../lib/format.ts';
-import { attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
+import { analysisProgress, attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
 import { activeTab } from './App.tsx';
 
@@ -80,6 +80,11 @@ export function FilesPanel() {
     activeTab.value = 'preview';
   };
 
+  const analysing = (path: string): string => {
+    const fraction = analysisProgress.value[path];
+    return fraction === undefined ? 'pending' : `analysing, ${Math.floor(fraction * 100)} %`;
+  };
+
   const crumbs = folder ? folder.split('/') : [];
   const row = (e: FileEntry) => {
     const isSel = selected?.origin === e.origin && (selected.path ?? selected.name) === e.path;
@@ -114,7 +119,7 @@ export function FilesPanel() {
                 <dt>Estimated time</dt><dd>{duration(a.estimatedPrintTime)}</dd>
                 <dt>Filament</dt><dd>{filament(a.filament as Record<string, unknown>)}</dd>
                 {a.dimensions && <><dt>Size</dt><dd>{a.dimensions.width.toFixed(1)} × {a.dimensions.depth.toFixed(1)} × {a.dimensions.height.toFixed(1)} mm</dd></>}
-              </> : e.origin === 'local' ? <><dt>Analysis</dt><dd class="muted">pending</dd></> : null}
+              </> : e.origin === 'local' ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path)}</dd></> : null}
               {e.prints && <><dt>Prints</dt><dd>{e.prints.success} ok, {e.prints.failure} failed</dd></>}
             </dl>
             <div class="buttons">

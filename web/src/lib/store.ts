@@ -22,6 +22,8 @@ export const job = signal<JobInfo | null>(null);
 export const progress = signal<Progress | null>(null);
 export const currentZ = signal<number | null>(null);
 export const busyFiles = signal<{ origin: string; path: string }[]>([]);
+/** Fraction done of local files being analysed (from the server's analysisProgress messages), by path. */
+export const analysisProgress = signal<Record<string, number>>({});
 export const settings = signal<Settings | null>(null);
 export const connection = signal<ConnectionInfo | null>(null);
 export const profiles = signal<Record<string, PrinterProfile>>({});
@@ -188,6 +190,10 @@ function onPush(type: string, payload: unknown): void {
     case 'event': {
       const ev = payload as { type: string; payload: Record<string, unknown> | null };
       if (FILE_EVENTS.has(ev.type)) reloadFilesSoon();
+      if (ev.type === 'MetadataAnalysisFinished' && typeof ev.payload?.path === 'string') {
+        const { [ev.payload.path]: _done, ...rest } = analysisProgress.value;
+        analysisProgress.value = rest;
+      }
       if (CONNECTION_EVENTS.has(ev.type)) reloadConnectionSoon();
       if (PROFILE_EVENTS.has(ev.type)) void quiet(loadProfiles());
       if (ev.type === 'SettingsUpdated') void quiet(loadSettings());
@@ -196,6 +202,11 @@ function onPush(type: string, payload: unknown): void {
     }
     case 'plugin': {
       const msg = payload as { plugin: string; data: { type?: string } & Partial<AppKeyRequest> };
+      if (msg.plugin === 'gantry' && msg.data.type === 'analysisProgress') {
+        const { path, progress: fraction } = msg.data as unknown as { path: string; progress: number };
+        analysisProgress.value = { ...analysisProgress.value, [path]: fraction };
+        break;
+      }
       if (msg.plugin !== 'appkeys') break;
       if (msg.data.type === 'request_access' && msg.data.user_token && can('PLUGIN_APPKEYS_GRANT')) {
         addAppKeyRequest({ app_name: msg.data.app_name ?? 'An application', user_token: msg.data.user_token, user_id: msg.data.user_id ?? null });

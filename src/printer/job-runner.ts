@@ -260,16 +260,18 @@ export class JobRunner implements JobControl, FileUsage {
         void p.finally(() => this.pending.delete(p));
       },
     };
+    // Job scripts whatever the origin (serial-protocol §15.7 makes no exception for SD prints).
+    const [prologue, epilogue] = await Promise.all([this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
     if (file.origin === 'sdcard') {
       const pausePosition = this.deps.sdPausePosition?.() ?? { log: true, waitSeconds: 10 };
       stream = new SdJob(this.deps.printer, file.path, listener, {
         pollSeconds: this.deps.sdPollInterval?.() ?? 1, logPositionOnPause: pausePosition.log, positionLogWaitMs: pausePosition.waitSeconds * 1000,
+        prologue, epilogue,
       });
     } else {
       const abs = await this.deps.files.absolutePath(file.path);
       const size = (await stat(abs)).size;
       file.size = size;
-      const [prologue, epilogue] = await Promise.all([this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
       job.positionOnCancel = this.deps.logPositionOnCancel?.() ?? false;
       const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
       stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs), estimator), listener, { prologue, epilogue, onCancel });
@@ -479,6 +481,7 @@ export class JobRunner implements JobControl, FileUsage {
   stateText(): string {
     const job = this.job;
     if (job?.stream instanceof SdJob) {
+      if (this.deps.printer.state().id === 'FINISHING') return this.deps.printer.state().text;
       return job.state === 'paused' ? 'Paused' : job.state === 'cancelling' ? 'Cancelling' : job.state === 'pausing' ? 'Pausing' : 'Printing from SD';
     }
     return this.deps.printer.state().text;

@@ -17,6 +17,12 @@ export interface SdJobOptions {
   logPositionOnPause: boolean;
   /** serial.timeout.positionLogWait in ms: the longest a pause waits for that position. */
   positionLogWaitMs: number;
+  /** beforePrintStarted: sent ahead of M23/M24, so the firmware runs it before the file. */
+  prologue?: string[];
+  /** afterPrintDone: sent with M400 once the firmware says `Done printing file`; the job is done when they are answered. */
+  epilogue?: string[];
+  /** The longest Finishing waits for the epilogue's answers (ms). */
+  finishWaitMs?: number;
 }
 
 const PROGRESS = /SD printing byte (\d+)\/(\d+)/;
@@ -29,7 +35,7 @@ export class SdJob {
   size = 0;
   readonly done: Promise<JobOutcome>;
   private resolveDone!: (o: JobOutcome) => void;
-  private phase: 'starting' | 'printing' | 'pausing' | 'paused' | 'ended' = 'starting';
+  private phase: 'starting' | 'printing' | 'pausing' | 'paused' | 'finishing' | 'ended' = 'starting';
   private poll: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private notPrinting = 0;
@@ -45,7 +51,7 @@ export class SdJob {
     });
     const stopWatching = this.printer.watchReplies((line) => this.onReply(line));
     this.unsubscribe = () => { unsubscribe(); stopWatching(); };
-    this.printer.commands([`M23 /${this.name}`, 'M24']);
+    this.printer.commands([...(this.opts.prologue ?? []), `M23 /${this.name}`, 'M24']);
     this.phase = 'printing';
     this.printer.setSdPrintState?.('PRINTING');
     this.listener.stateChanged?.('PRINTING');
@@ -67,7 +73,7 @@ export class SdJob {
       this.size = total;
       this.listener.progress?.(pos);
     } else if (line.startsWith('Done printing file')) {
-      this.end('done');
+      void this.finish();
     } else if (line.startsWith('Not SD printing')) {
       this.onNotPrinting();
     } else if (/^open failed/i.test(line)) {
@@ -78,6 +84,20 @@ export class SdJob {
   private onNotPrinting(): void {
     if (this.phase !== 'printing') return;
     if (++this.notPrinting > MAX_NOT_PRINTING) this.end('cancelled');
+  }
+
+  /** Finishing as for a streamed job: M400 and afterPrintDone, Operational once they are answered. */
+  private async finish(): Promise<void> {
+    if (this.phase !== 'printing' && this.phase !== 'pausing' && this.phase !== 'paused') return;
+    this.phase = 'finishing';
+    if (this.size > 0) this.filepos = this.size;
+    this.printer.setSdPrintState?.('FINISHING');
+    this.listener.stateChanged?.('FINISHING');
+    if (this.printer.isOperational()) {
+      this.printer.commands(['M400', ...(this.opts.epilogue ?? [])]);
+      await this.printer.settled(this.opts.finishWaitMs ?? 60_000);
+    }
+    this.end('done');
   }
 
   async pause(byFirmware = false): Promise<void> {

@@ -244,3 +244,49 @@ test('SD card: uploads get a fresh 8.3 name, or keep their own name once the fir
   const third = ((await (await uploadFile(s, 'third_part.gcode', smallGcode(10), [], 'sdcard')).json()) as Json).files.sdcard.name as string;
   assert.match(third, /^[A-Z0-9]{1,6}~\d+\.GCO$/);
 });
+
+test('SD card: an SD print runs the job scripts too — beforePrintStarted before M23/M24, afterPrintPaused, beforePrintResumed, afterPrintCancelled, and afterPrintDone while Finishing', async (t) => {
+  const s = await connectedServer(t, { serial: { timeout: { sdStatus: 0.2 }, terminalLogSize: 5000 }, devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  await waitFor('SD ready', async () => ((await (await s.api('/api/printer/sd')).json()) as Json).ready === true || undefined);
+  assert.equal((await s.api('/api/settings', { method: 'POST', json: { scripts: { gcode: {
+    beforePrintStarted: 'M117 before {{ event.origin }}', afterPrintDone: 'M117 done {{ event.origin }}',
+    afterPrintPaused: 'M117 paused {{ event.origin }}', beforePrintResumed: 'M117 resumed {{ event.origin }}',
+    afterPrintCancelled: 'M117 cancelled {{ event.origin }}',
+  } } } })).status, 200);
+  const log: string[] = [];
+  t.after(s.printer.subscribe({ log: (lines) => { log.push(...lines); } }));
+  const sent = (): string[] => log.filter((l) => l.startsWith('Send: ')).map((l) => l.slice(6).replace(/^N\d+ /, '').replace(/\*\d+$/, ''));
+  const rec = recorder(s);
+  const up = await uploadFile(s, 'scripted.gcode', smallGcode(400), [{ name: 'select', value: 'true' }], 'sdcard');
+  assert.equal(up.status, 201);
+  await waitFor('selected after the transfer', async () => (await job(s)).job.file.origin === 'sdcard' || undefined, 20_000);
+
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('Printing from SD', async () => (await job(s)).state === 'Printing from SD' || undefined, 10_000);
+  // The serial log arrives in batches.
+  await waitFor('beforePrintStarted sent', () => sent().includes('M24') || undefined, 10_000);
+  const before = sent().indexOf('M117 before sdcard');
+  assert.ok(before >= 0, 'beforePrintStarted was sent');
+  assert.ok(before < sent().findIndex((l) => l.startsWith('M23 ')) && before < sent().indexOf('M24'), 'ahead of M23/M24');
+  assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
+  await waitFor('afterPrintPaused', () => sent().includes('M117 paused sdcard') || undefined, 15_000);
+  assert.equal(await jobCommand(s, 'pause', 'resume'), 204);
+  await waitFor('beforePrintResumed', () => sent().includes('M117 resumed sdcard') || undefined, 15_000);
+  const states: string[] = [];
+  t.after(s.printer.subscribe({ state: (st) => { if (states.at(-1) !== st.text) states.push(st.text); } }));
+  await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 60_000);
+  await waitFor('afterPrintDone in the log', () => sent().includes('M117 done sdcard') || undefined, 5_000);
+  const done = sent().indexOf('M117 done sdcard');
+  assert.ok(done > sent().lastIndexOf('M24'), 'afterPrintDone was sent after the print');
+  assert.equal(sent()[done - 1], 'M400', 'after M400, as for a streamed job');
+  assert.deepEqual(states.slice(-2), ['Finishing', 'Operational']);
+  assert.ok(!sent().includes('M117 cancelled sdcard'));
+
+  // A cancelled SD print gets afterPrintCancelled.
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('Printing from SD again', async () => (await job(s)).state === 'Printing from SD' || undefined, 10_000);
+  assert.equal(await jobCommand(s, 'cancel'), 204);
+  await waitFor('afterPrintCancelled', () => sent().includes('M117 cancelled sdcard') || undefined, 15_000);
+  assert.equal(sent().filter((l) => l === 'M117 done sdcard').length, 1);
+  assert.equal(sent().filter((l) => l === 'M117 before sdcard').length, 2);
+});

@@ -93,7 +93,7 @@ export function linkHooks(h: LinkHost): EngineHooks {
       h.notify((l) => l.z?.(z));
     },
     toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
-    action: (name, params) => onAction(h, name, params),
+    action: (name) => onAction(h, name),
     firmwareError: (text, fatal) => {
       log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
     },
@@ -122,7 +122,8 @@ const GCODE_EVENTS: ReadonlyMap<string, 'Home' | 'PowerOn' | 'PowerOff' | 'Dwell
 
 const JOB_ACTIONS: ReadonlySet<string> = new Set<FirmwareJobAction>(['pause', 'paused', 'resume', 'resumed', 'cancel']);
 
-function onAction(h: LinkHost, name: string, params: string): void {
+/** Other actions (notifications, prompts) reach clients as the raw line in `current.messages`. */
+function onAction(h: LinkHost, name: string): void {
   if (JOB_ACTIONS.has(name)) {
     // The job owner runs the same bookkeeping, events and scripts as for the API; a bare stream acts alone.
     if (!h.jobAction(name as FirmwareJobAction)) streamAction(h.job(), name as FirmwareJobAction);

@@ -12,8 +12,11 @@ export class SerialLog {
   private flushTimer: NodeJS.Timeout | null = null;
   private file: WriteStream | null = null;
 
-  /** `deliver` gets the new lines at most every `batchMs` (the push channel's terminal). */
-  constructor(capacity: number, private readonly deliver: (lines: string[]) => void, private readonly batchMs = 100) {
+  /**
+   * `deliver` gets the new lines at most every `batchMs` (the push channel's terminal), and among them the received
+   * ones without their `Recv: ` prefix (the firmware's raw lines).
+   */
+  constructor(capacity: number, private readonly deliver: (lines: string[], received: string[]) => void, private readonly batchMs = 100) {
     this.ring = new Array<string>(Math.max(1, capacity)).fill('');
     this.dirs = new Uint8Array(Math.max(1, capacity));
   }
@@ -30,7 +33,12 @@ export class SerialLog {
   }
 
   sent(wire: string): void { this.add(wire, 0); }
-  received(line: string): void { this.add(line, 1); }
+  received(line: string): void {
+    this.add(line, 1);
+    // Kept apart from the ring: a burst of sent lines must not push the firmware's own lines out of a batch.
+    this.receivedPending.push(line);
+    if (this.receivedPending.length > 4 * MAX_BATCH) this.receivedPending.splice(0, this.receivedPending.length - MAX_BATCH);
+  }
   info(text: string): void { this.add(text, 2); }
 
   private add(text: string, dir: number): void {
@@ -50,6 +58,7 @@ export class SerialLog {
   }
 
   private unflushed = 0;
+  private receivedPending: string[] = [];
 
   private flush(): void {
     this.flushTimer = null;
@@ -59,9 +68,11 @@ export class SerialLog {
     }
     this.pending = [];
     // The terminal gets the newest lines of the batch (at most what the ring holds).
-    const n = Math.min(this.unflushed, this.size, 300);
+    const n = Math.min(this.unflushed, this.size, MAX_BATCH);
     this.unflushed = 0;
-    if (n > 0) this.deliver(this.newest(n));
+    const r = this.receivedPending;
+    this.receivedPending = [];
+    if (n > 0) this.deliver(this.newest(n), r.length > MAX_BATCH ? r.slice(-MAX_BATCH) : r);
   }
 
   private newest(n: number): string[] {
@@ -85,5 +96,8 @@ export class SerialLog {
     this.file = null;
   }
 }
+
+/** Lines handed on per batch, of each kind: the newest when more arrived (what a terminal and `history` show). */
+const MAX_BATCH = 300;
 
 const format = (text: string, dir: number): string => (dir === 0 ? `Send: ${text}` : dir === 1 ? `Recv: ${text}` : text);

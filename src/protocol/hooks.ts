@@ -46,7 +46,7 @@ export interface EngineHooks {
   commandSuppressed?(cmd: string, reason: string): void;
   printerReset?(): void;
   emergencyStop?(): void;
-  /** Informational text (`echo:` lines, M117 echoes, `//` messages). */
+  /** The link's own notices (timeouts, port detection, internal errors); firmware lines come through `received`. */
   message?(text: string): void;
   invalidTool?(tool: number, fallback: number): void;
 }

@@ -83,7 +83,7 @@ export class ReplyRouter {
       if (/^\/\/\s*action:/.test(line)) {
         const a = parseAction(line);
         this.hooks.action?.(a.name, a.params);
-      } else this.hooks.message?.(line.slice(2).trim());
+      }
       return;
     }
     if (line.startsWith('Target')) {
@@ -99,10 +99,6 @@ export class ReplyRouter {
       this.hooks.sdReply?.(sd);
       return;
     }
-    if (/invalid extruder/i.test(line)) {
-      this.host.invalidTool();
-      return;
-    }
-    if (line.startsWith('echo:')) this.hooks.message?.(line.slice(5).trim());
+    if (/invalid extruder/i.test(line)) this.host.invalidTool();
   }
 }

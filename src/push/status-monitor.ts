@@ -1,4 +1,4 @@
-// Printer status monitor for the push channel: gathers temperatures, terminal lines and firmware messages as they
+// Printer status monitor for the push channel: gathers temperatures, terminal lines and raw firmware lines as they
 // arrive and turns them, every tick, into one shared delta (the basis of every client's `current`).
 import type { TemperatureHistoryEntry } from '../printer/types.ts';
 import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
@@ -71,9 +71,9 @@ export class StatusMonitor {
         pushCapped(this.recentLogs, lines, HISTORY_LINES);
         pushCapped(this.tickLogs, lines, MAX_LINES_PER_TICK);
       },
-      message: (text) => {
-        pushCapped(this.recentMessages, [text], HISTORY_LINES);
-        pushCapped(this.tickMessages, [text], MAX_LINES_PER_TICK);
+      messages: (lines) => {
+        pushCapped(this.recentMessages, lines, HISTORY_LINES);
+        pushCapped(this.tickMessages, lines, MAX_LINES_PER_TICK);
       },
     });
   }

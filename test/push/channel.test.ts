@@ -167,7 +167,7 @@ test('throttle, subscribe filters and the temperature/terminal batching of curre
   while (Date.now() - start < 6000) {
     sp.printer.temperature(100 + i, 40);
     sp.printer.log(`Send: N${i} G1 X${i}`, `Recv: ok ${i}`);
-    if (i % 10 === 0) sp.printer.message(`message ${i}`);
+    if (i % 10 === 0) sp.printer.received(`echo:message ${i}`);
     i++;
     await sleep(100);
   }

@@ -40,8 +40,9 @@ export class ScriptedPrinter implements PrinterStatusSource {
   log(...lines: string[]): void {
     for (const l of this.listeners) l.log?.(lines);
   }
-  message(text: string): void {
-    for (const l of this.listeners) l.message?.(text);
+  /** Raw lines as the firmware sent them. */
+  received(...lines: string[]): void {
+    for (const l of this.listeners) l.messages?.(lines);
   }
 }
 

@@ -1,6 +1,6 @@
-// Push channel end to end with the built-in virtual printer: temperatures and serial lines reach authenticated
-// clients through `current`, events of the link arrive as `event`, and clients without the terminal permission see
-// the status but no serial lines.
+// Push channel end to end with the built-in virtual printer: temperatures, serial lines and the firmware's raw lines
+// reach authenticated clients through `current`, events of the link arrive as `event`, and clients without the
+// terminal permission see the status but no serial lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
@@ -50,4 +50,45 @@ test('temperatures and serial lines of the virtual printer arrive through curren
 
   assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'disconnect' } })).status, 204);
   await c.next('event', (e: { type: string }) => e.type === 'Disconnected', { timeoutMs: 20_000 });
+});
+
+test('current.messages carries the raw lines the firmware sent (history: the newest 300)', async (t) => {
+  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0 } } } });
+  const { auth } = await userWithKey(server, 'raw-reader');
+  const c = await rawClient(server);
+  t.after(() => c.close());
+  c.send({ auth });
+  await c.next('history');
+  const res = await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200 } });
+  assert.equal(res.status, 204);
+  await c.next('event', (e: { type: string }) => e.type === 'Connected', { timeoutMs: 20_000 });
+
+  assert.equal((await server.api('/api/printer/command', { method: 'POST', json: { commands: ['M117 raw line check', 'G28', 'M114'] } })).status, 204);
+  type WithLines = { logs?: string[]; messages?: string[] };
+  await c.next('current', (x: WithLines) => !!x.messages?.some((m) => m.startsWith('X:')), { timeoutMs: 20_000 });
+  const currents = c.ofType('current') as WithLines[];
+  const messages = currents.flatMap((x) => x.messages ?? []);
+  const received = currents.flatMap((x) => x.logs ?? []).filter((l) => l.startsWith('Recv: ')).map((l) => l.slice(6));
+  // Every received line, unchanged and in order (echo: kept, no Recv: prefix), and nothing the host made up itself.
+  assert.deepEqual(messages, received);
+  assert.ok(messages.includes('echo:raw line check'), messages.join(' | '));
+  assert.ok(messages.includes('ok'));
+  assert.ok(messages.some((m) => /^X:0\.00 Y:0\.00 Z:0\.00 E:/.test(m)), messages.join(' | '));
+  assert.ok(messages.some((m) => m.startsWith('FIRMWARE_NAME:')), 'the M115 answer of the handshake');
+  assert.ok(!messages.some((m) => m.startsWith('Send:') || m.startsWith('Recv:') || m.startsWith('Changing monitoring state')));
+
+  // 400 more replies: a client arriving now gets the newest 300 raw lines in its history.
+  const many = Array.from({ length: 200 }, (_, i) => `M117 flood ${i}`);
+  assert.equal((await server.api('/api/printer/command', { method: 'POST', json: { commands: many } })).status, 204);
+  await c.next('current', (x: WithLines) => !!x.messages?.includes('echo:flood 199'), { timeoutMs: 20_000 });
+  const late = await rawClient(server);
+  t.after(() => late.close());
+  late.send({ auth });
+  const history = (await late.next('history')) as { messages: string[] };
+  assert.equal(history.messages.length, 300);
+  // The newest lines (temperature polls may have come after the flood).
+  const last = history.messages.lastIndexOf('echo:flood 199');
+  assert.ok(last > 250, `flood ends at ${last}`);
+  assert.equal(history.messages[last + 1], 'ok');
+  assert.ok(!history.messages.includes('echo:raw line check'), 'older lines dropped');
 });

@@ -59,6 +59,8 @@ interface ActiveJob {
   positionOnCancel: boolean;
   /** Set by cancel: resolves once the afterPrintCancelled script is queued (restart waits for it). */
   cancelled?: Promise<void>;
+  /** Set when the stream ends: resolves once history, statistics and the last Print* event are done. */
+  finished?: Promise<void>;
 }
 
 const NULL_POSITION: EventPosition = { x: null, y: null, z: null, e: null, t: null, f: null };
@@ -178,8 +180,10 @@ export class JobRunner implements JobControl, FileUsage {
         if (!paused || paused.state !== 'paused') throw conflict('Can only restart a paused job');
         await this.cancel(user);
         await paused.stream.done;
-        // The cancelled job's afterPrintCancelled lines must be queued before the new job's.
+        // The cancelled job's afterPrintCancelled lines must be queued before the new job's, and its PrintFailed
+        // come before the new PrintStarted.
         await paused.cancelled;
+        await paused.finished;
         return this.startJob(user);
       }
       default: {
@@ -256,6 +260,7 @@ export class JobRunner implements JobControl, FileUsage {
       stateChanged: (s: string) => this.onState(job, s),
       finished: (outcome: JobOutcome, pos: number, error?: string) => {
         const p = this.onFinished(job, outcome, pos, error);
+        job.finished = p;
         this.pending.add(p);
         void p.finally(() => this.pending.delete(p));
       },
@@ -391,6 +396,7 @@ export class JobRunner implements JobControl, FileUsage {
     if (this.job === job) this.job = undefined;
     this.deps.files.printingChanged(false);
     const profile = this.deps.printer.profile().id;
+    let failedAfterStatistics: JobEventPayload & { time: number; reason: 'cancelled'; position: EventPosition } | undefined;
     if (outcome === 'done') {
       this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0 };
       this.deps.events.emit('ChartMarked', { type: 'done', label: 'Done' });
@@ -402,8 +408,9 @@ export class JobRunner implements JobControl, FileUsage {
       const cancelled = { ...base, time, reason: 'cancelled' as const, position };
       this.deps.events.emit('PrintCancelled', cancelled);
       this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
-      // OctoPrint repeats the cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
-      this.deps.events.emit('PrintFailed', { ...cancelled, position: { ...position } });
+      // events.md: PrintCancelled → ChartMarked → MetadataStatisticsUpdated → PrintFailed. OctoPrint repeats the
+      // cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
+      failedAfterStatistics = { ...cancelled, position: { ...position } };
     } else {
       this.lastProgress = this.progressOf(job);
       this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error' });
@@ -420,6 +427,8 @@ export class JobRunner implements JobControl, FileUsage {
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'print history not recorded');
+    } finally {
+      if (failedAfterStatistics) this.deps.events.emit('PrintFailed', failedAfterStatistics);
     }
   }
 

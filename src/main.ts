@@ -213,7 +213,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
-  app.addHook('preClose', async () => { push.detach(); });
+  app.addHook('preClose', () => push.detach());
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
   await app.listen({ host, port });

@@ -38,6 +38,11 @@ export interface EventSubscriptionsDeps {
 }
 
 const OWNER = 'event-subscriptions';
+/**
+ * At stop, commands run for `Shutdown` (the event exists for them) may finish for this long, within their own timeout;
+ * everything else is killed at once.
+ */
+export const SHUTDOWN_GRACE_MS = 5000;
 const MAX_RUNNING = 4;
 const MAX_QUEUED = 100;
 const MAX_OUTPUT = 16 * 1024;
@@ -84,16 +89,20 @@ export function splitArgs(line: string): string[] {
 
 export class EventSubscriptions {
   private byEvent = new Map<string, Subscription[]>();
-  private running = new Set<ChildProcess>();
-  private queue: Array<() => Promise<void>> = [];
+  /** Running commands and the event they run for. */
+  private running = new Map<ChildProcess, string>();
+  private queue: Array<{ event: string; job: () => Promise<void> }> = [];
   private active = 0;
   private offConfig: (() => void) | undefined;
   private stopped = false;
+  /** Stopping: only `Shutdown` work may still start and run. */
+  private draining = false;
+  private idle: Array<() => void> = [];
 
   constructor(private readonly deps: EventSubscriptionsDeps) {}
 
   async start(): Promise<void> {
-    this.stopped = false;
+    this.stopped = this.draining = false;
     this.load();
     this.offConfig = this.deps.config.onChange((next, prev) => {
       if (next.events !== prev.events) this.load();
@@ -102,11 +111,26 @@ export class EventSubscriptions {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.deps.events.removeOwner(OWNER);
     this.offConfig?.();
+    this.draining = true;
+    this.queue = this.queue.filter((q) => q.event === 'Shutdown');
+    for (const [p, event] of this.running) if (event !== 'Shutdown') killTree(p);
+    if (this.active > 0) {
+      const graceMs = Math.min(SHUTDOWN_GRACE_MS, this.deps.config.current.events.commandTimeout * 1000);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((r) => this.idle.push(r)),
+        new Promise<void>((r) => { timer = setTimeout(r, graceMs); }),
+      ]);
+      clearTimeout(timer);
+    }
+    this.stopped = true;
     this.queue = [];
-    for (const p of this.running) killTree(p);
+    for (const [p, event] of this.running) {
+      this.deps.logger.warn({ event, pid: p.pid }, 'event command still running at shutdown; killed');
+      killTree(p);
+    }
     this.running.clear();
   }
 
@@ -188,7 +212,7 @@ export class EventSubscriptions {
       if (!lines.length) continue;
       if (sub.debug) this.deps.logger.info({ event: name, type: sub.type, commands: lines }, 'event subscription triggered');
       if (sub.type === 'gcode') this.sendGcode(name, lines);
-      else this.enqueue(() => this.runSystem(name, sub, lines));
+      else this.enqueue(name, () => this.runSystem(name, sub, lines));
     }
   }
 
@@ -206,30 +230,36 @@ export class EventSubscriptions {
     }
   }
 
-  private enqueue(job: () => Promise<void>): void {
+  private enqueue(event: string, job: () => Promise<void>): void {
     if (this.queue.length >= MAX_QUEUED) {
       this.deps.logger.warn('too many event commands waiting; one dropped');
       return;
     }
-    this.queue.push(job);
+    this.queue.push({ event, job });
     this.pump();
   }
 
   private pump(): void {
     while (this.active < MAX_RUNNING && this.queue.length && !this.stopped) {
-      const job = this.queue.shift()!;
+      const { job } = this.queue.shift()!;
       this.active++;
       job().finally(() => {
         this.active--;
         this.pump();
+        if (this.active === 0 && this.queue.length === 0) for (const r of this.idle.splice(0)) r();
       });
     }
+  }
+
+  /** Whether work for this event may still go on (while stopping, only Shutdown's). */
+  private mayRun(event: string): boolean {
+    return !this.stopped && (!this.draining || event === 'Shutdown');
   }
 
   /** A list runs in order; a failing command stops the rest (as OctoPrint does). */
   private async runSystem(event: string, sub: Subscription, lines: string[]): Promise<void> {
     for (const line of lines) {
-      if (this.stopped) return;
+      if (!this.mayRun(event)) return;
       const code = await this.runOne(event, sub, line);
       if (code !== 0) return;
     }
@@ -251,7 +281,7 @@ export class EventSubscriptions {
         resolve(-1);
         return;
       }
-      this.running.add(child);
+      this.running.set(child, event);
       let out = '';
       const collect = (b: Buffer): void => { if (out.length < MAX_OUTPUT) out += b.toString('utf8', 0, Math.min(b.length, MAX_OUTPUT - out.length)); };
       child.stdout?.on('data', collect);

@@ -55,6 +55,9 @@ const SESSION_KEEPALIVE_MS = 60_000;
  */
 const EVENT_BATCH_MS = 100;
 
+/** How long closing connections may take to deliver what they were sent (at shutdown). */
+const CLOSE_GRACE_MS = 1000;
+
 interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined }
 
 export class PushService {
@@ -111,14 +114,23 @@ export class PushService {
     });
   }
 
-  /** Closes every push connection (before the HTTP server closes: upgraded sockets would keep it open). */
-  detach(): void {
-    this.transports?.close();
+  /**
+   * Closes every push connection (before the HTTP server closes: upgraded sockets would keep it open). Events still
+   * waiting for their batch go out first, so clients see `Shutdown`, and the sockets get a moment to receive them.
+   */
+  async detach(): Promise<void> {
+    const transports = this.transports;
     this.transports = undefined;
+    if (!transports) return;
+    if (this.eventFlush) {
+      clearTimeout(this.eventFlush);
+      this.flushEvents();
+    }
+    await transports.close(CLOSE_GRACE_MS);
   }
 
   async stop(): Promise<void> {
-    this.detach();
+    await this.detach();
     if (this.timer) clearInterval(this.timer);
     if (this.keepalive) clearInterval(this.keepalive);
     if (this.eventFlush) clearTimeout(this.eventFlush);

@@ -149,8 +149,11 @@ function refuseUpgrade(socket: Duplex, status: string): void {
 }
 
 export interface AttachedTransports {
-  /** Close every open push connection and detach from the server. */
-  close(): void;
+  /**
+   * Detach from the server and close every open push connection: politely (what was sent still arrives) for up to
+   * `graceMs`, then at once.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -219,8 +222,20 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
   server.on('upgrade', onUpgrade);
 
   return {
-    close() {
+    async close(graceMs = 0) {
       server.off('upgrade', onUpgrade);
+      if (graceMs > 0 && open.size > 0) {
+        const allClosed = new Promise<void>((resolve) => {
+          let left = open.size;
+          for (const c of [...open]) {
+            c.onClose(() => { if (--left === 0) resolve(); });
+            try { c.close(1001, 'Server shutting down'); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
+          }
+        });
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([allClosed, new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
+        clearTimeout(timer);
+      }
       for (const c of [...open]) {
         try { c.terminate(); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
       }

@@ -319,3 +319,19 @@ test('connected.config_hash is the hash SettingsUpdated announces, and changes e
   t.after(() => after.close());
   assert.equal(((await after.next('connected')) as { config_hash: string }).config_hash, ev.payload.config_hash);
 });
+
+test('Shutdown reaches connected push clients before their connections close', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'witness');
+  const raw = await rawClient(server);
+  const sjs = await sockjsClient(server);
+  for (const c of [raw, sjs]) c.send({ auth });
+  await Promise.all([raw.next('history'), sjs.next('history')]);
+  await server.stop();
+  await Promise.all([raw.closed, sjs.closed]);
+  for (const c of [raw, sjs]) {
+    const ev = (await c.next('event', (e: { type: string }) => e.type === 'Shutdown', { timeoutMs: 100 })) as { payload: unknown };
+    assert.equal(ev.payload, null);
+  }
+  assert.equal(raw.ws.readyState, raw.ws.CLOSED);
+});

@@ -182,3 +182,27 @@ test('events.enabled: false runs no subscription', async (t) => {
   server.events.emit('PrinterProfileModified', { identifier: 'y' });
   assert.equal(await waitFor(join(dir, 'off')), 'ran\n');
 });
+
+test('commands run for Shutdown get a bounded grace period at stop; others are killed at once', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { subscriptions: [
+    { event: 'Shutdown', type: 'system', shell: true, command: `sleep 1; echo finished > ${dir}/shutdown-done` },
+    { event: 'Shutdown', type: 'system', shell: true, command: `echo $$ > ${dir}/stuck-pid; sleep 60; touch ${dir}/stuck-late` },
+    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo $$ > ${dir}/other-pid; sleep 60` },
+  ] } } });
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  const otherPid = Number((await waitFor(join(dir, 'other-pid'))).trim());
+  const started = Date.now();
+  await server.stop();
+  const took = Date.now() - started;
+  assert.equal(await readFile(join(dir, 'shutdown-done'), 'utf8'), 'finished\n', 'the Shutdown command was allowed to finish');
+  // The stuck one was given the grace period (5 s), then killed; stop() did not wait for it beyond that.
+  assert.ok(took >= 4500 && took < 9000, `stop took ${took} ms`);
+  const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  const stuckPid = Number((await readFile(join(dir, 'stuck-pid'), 'utf8')).trim());
+  await sleep(200);
+  assert.equal(alive(stuckPid), false);
+  assert.equal(alive(otherPid), false);
+  assert.equal(await exists(join(dir, 'stuck-late')), false);
+});

@@ -398,7 +398,7 @@ export class JobRunner implements JobControl, FileUsage {
     const profile = this.deps.printer.profile().id;
     let failedAfterStatistics: JobEventPayload & { time: number; reason: 'cancelled'; position: EventPosition } | undefined;
     if (outcome === 'done') {
-      this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0 };
+      this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0, printTimeLeftOrigin: null };
       this.deps.events.emit('ChartMarked', { type: 'done', label: 'Done' });
       this.deps.events.emit('PrintDone', { ...base, time });
     } else if (outcome === 'cancelled') {
@@ -477,7 +477,8 @@ export class JobRunner implements JobControl, FileUsage {
     const analysis = file.analysis;
     return {
       file,
-      estimatedPrintTime: analysis?.estimatedPrintTime ?? null,
+      // The statistical total of gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
+      estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
       averagePrintTime: stats.average,
       lastPrintTime: stats.last,
       filament: analysis?.filament ?? null,

@@ -76,7 +76,8 @@ export class ProgressEstimator {
   }
 
   timeLeft(filepos: number, printTime: number): TimeLeft {
-    if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: this.m73 ? 'estimate' : this.priorOrigin() ?? 'linear' };
+    // gcode-analysis.md §6.1: at progress 1 nothing is left and nothing was estimated.
+    if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: null };
     if (this.m73?.remainingMin !== undefined) {
       // The slicer's remaining time, counted down since the line was reached.
       const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime);

@@ -66,6 +66,16 @@ test('an average of earlier prints is preferred to the analysis; without either 
   assert.deepEqual(lin.timeLeft(25, 100), { seconds: 300, origin: 'linear' });
 });
 
+test('at progress 1 the time left is 0 with no origin (gcode-analysis.md §6.1), whatever the prior or M73', () => {
+  assert.deepEqual(new ProgressEstimator({ size: 100, analysisTime: 50 }).timeLeft(100, 60), { seconds: 0, origin: null });
+  assert.deepEqual(new ProgressEstimator({ size: 100, averageTime: 50 }).timeLeft(100, 60), { seconds: 0, origin: null });
+  assert.deepEqual(new ProgressEstimator({ size: 100 }).timeLeft(100, 60), { seconds: 0, origin: null });
+  const m73 = new ProgressEstimator({ size: 100, analysisTime: 50 });
+  m73.noteM73({ offset: 90, percent: 99, remainingMin: 1 });
+  m73.advance(100, 60);
+  assert.deepEqual(m73.timeLeft(100, 60), { seconds: 0, origin: null });
+});
+
 test('M73 progress lines from the file take over once the print passes them', () => {
   assert.deepEqual(parseM73('M73 P12 R34'), { percent: 12, remainingMin: 34 });
   assert.deepEqual(parseM73('m73 p5'), { percent: 5, remainingMin: undefined });

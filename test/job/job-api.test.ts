@@ -63,6 +63,12 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   const after = await job(s);
   assert.equal(after.progress.completion, 100);
   assert.equal(after.progress.printTimeLeft, 0);
+  assert.equal(after.progress.printTimeLeftOrigin, null, 'progress 1: nothing left, no origin');
+  // estimatedPrintTime is the statistical total: the average of earlier prints once there is one, not the analysis.
+  const statistical = await waitFor('averagePrintTime', async () => { const j = await job(s); return j.job.averagePrintTime !== null ? j : undefined; });
+  assert.equal(statistical.job.estimatedPrintTime, statistical.job.averagePrintTime);
+  assert.equal(statistical.job.averagePrintTime, done.time);
+  assert.notEqual(statistical.job.estimatedPrintTime, analysed.job.estimatedPrintTime);
   assert.equal(after.progress.filepos, Buffer.byteLength(smallGcode(60, true)));
   await waitFor('statistics', async () => ((await (await s.api('/api/files/local/small.gcode')).json()) as Json).prints || undefined);
   const entry = await (await s.api('/api/files/local/small.gcode')).json() as Json;
@@ -178,9 +184,16 @@ test('paused: toggle resumes, no action resumes, cancel from paused ends the job
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
   const rec = recorder(s);
   assert.equal((await uploadFile(s, 'long.gcode', smallGcode(3000), [{ name: 'select', value: 'true' }])).status, 201);
+  const analysis = await waitFor('analysis', async () => { const e = (await job(s)).job.estimatedPrintTime; return typeof e === 'number' ? e : undefined; }, 20_000);
   assert.equal(await jobCommand(s, 'start'), 204);
   const state = async () => (await job(s)).state as string;
   await waitFor('Printing', async () => (await state()) === 'Printing' || undefined, 20_000);
+  // Mid-print the time left comes from the analysis, blended with the observed rate once some is done.
+  const mid = await waitFor('progress', async () => { const j = await job(s); return (j.progress.filepos ?? 0) > 0 ? j : undefined; }, 20_000);
+  assert.ok(mid.progress.completion > 0 && mid.progress.completion < 100);
+  assert.equal(typeof mid.progress.printTimeLeft, 'number');
+  assert.ok(mid.progress.printTimeLeft <= analysis + 1, `${mid.progress.printTimeLeft} s left of ${analysis}`);
+  assert.ok(['analysis', 'mixed-analysis'].includes(mid.progress.printTimeLeftOrigin), mid.progress.printTimeLeftOrigin);
   for (const resumeWith of ['toggle', undefined]) {
     assert.equal(await jobCommand(s, 'pause', 'pause'), 204);
     await waitFor('Paused', async () => (await state()) === 'Paused' || undefined, 20_000);

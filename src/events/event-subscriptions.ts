@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { ConfigStore } from '../config/config-store.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
+import { PAYLOADLESS_EVENTS } from '../core/events.ts';
 import { formatCommand, pyIsoNow, pyRepr, UnknownPlaceholderError } from './placeholders.ts';
 
 /** What placeholders read besides the payload (printer and job services; absent parts give the documented defaults). */
@@ -173,7 +174,8 @@ export class EventSubscriptions {
     const file = ctx?.selectedFile();
     const z = ctx?.currentZ() ?? null;
     const progress = ctx?.progress() ?? null;
-    const data = payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
+    // Events documented without a payload are emitted with `{}`; commands see no payload (`{__data}` is None).
+    const data = !PAYLOADLESS_EVENTS.has(name) && payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
     let json: string;
     try {
       json = data ? JSON.stringify(data) : '{}';

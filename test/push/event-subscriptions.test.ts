@@ -206,3 +206,16 @@ test('commands run for Shutdown get a bounded grace period at stop; others are k
   assert.equal(alive(otherPid), false);
   assert.equal(await exists(join(dir, 'stuck-late')), false);
 });
+
+test('events without a payload give {__data} None and {__json} {}; others their repr and JSON', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { subscriptions: [
+    { event: ['Home', 'ToolChange'], type: 'system', shell: true, command: `printf '%s|%s\\n' "{__data}" '{__json}' > ${dir}/{__eventname}` },
+  ] } } });
+  // As the printer link emits them.
+  server.events.emit('Home', {});
+  server.events.emit('ToolChange', { old: 0, new: 1 });
+  assert.equal(await waitFor(join(dir, 'Home')), 'None|{}\n');
+  assert.equal(await waitFor(join(dir, 'ToolChange')), `{'old': 0, 'new': 1}|{"old":0,"new":1}\n`);
+});

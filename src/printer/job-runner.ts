@@ -88,8 +88,8 @@ export class JobRunner implements JobControl, FileUsage {
         // A disconnect drops the selection (OctoPrint fires FileDeselected on disconnect).
         if (s.flags.closedOrError && !this.job && this.selection) this.unselect();
       },
-      jobAction: (action) => {
-        this.onFirmwareAction(action).catch((err: unknown) => this.deps.logger.warn({ err, action }, 'firmware job action failed'));
+      jobAction: (action, firmwareError) => {
+        this.onFirmwareAction(action, firmwareError).catch((err: unknown) => this.deps.logger.warn({ err, action }, 'firmware job action failed'));
       },
     });
   }
@@ -303,7 +303,7 @@ export class JobRunner implements JobControl, FileUsage {
    * `//action:…` from the firmware: what it asks for goes the way of the API (events, scripts); what it reports having
    * done itself (paused, resumed) gets the bookkeeping and events but no commands and no script.
    */
-  private async onFirmwareAction(action: FirmwareJobAction): Promise<void> {
+  private async onFirmwareAction(action: FirmwareJobAction, firmwareError?: string): Promise<void> {
     const job = this.job;
     if (!job || job.state === 'cancelling') return;
     const paused = job.state === 'paused' || job.state === 'pausing';
@@ -322,7 +322,7 @@ export class JobRunner implements JobControl, FileUsage {
         if (paused) await this.resume(null, action === 'resumed');
         return;
       case 'cancel':
-        await this.cancel(null);
+        await this.cancel(null, firmwareError);
     }
   }
 
@@ -346,11 +346,11 @@ export class JobRunner implements JobControl, FileUsage {
     this.deps.events.emit('ChartMarked', { type: 'resume', label: 'Resume' });
   }
 
-  private async cancel(user: string | null): Promise<void> {
+  private async cancel(user: string | null, firmwareError?: string): Promise<void> {
     const job = this.job;
     if (!job || job.state === 'cancelling') return;
     job.state = 'cancelling';
-    this.deps.events.emit('PrintCancelling', this.payload(job, user));
+    this.deps.events.emit('PrintCancelling', { ...this.payload(job, user), ...(firmwareError !== undefined ? { firmwareError } : {}) });
     const ended = job.stream.cancel();
     // Queued after the cancel marker, the script runs once the job's own queue is drained: heaters and motors off.
     // With a position query it waits for the stream's end, so cancel_position is the firmware's answer.

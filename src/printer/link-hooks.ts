@@ -27,8 +27,8 @@ export interface LinkHost {
   runScript(name: string, context: Record<string, unknown>): Promise<boolean>;
   disconnect(): Promise<void>;
   sdRefresh(): void;
-  /** Hands a firmware job action to the job owner; false when nobody listens. */
-  jobAction(action: FirmwareJobAction): boolean;
+  /** Hands a firmware job action to the job owner (a cancel with the firmware error behind it); false when nobody listens. */
+  jobAction(action: FirmwareJobAction, firmwareError?: string): boolean;
 }
 
 export function linkHooks(h: LinkHost): EngineHooks {
@@ -94,6 +94,9 @@ export function linkHooks(h: LinkHost): EngineHooks {
     },
     toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
     action: (name) => onAction(h, name),
+    cancelOnError: (error) => {
+      if (!h.jobAction('cancel', error)) streamAction(h.job(), 'cancel');
+    },
     firmwareError: (text, fatal) => {
       log.info(fatal ? `Firmware error: ${text}` : `Command failed: ${text}`);
     },

@@ -195,7 +195,7 @@ export class PrinterService implements Printer {
       engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
       applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
       runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
-      jobAction: (action) => this.jobAction(action),
+      jobAction: (action, firmwareError) => this.jobAction(action, firmwareError),
     });
     hooks.toolChangeLines = (oldTool, newTool) => {
       try {
@@ -231,12 +231,12 @@ export class PrinterService implements Printer {
     this.notify((l) => l.state?.(s));
   }
 
-  private jobAction(action: FirmwareJobAction): boolean {
+  private jobAction(action: FirmwareJobAction, firmwareError?: string): boolean {
     let handled = false;
     this.notify((l) => {
       if (!l.jobAction) return;
       handled = true;
-      l.jobAction(action);
+      l.jobAction(action, firmwareError);
     });
     return handled;
   }

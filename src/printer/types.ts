@@ -105,7 +105,8 @@ export type FirmwareJobAction = 'pause' | 'paused' | 'resume' | 'resumed' | 'can
 
 export interface PrinterListener {
   /** The job owner (the job runner) acts on it; without one the link pauses/resumes/cancels its stream itself. */
-  jobAction?(action: FirmwareJobAction): void;
+  /** `firmwareError`: the cancel is the host's answer to that firmware error (PrintCancelling.firmwareError). */
+  jobAction?(action: FirmwareJobAction, firmwareError?: string): void;
   state?(snapshot: PrinterStateSnapshot): void;
   /** A new temperature point (also appended to the history). */
   temperature?(entry: TemperatureHistoryEntry): void;

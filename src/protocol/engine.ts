@@ -404,7 +404,7 @@ export class ProtocolEngine extends EngineSender {
         if (this.settings.disconnectOnErrors || /kill\(\) called|fatal:/i.test(text)) {
           this.fail(text, 'firmware', this.settings.sendM112OnError);
         } else {
-          this.hooks.action?.('cancel', `firmware error: ${text}`);
+          this.hooks.cancelOnError?.(text);
         }
     }
   }

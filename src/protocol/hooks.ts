@@ -38,6 +38,8 @@ export interface EngineHooks {
   toolChangeLines?(oldTool: number, newTool: number): ToolChangeLines | null;
   /** `//action:` lines; the job handles pause/resume/cancel itself when a job runs. */
   action?(name: string, params: string): void;
+  /** A firmware error that leaves the link up (serial.disconnectOnErrors off): the job is cancelled because of it. */
+  cancelOnError?(error: string): void;
   /** Firmware error: `fatal` ones also move to Error; others are command failures reported for the UI. */
   firmwareError?(text: string, fatal: boolean): void;
   /** Error moves with a reason (`firmware`, `timeout`, `resend_loop`, `connection`, `autodetect`). */

@@ -54,6 +54,27 @@ test('firmware actions: paused/resumed change the job without scripts, pause/res
   assert.equal(count('PrintCancelling'), 1);
   assert.equal(count('GcodeScriptAfterPrintCancelledRunning'), 1);
   await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
+  // A cancel the firmware asked for is no firmware error.
+  assert.equal(rec.events.find((e) => e.name === 'PrintCancelling')!.payload.firmwareError, undefined);
+});
+
+test('a firmware error that leaves the link up cancels the print, and PrintCancelling carries it as firmwareError', async (t) => {
+  const s = await connectedServer(t, { serial: { disconnectOnErrors: false }, devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
+  const rec = recorder(s);
+  assert.equal((await uploadFile(s, 'corpus.gcode', await readFile(SMALL_GCODE))).status, 201);
+  assert.equal((await s.api('/api/files/local/corpus.gcode', { method: 'POST', json: { command: 'select' } })).status, 204);
+  assert.equal(await jobCommand(s, 'start'), 204);
+  await waitFor('printing past the start', async () => ((await job(s)).progress.filepos ?? 0) > 4000 || undefined, 60_000);
+  const r = await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:send Error:Probing failed' } });
+  assert.equal(r.status, 204);
+  const cancelling = await waitFor('PrintCancelling', () => rec.events.find((e) => e.name === 'PrintCancelling')?.payload, 30_000);
+  assert.equal(cancelling.firmwareError, 'Probing failed');
+  assert.equal(cancelling.path, 'corpus.gcode');
+  await waitFor('PrintCancelled', () => rec.names().includes('PrintCancelled') || undefined, 30_000);
+  await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
+  assert.ok(!rec.names().includes('Disconnected'), 'the link stays up');
+  const failed = await waitFor('PrintFailed', () => rec.events.find((e) => e.name === 'PrintFailed')?.payload, 10_000);
+  assert.equal(failed.reason, 'cancelled');
 });
 
 test('serial.logPositionOnCancel: the cancel queries the position (M400, M114) and PrintCancelled and the script get it', async (t) => {

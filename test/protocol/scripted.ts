@@ -129,6 +129,10 @@ export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: Engi
       else if (name === 'resume') rig.job?.resume();
       else if (name === 'cancel') void rig.job?.cancel();
     },
+    cancelOnError: (error) => {
+      events.push(['cancelOnError', error]);
+      void rig.job?.cancel();
+    },
     firmwareError: record('firmwareError'),
     error: record('error'),
     zChanged: record('zChanged'),

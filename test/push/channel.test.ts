@@ -1,10 +1,11 @@
-// Push channel protocol on the real server: transports, `connected`, passive-login auth, history/current, events,
-// permissions, throttle, subscribe, plugin backlog, reauthRequired and bad client messages.
+// Push channel protocol on the real server: transports incl. SockJS fallbacks, `connected`, auth, history/current,
+// events, permissions, throttle, subscribe, backlog, reauthRequired, session expiry, Shutdown, bad client messages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
 import { rawClient, sockjsClient, userWithKey, passiveLogin, sleep } from './push-clients.ts';
 import { startScriptedPush } from './scripted-printer.ts';
+import { OffsetClock } from '../access/helpers.ts';
 
 test('raw websocket: connected first, nothing private before auth, history then current after auth', async (t) => {
   const server = await startTestServer(t);
@@ -334,4 +335,67 @@ test('Shutdown reaches connected push clients before their connections close', a
     assert.equal(ev.payload, null);
   }
   assert.equal(raw.ws.readyState, raw.ws.CLOSED);
+});
+
+test('SockJS fallback transports (xhr-polling, eventsource, xhr-streaming) get connected, then history and current after auth', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'legacy-browser');
+  for (const transport of ['xhr-polling', 'eventsource', 'xhr-streaming']) {
+    const c = await sockjsClient(server, { transports: [transport] });
+    t.after(() => c.close());
+    assert.equal(c.transport(), transport);
+    const connected = (await c.next('connected')) as { version: string };
+    assert.equal(connected.version, '1.9.3');
+    c.send({ auth });
+    await c.next('history');
+    const current = (await c.next('current')) as { state: { text: string } };
+    assert.equal(typeof current.state.text, 'string');
+    server.events.emit('PrinterProfileModified', { identifier: transport });
+    const ev = (await c.next('event', (e: { type: string }) => e.type === 'PrinterProfileModified')) as { payload: { identifier: string } };
+    assert.equal(ev.payload.identifier, transport);
+  }
+});
+
+test('a session that expires while the socket is open brings reauthRequired stale and ends private messages', async (t) => {
+  const clock = new OffsetClock();
+  const server = await startTestServer(t, { clock });
+  const { auth, key } = await userWithKey(server, 'sleepy');
+  const c = await rawClient(server);
+  t.after(() => c.close());
+  c.send({ auth });
+  await c.next('history');
+  // Idle sessions expire after accessControl.sessionValidityHours (a week); the next session made sweeps them away.
+  clock.advance(8 * 24 * 3600_000);
+  await passiveLogin(server, key);
+  const re = (await c.next('reauthRequired')) as { reason: string };
+  assert.equal(re.reason, 'stale');
+  const mark = c.messages.length;
+  server.events.emit('PrinterProfileAdded', { identifier: 'after-expiry' });
+  await sleep(400);
+  assert.equal(c.messages.slice(mark).filter((m) => 'event' in m || 'current' in m).length, 0);
+  // The old session cannot be used again.
+  c.send({ auth });
+  assert.equal(((await c.next('reauthRequired', undefined, { from: mark })) as { reason: string }).reason, 'stale');
+});
+
+test('subscribe with a plugin list and events: true delivers every event and only the listed plugins', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'picky');
+  const c = await rawClient(server);
+  t.after(() => c.close());
+  c.send({ subscribe: { events: true, plugins: ['wanted', 'also_wanted'] } });
+  c.send({ auth });
+  await c.next('timelapse');
+  server.push.sendPlugin('other', { n: 1 });
+  server.push.sendPlugin('wanted', { n: 2 });
+  server.push.sendPlugin('also_wanted', { n: 3 });
+  server.events.emit('PrinterProfileAdded', { identifier: 'e1' });
+  server.events.emit('UpdatedFiles', { type: 'printables' });
+  await c.next('event', (e: { type: string }) => e.type === 'UpdatedFiles');
+  await sleep(300);
+  assert.deepEqual((c.ofType('plugin') as Array<{ plugin: string; data: { n: number } }>).map((p) => [p.plugin, p.data.n]), [['wanted', 2], ['also_wanted', 3]]);
+  const types = (c.ofType('event') as Array<{ type: string }>).map((e) => e.type);
+  assert.ok(types.includes('PrinterProfileAdded') && types.includes('UpdatedFiles'), types.join(','));
+  // No state was asked for.
+  assert.equal(c.ofType('history').length + c.ofType('current').length, 0);
 });

@@ -95,8 +95,9 @@ export async function rawClient(server: { url: string }, opts: { headers?: Recor
   return Object.assign(rec, { ws });
 }
 
-export async function sockjsClient(server: { url: string }): Promise<PushTestClient & { sock: WebSocket }> {
-  const sock = new SockJS(`${server.url}/sockjs`);
+/** `transports` limits the SockJS client to those (e.g. `['xhr-polling']`); by default it picks the websocket. */
+export async function sockjsClient(server: { url: string }, opts: { transports?: string[] } = {}): Promise<PushTestClient & { sock: WebSocket; transport: () => string }> {
+  const sock = new SockJS(`${server.url}/sockjs`, undefined, opts.transports ? { transports: opts.transports } : {});
   const rec = recorder((t) => sock.send(t), () => sock.close());
   sock.onmessage = (e: { data: unknown }) => {
     // OctoPrint's framing puts objects (not strings) in SockJS frames; the client hands them over parsed.
@@ -107,7 +108,7 @@ export async function sockjsClient(server: { url: string }): Promise<PushTestCli
     sock.onopen = () => resolve();
     sock.onerror = reject;
   });
-  return Object.assign(rec, { sock: sock as unknown as WebSocket });
+  return Object.assign(rec, { sock: sock as unknown as WebSocket, transport: () => (sock as unknown as { transport: string }).transport });
 }
 
 /** Creates a user with a personal API key and logs in passively with it; returns the `auth` value. */

@@ -26,7 +26,11 @@ test('PrintStarted/PrintDone and job progress reach clients during a print while
   const sjs = await sockjsClient(server);
   const stalled = await rawClient(server);
   t.after(() => { raw.close(); sjs.close(); stalled.ws.terminate(); });
+  // The reading clients leave out the plugin messages used below to swamp the stalled one.
+  for (const c of [raw, sjs]) c.send({ subscribe: { state: { logs: true, messages: true }, events: true, plugins: false } });
   for (const c of [raw, sjs, stalled]) c.send({ auth });
+  const closed: string[] = [];
+  server.events.on('test', 'ClientClosed', (p) => closed.push(p.remoteAddress));
   await Promise.all([raw.next('history'), sjs.next('history'), stalled.next('history')]);
   stalled.ws.pause(); // stops reading (ws would resume a socket paused directly once its parser drains)
 
@@ -45,6 +49,9 @@ test('PrintStarted/PrintDone and job progress reach clients during a print while
   assert.equal(started.payload?.path, 'small.gcode');
   assert.equal(started.payload?.origin, 'local');
   assert.equal(started.payload?.size, gcode.length);
+  // Mid-print, 32 MB meant for the stalled client alone: far beyond what the kernel buffers and the server may hold.
+  const blob = 'x'.repeat(500_000);
+  for (let i = 0; i < 64; i++) server.push.sendPlugin('flood', { i, blob });
 
   const done = (await raw.next('event', (e: Ev) => e.type === 'PrintDone', { timeoutMs: 120_000 })) as Ev;
   assert.equal(done.payload?.name, 'small.gcode');
@@ -61,6 +68,15 @@ test('PrintStarted/PrintDone and job progress reach clients during a print while
   }
   const types = (raw.ofType('event') as Ev[]).map((e) => e.type);
   assert.ok(types.indexOf('PrintStarted') < types.indexOf('PrintDone'));
+  assert.ok(!types.includes('PrintFailed'), types.join(','));
+  // The stalled client was dropped; the reading ones are still served.
+  const end = Date.now() + 20_000;
+  while (server.push.clientCount > 2 && Date.now() < end) await sleep(50);
+  assert.equal(server.push.clientCount, 2, 'the stalled client was dropped');
+  assert.equal(closed.length, 1);
+  assert.equal(raw.ofType('plugin').length, 0);
+  server.events.emit('PrinterProfileAdded', { identifier: 'after-drop' });
+  await sjs.next('event', (e: Ev) => e.type === 'PrinterProfileAdded');
 
   let startedTxt = '';
   for (let i = 0; i < 200 && !startedTxt.endsWith('\n'); i++) {

@@ -1,5 +1,5 @@
-// Payloads of the bus events our features produce, raised by the real actions: start-up, analysis, active and passive logins, push
-// auth, position reports and a vanished printer.
+// Payloads of the events our features produce, raised by the real actions: start-up, analysis, active and passive
+// logins, push auth, position reports, a vanished printer, and connect/move/disconnect on the virtual printer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -83,4 +83,40 @@ test('Startup, analysis, login/logout (active and passive), push auth, PositionU
   // The server stays up and says so.
   const conn = await (await s.api('/api/connection')).json() as Json;
   assert.match(conn.current.state, /^(Error|Offline)/);
+});
+
+test('Connecting, FirmwareData, ZChange and Disconnecting from the virtual printer reach push clients with their payloads', async (t) => {
+  const s = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0 } } } });
+  const { auth } = await userWithKey(s, 'watcher');
+  const push = await rawClient(s);
+  t.after(() => push.close());
+  push.send({ auth });
+  await push.next('history');
+  type Ev = { type: string; payload: Json };
+  const ev = (type: string, pred: (e: Ev) => boolean = () => true) =>
+    push.next('event', (e: Ev) => e.type === type && pred(e), { timeoutMs: 20_000 }) as Promise<Ev>;
+
+  assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200 } })).status, 204);
+  const connecting = await ev('Connecting');
+  assert.equal(connecting.payload, null);
+  const firmware = await ev('FirmwareData');
+  assert.equal(firmware.payload.name, 'Marlin 2.1.2 (Gantry virtual printer)');
+  assert.equal(firmware.payload.data.FIRMWARE_NAME, 'Marlin 2.1.2 (Gantry virtual printer)');
+  assert.equal(typeof firmware.payload.data.EXTRUDER_COUNT, 'string');
+  const order = (push.ofType('event') as Ev[]).map((e) => e.type);
+  assert.ok(order.indexOf('Connecting') < order.indexOf('Connected') && order.indexOf('Connected') < order.indexOf('FirmwareData'), order.join(','));
+
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { commands: ['G28', 'G1 Z5 F3000', 'G1 Z7.5'] } })).status, 204);
+  const z5 = await ev('ZChange', (e) => e.payload.new === 5);
+  assert.deepEqual(Object.keys(z5.payload).sort(), ['new', 'old']);
+  assert.ok(z5.payload.old === null || typeof z5.payload.old === 'number');
+  const z75 = await ev('ZChange', (e) => e.payload.new === 7.5);
+  assert.deepEqual(z75.payload, { new: 7.5, old: 5 });
+
+  assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'disconnect' } })).status, 204);
+  const disconnecting = await ev('Disconnecting');
+  assert.equal(disconnecting.payload, null);
+  await ev('Disconnected');
+  const after = (push.ofType('event') as Ev[]).map((e) => e.type);
+  assert.ok(after.lastIndexOf('Disconnecting') < after.lastIndexOf('Disconnected'), after.join(','));
 });

@@ -45,6 +45,8 @@ export interface UploadTarget {
 export class FileService {
   readonly storage: LocalStorage;
   private usage: FileUsage = noUsage;
+  /** Files read by something other than a print (an SD transfer), with how many such readers each. */
+  private readonly held = new Map<string, number>();
   private readonly analysis: AnalysisRunner;
   /** When the listing last changed (ms); Last-Modified of listings. */
   lastModified = Date.now();
@@ -254,9 +256,30 @@ export class FileService {
     return this.storage.folderEntry(parts, 0);
   }
 
+  /** Marks a file in use while something streams it (an SD transfer); returns the release. */
+  hold(path: string): () => void {
+    this.held.set(path, (this.held.get(path) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.held.get(path) ?? 1) - 1;
+      if (n > 0) this.held.set(path, n);
+      else this.held.delete(path);
+    };
+  }
+
+  /**
+   * files-api.md §6/§7: printed, paused or streamed to the SD card. A background analysis does not count: clients
+   * (OctoRest, FDM Monster) delete or move a file right after uploading it, while its analysis runs; it is cancelled.
+   */
+  private busy(path: string): boolean {
+    return this.usage.isInUse('local', path) || this.held.has(path);
+  }
+
   private async inUseBelow(parts: string[], kind: 'file' | 'folder'): Promise<boolean> {
-    if (kind === 'file') return this.usage.isInUse('local', joinPath(parts));
-    return (await this.storage.filesBelow(parts)).some((p) => this.usage.isInUse('local', p));
+    if (kind === 'file') return this.busy(joinPath(parts));
+    return (await this.storage.filesBelow(parts)).some((p) => this.busy(p));
   }
 
   /** Copies or moves a file/folder (OctoPrint's destination rules); returns the new entry. */

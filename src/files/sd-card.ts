@@ -119,8 +119,11 @@ export class SdCardFiles {
     const { events, logger } = this.deps;
     const started = Date.now();
     this.transferring = remote;
+    // The local copy may not be moved or deleted while it is being read.
+    const release = this.deps.files.hold(localPath);
     events.emit('TransferStarted', { path: localPath, local: localPath, remote });
     void this.deps.transfer!(abs, remote).then(async () => {
+      release();
       this.transferring = undefined;
       events.emit('TransferDone', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });
       this.deps.printer.sdRefresh();
@@ -131,6 +134,7 @@ export class SdCardFiles {
         await this.deps.afterTransfer(remote, after);
       }
     }, (err: unknown) => {
+      release();
       this.transferring = undefined;
       logger.warn({ err, remote }, 'SD transfer failed');
       events.emit('TransferFailed', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });

@@ -180,6 +180,11 @@ test('SD card: an upload shows as "Sending file to SD" (not a print) and POST /a
   // Nothing may be selected or started meanwhile.
   assert.equal(await jobCommand(s, 'start'), 409);
   assert.equal(await jobCommand(s, 'pause'), 409);
+  // The local copy is being read: it may be neither deleted nor moved (files-api.md §6, §7).
+  const del = await s.api('/api/files/local/long.gcode', { method: 'DELETE' });
+  assert.equal(del.status, 409);
+  assert.deepEqual(await del.json(), { error: 'Trying to delete a file that is currently in use' });
+  assert.equal((await s.api('/api/files/local/long.gcode', { method: 'POST', json: { command: 'move', destination: 'moved.gcode' } })).status, 409);
 
   assert.equal(await jobCommand(s, 'cancel'), 204);
   const failed = await waitFor('TransferFailed', () => rec.events.find((e) => e.name === 'TransferFailed')?.payload, 20_000);
@@ -199,6 +204,7 @@ test('SD card: an upload shows as "Sending file to SD" (not a print) and POST /a
   const listing = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
   assert.ok(!(listing.files as Json[]).some((f) => f.name.toLowerCase() === remote.toLowerCase()));
   assert.equal(await jobCommand(s, 'cancel'), 409, 'nothing left to cancel');
+  assert.equal((await s.api('/api/files/local/long.gcode', { method: 'DELETE' })).status, 204, 'free again once the transfer ended');
 
   // A transfer that completes goes from Sending straight to Operational (M29 closes it; no Finishing, no M400 in the file).
   const before = rec.events.length;

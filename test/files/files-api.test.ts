@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { multipartBody, GCODE, type FormPart } from './multipart.ts';
+import { cubeStl } from '../helpers/stl.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -281,4 +282,47 @@ test('filter keeps folders and only matching files; /api/files/test sanitize and
   const nx = await (await s.api('/api/files/test', { method: 'POST', json: { command: 'exists', storage: 'local', path: '', filename: 'zz.gcode' } })).json() as Json;
   assert.deepEqual(nx, { exists: false });
   assert.equal((await s.api('/api/files/test', { method: 'POST', json: { command: 'exists', storage: 'local' } })).status, 400);
+});
+
+test('less travelled answers: 403 overwrite without FILES_DELETE, 415 select and 400 analyse of a model, 409 SD upload without a printer, 304 on If-Modified-Since', async (t) => {
+  const s = await startTestServer(t);
+  await s.access.users.addGroup({ key: 'uploaders', name: 'Uploaders', description: 'upload only', permissions: ['FILES_LIST', 'FILES_UPLOAD'], subgroups: [], default: false });
+  await s.access.users.addUser({ name: 'ulla', password: 'ulla-pw-123', groups: ['uploaders'] });
+  const key = await s.access.users.generateUserKey('ulla');
+  const asUlla = (name: string, content: string): Promise<Response> => {
+    const { body, contentType } = multipartBody(fileParts(name, content));
+    return s.api('/api/files/local', { method: 'POST', body, headers: { 'Content-Type': contentType }, key });
+  };
+  assert.equal((await asUlla('mine.gcode', 'G28\n')).status, 201, 'a new file needs only FILES_UPLOAD');
+  const over = await asUlla('mine.gcode', 'G28\nG1 X1\n');
+  assert.equal(over.status, 403);
+  assert.deepEqual(await over.json(), { error: 'File already exists, cannot overwrite due to a lack of permissions' });
+  assert.equal((await s.api('/api/files/local/mine.gcode')).status, 200);
+  assert.equal(((await (await s.api('/api/files/local/mine.gcode')).json()) as Json).size, 4, 'the old content stays');
+  assert.equal((await upload(s, fileParts('mine.gcode', 'G28\nG1 X1\n'))).status, 201, 'the admin (FILES_DELETE) may');
+
+  // A model file (PrusaSlicer is installed, so STL is a known type) is no machine code and no G-code.
+  const model = await upload(s, fileParts('cube.stl', cubeStl(5)));
+  assert.equal(model.status, 201);
+  const select = await s.api('/api/files/local/cube.stl', { method: 'POST', json: { command: 'select' } });
+  assert.equal(select.status, 415);
+  assert.deepEqual(await select.json(), { error: 'Cannot select file for printing, not a machinecode file' });
+  const analyse = await s.api('/api/files/local/cube.stl', { method: 'POST', json: { command: 'analyse' } });
+  assert.equal(analyse.status, 400);
+  assert.deepEqual(await analyse.json(), { error: 'No analysis possible' });
+
+  const sd = await upload(s, fileParts('card.gcode'), 'sdcard');
+  assert.equal(sd.status, 409);
+  assert.deepEqual(await sd.json(), { error: 'Can not upload to SD card, printer is either not operational or already busy' });
+
+  const first = await s.api('/api/files/local');
+  const lastModified = first.headers.get('last-modified') ?? '';
+  assert.ok(lastModified);
+  await first.arrayBuffer();
+  const cached = await s.api('/api/files/local', { headers: { 'If-Modified-Since': lastModified } });
+  assert.equal(cached.status, 304);
+  assert.equal(await cached.text(), '');
+  const older = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+  assert.equal((await s.api('/api/files/local', { headers: { 'If-Modified-Since': older } })).status, 200);
+  assert.equal((await s.api('/api/files/local?force=true', { headers: { 'If-Modified-Since': lastModified } })).status, 200);
 });

@@ -278,3 +278,24 @@ test('after a finished print GET /api/job still describes it; unselect clears it
   assert.equal(await jobCommand(s, 'cancel'), 204);
   await waitFor('Operational after the cancel', async () => (await job(s)).state === 'Operational' || undefined, 20_000);
 });
+
+test('while a file in a folder prints: the folder cannot be deleted, no SD upload; a firmware error shows as GET /api/job error', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
+  assert.equal((await uploadFile(s, 'long.gcode', smallGcode(3000), [{ name: 'path', value: 'batch' }, { name: 'print', value: 'true' }])).status, 201);
+  await waitFor('Printing', async () => (await job(s)).state === 'Printing' || undefined, 20_000);
+  assert.equal((await job(s)).job.file.path, 'batch/long.gcode');
+  const folder = await s.api('/api/files/local/batch', { method: 'DELETE' });
+  assert.equal(folder.status, 409);
+  assert.deepEqual(await folder.json(), { error: 'Trying to delete a folder that contains a file that is currently in use' });
+  const sd = await uploadFile(s, 'card.gcode', 'G28\n', [], 'sdcard');
+  assert.equal(sd.status, 409);
+  assert.deepEqual(await sd.json(), { error: 'Can not upload to SD card, printer is either not operational or already busy' });
+  assert.equal((await job(s)).error, undefined, 'no error field while there is none');
+
+  // A fatal firmware error (serial.disconnectOnErrors is on by default) ends the link; the job keeps the error text.
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:send Error:Heater on fire' } })).status, 204);
+  const failed = await waitFor('error state', async () => { const j = await job(s); return j.error ? j : undefined; }, 20_000);
+  assert.match(failed.error, /Heater on fire/);
+  assert.match(failed.state, /Error|Offline after error/);
+  assert.equal((await s.api('/api/files/local/batch', { method: 'DELETE' })).status, 204, 'nothing prints any more');
+});

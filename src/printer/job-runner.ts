@@ -260,6 +260,8 @@ export class JobRunner implements JobControl, FileUsage {
       stateChanged: (s: string) => this.onState(job, s),
       finished: (outcome: JobOutcome, pos: number, error?: string) => {
         const p = this.onFinished(job, outcome, pos, error);
+        // events.md: PrintDone/PrintFailed and the statistics come before PrinterStateChanged(OPERATIONAL).
+        if (outcome !== 'error') this.deps.printer.holdStateEvents?.(p);
         job.finished = p;
         this.pending.add(p);
         void p.finally(() => this.pending.delete(p));

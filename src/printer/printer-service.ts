@@ -68,6 +68,9 @@ export class PrinterService implements Printer {
   private unwatchConfig: (() => void) | null = null;
   private readonly scriptSource: ScriptSource;
   private readonly toolScripts: ToolChangeScripts;
+  /** While set, PrinterStateChanged payloads queue in `heldStateEvents` (see holdStateEvents). */
+  private stateEventHold: Promise<void> | null = null;
+  private heldStateEvents: Array<{ state_id: ConnectionStateId; state_string: string }> = [];
 
   constructor(private readonly deps: PrinterServiceDeps) {
     this.timers = deps.timers ?? realTimers;
@@ -220,10 +223,27 @@ export class PrinterService implements Printer {
     }
     if (was !== id) {
       if (!OPERATIONAL_STATES.has(id)) this.sdPrinting = false;
-      this.deps.events.emit('PrinterStateChanged', { state_id: id, state_string: this.stateText(id) });
+      const changed = { state_id: id, state_string: this.stateText(id) };
+      if (this.stateEventHold) this.heldStateEvents.push(changed);
+      else this.deps.events.emit('PrinterStateChanged', changed);
       this.serialLog.info(`Changing monitoring state from "${STATE_TEXT[was]}" to "${this.stateText(id)}"`);
     }
     this.notifyState();
+  }
+
+  holdStateEvents(reported: Promise<unknown>): void {
+    const capped = new Promise<void>((resolve) => {
+      const timer = this.timers.setTimeout(resolve, 5000);
+      void reported.catch(() => {}).finally(() => { this.timers.clearTimeout(timer); resolve(); });
+    });
+    const hold: Promise<void> = Promise.all([this.stateEventHold, capped]).then(() => {
+      if (this.stateEventHold !== hold) return; // a later hold releases everything, in order
+      this.stateEventHold = null;
+      const held = this.heldStateEvents;
+      this.heldStateEvents = [];
+      for (const changed of held) this.deps.events.emit('PrinterStateChanged', changed);
+    });
+    this.stateEventHold = hold;
   }
 
   private notifyState(): void {

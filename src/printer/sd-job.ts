@@ -137,16 +137,15 @@ export class SdJob {
   private end(outcome: JobOutcome, error?: string): void {
     if (this.phase === 'ended') return;
     // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it end.
-    if (outcome !== 'error') {
-      if (this.phase === 'paused' || this.phase === 'pausing') this.printer.setSdPrintState?.('CANCELLING');
-      this.printer.setSdPrintState?.('OPERATIONAL');
-    }
+    if (outcome !== 'error' && (this.phase === 'paused' || this.phase === 'pausing')) this.printer.setSdPrintState?.('CANCELLING');
     this.phase = 'ended';
     if (this.poll) clearInterval(this.poll);
     this.unsubscribe?.();
     try {
+      // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
     } finally {
+      if (outcome !== 'error') this.printer.setSdPrintState?.('OPERATIONAL');
       this.resolveDone(outcome);
     }
   }

@@ -186,4 +186,9 @@ export interface Printer {
    * while not operational.
    */
   setSdPrintState?(state: ConnectionStateId): void;
+  /**
+   * PrinterStateChanged events wait until `reported` settles (5 s at most): a job's owner reports its end (history,
+   * statistics, PrintFailed) before the link announces Operational. The state itself changes at once.
+   */
+  holdStateEvents?(reported: Promise<unknown>): void;
 }

@@ -253,12 +253,13 @@ export class JobStreamer implements JobFeed {
     this.phase = 'ended';
     this.engine.jobActive = false;
     this.engine.setFeed(null);
-    if (this.engine.isOperational()) this.move('OPERATIONAL');
     this.releasePauseWaiters();
     void this.iter.return?.()?.catch(() => {});
     try {
+      // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
     } finally {
+      if (this.engine.isOperational()) this.move('OPERATIONAL');
       this.resolveDone(outcome);
     }
   }

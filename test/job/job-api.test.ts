@@ -60,6 +60,13 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   const names = rec.names();
   assert.ok(names.indexOf('FileSelected') < names.indexOf('PrintStarted') && names.indexOf('PrintStarted') < names.indexOf('PrintDone'));
   await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined);
+  // events.md's finish order: the link announces Operational only after the print's end and its statistics.
+  const finishOrder = await waitFor('PrinterStateChanged(OPERATIONAL)', () => {
+    const ends = endOrder(rec.events);
+    const from = ends.lastIndexOf('PrinterStateChanged:FINISHING');
+    return ends.indexOf('PrinterStateChanged:OPERATIONAL', from) > from ? ends.slice(from) : undefined;
+  });
+  assert.deepEqual(finishOrder, ['PrinterStateChanged:FINISHING', 'ChartMarked', 'PrintDone', 'MetadataStatisticsUpdated', 'PrinterStateChanged:OPERATIONAL']);
   const after = await job(s);
   assert.equal(after.progress.completion, 100);
   assert.equal(after.progress.printTimeLeft, 0);
@@ -95,6 +102,12 @@ test('a small file prints to completion: events, progress 100 %, prints/statisti
   assert.equal(again.effectivePrint, true);
   await waitFor('second PrintDone', () => rec.events.filter((e) => e.name === 'PrintDone').length === 2 || undefined, 30_000);
 });
+
+/** The job and link events in order, states as `PrinterStateChanged:<id>` (what events.md's orders list). */
+function endOrder(events: Array<{ name: string; payload: Json }>): string[] {
+  return events.filter((e) => /^(Print(?!er)|ChartMarked$|MetadataStatisticsUpdated$|PrinterStateChanged$)/.test(e.name))
+    .map((e) => (e.name === 'PrinterStateChanged' ? `${e.name}:${e.payload.state_id}` : e.name));
+}
 
 test('a real slicer file: pause → resume → restart → cancel with the transition table, scripts and guards', async (t) => {
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
@@ -153,7 +166,14 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   await waitFor('cancelled', () => rec.events.filter((e) => e.name === 'PrintCancelled').length === 2 || undefined, 30_000);
   await waitFor('Operational', async () => (await job(s)).state === 'Operational' || undefined, 30_000);
   await waitFor('PrintFailed', () => rec.events.filter((e) => e.name === 'PrintFailed').length === 2 || undefined, 10_000);
-  // events.md's cancel order: the file's statistics are updated before PrintFailed.
+  // events.md's cancel order: the file's statistics are updated before PrintFailed, and the link says Operational last.
+  const cancelOrder = await waitFor('PrinterStateChanged(OPERATIONAL)', () => {
+    const ends = endOrder(rec.events);
+    const from = ends.lastIndexOf('PrintCancelling');
+    return ends.indexOf('PrinterStateChanged:OPERATIONAL', from) > from ? ends.slice(from) : undefined;
+  });
+  assert.deepEqual(cancelOrder, ['PrintCancelling', 'PrinterStateChanged:CANCELLING', 'PrintCancelled', 'ChartMarked',
+    'MetadataStatisticsUpdated', 'PrintFailed', 'PrinterStateChanged:OPERATIONAL']);
   const names = rec.names().filter((n) => /^(Print(?!er)|ChartMarked$|MetadataStatisticsUpdated$)/.test(n));
   const lastCancel = names.lastIndexOf('PrintCancelled');
   assert.deepEqual(names.slice(lastCancel + 1, lastCancel + 4), ['ChartMarked', 'MetadataStatisticsUpdated', 'PrintFailed']);

@@ -5,10 +5,20 @@ import { randomBytes } from 'node:crypto';
 
 const queues = new Map<string, Promise<void>>();
 
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+export interface AtomicWriteOptions {
+  mode?: number;
+  /**
+   * Create the file's folder when it is missing (default). Off for files that belong to a folder someone else owns
+   * (per-folder metadata): writing there must never bring back a folder that was just deleted.
+   */
+  createFolder?: boolean;
+}
+
+export async function writeFileAtomic(path: string, data: string | Uint8Array, opts: number | AtomicWriteOptions = {}): Promise<void> {
+  const { mode = 0o644, createFolder = true } = typeof opts === 'number' ? { mode: opts } : opts;
   // Serialise writers of the same path so the last call always wins on disk.
   const prev = queues.get(path) ?? Promise.resolve();
-  const next = prev.catch(() => {}).then(() => doWrite(path, data, mode));
+  const next = prev.catch(() => {}).then(() => doWrite(path, data, mode, createFolder));
   queues.set(path, next);
   try {
     await next;
@@ -17,9 +27,9 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   }
 }
 
-async function doWrite(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+async function doWrite(path: string, data: string | Uint8Array, mode: number, createFolder: boolean): Promise<void> {
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
+  if (createFolder) await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'w', mode);
   try {

@@ -175,7 +175,18 @@ export class LocalStorage {
 
   async remove(parts: readonly string[]): Promise<void> {
     const abs = this.abs(parts);
-    await rm(abs, { recursive: true, force: true });
+    // A metadata write that was under way (a print's statistics, an analysis result) may land a temp file in the
+    // folder while rm empties it: the folder is then "not empty" for a moment. Metadata writes never re-create a
+    // folder, so trying again settles it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await rm(abs, { recursive: true, force: true });
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || attempt === 5) throw err;
+        await new Promise((r) => setTimeout(r, 10 * attempt));
+      }
+    }
     this.metadata.forget(abs);
     await this.metadata.set(this.abs(parts.slice(0, -1)), parts[parts.length - 1], undefined);
   }

@@ -74,7 +74,7 @@ export class MetadataStore {
 
   private async write(folderAbs: string, meta: FolderMeta): Promise<void> {
     try {
-      await writeFileAtomic(join(folderAbs, METADATA_FILE), JSON.stringify(meta));
+      await writeFileAtomic(join(folderAbs, METADATA_FILE), JSON.stringify(meta), { createFolder: false });
     } catch (err) {
       // The folder may be gone (deleted/moved meanwhile); metadata is rebuildable, so this is not fatal.
       this.logger.debug({ err, folder: folderAbs }, 'metadata not saved');

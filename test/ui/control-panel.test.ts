@@ -370,6 +370,26 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
       const st = await (await server.api('/api/settings')).json() as { webcam?: { streamUrl?: string } };
       return st.webcam?.streamUrl === 'http://127.0.0.1:9/stream';
     });
+    // The profile in use: the filament loaded and the machine's limits reach the stored profile; emptied, they are gone.
+    await page.locator('.settings-nav').getByRole('button', { name: 'Printer profile' }).click();
+    const profileForm = page.getByRole('form', { name: 'Printer profile' });
+    await profileForm.getByLabel('Filament diameter').fill('2.85');
+    await profileForm.getByLabel('Print acceleration (mm/s²)').fill('1200');
+    await profileForm.getByLabel('Max acceleration X (mm/s²)').fill('800');
+    await profileForm.getByRole('button', { name: 'Save' }).click();
+    type StoredProfile = { extruder: { filamentDiameter?: number }; machineLimits?: Record<string, unknown> };
+    const stored = async (): Promise<StoredProfile> => await (await server.api('/api/printerprofiles/_default')).json() as StoredProfile;
+    await until('the profile to be saved', async () => (await stored()).extruder.filamentDiameter === 2.85);
+    assert.deepEqual((await stored()).machineLimits, { maxAcceleration: { x: 800 }, printAcceleration: 1200 });
+    await screenshot(page, '10b-settings-profile');
+    // The form is rebuilt from the saved profile; emptying the fields clears them.
+    await until('the form to show the saved value', async () => (await profileForm.getByLabel('Print acceleration (mm/s²)').inputValue()) === '1200');
+    await profileForm.getByLabel('Filament diameter').fill('');
+    await profileForm.getByLabel('Print acceleration (mm/s²)').fill('');
+    await profileForm.getByLabel('Max acceleration X (mm/s²)').fill('');
+    await profileForm.getByRole('button', { name: 'Save' }).click();
+    await until('the profile to be cleared', async () => (await stored()).extruder.filamentDiameter === undefined);
+    assert.equal((await stored()).machineLimits, undefined);
     for (const section of ['API keys', 'Access control', 'System']) {
       await page.locator('.settings-nav').getByRole('button', { name: section }).click();
       await page.locator('.settings-body .section').first().waitFor();

@@ -159,6 +159,16 @@ export interface Settings {
   [key: string]: unknown;
 }
 
+/** Gantry's addition to a printer profile: the limits the analysis' time estimate uses (mm/s, mm/s², mm). */
+export interface MachineLimits {
+  maxFeedrate?: Partial<Record<'x' | 'y' | 'z' | 'e', number>>;
+  maxAcceleration?: Partial<Record<'x' | 'y' | 'z' | 'e', number>>;
+  printAcceleration?: number;
+  retractAcceleration?: number;
+  travelAcceleration?: number;
+  junctionDeviation?: number;
+}
+
 export interface PrinterProfile {
   id: string;
   name: string;
@@ -166,7 +176,9 @@ export interface PrinterProfile {
   heatedBed?: boolean;
   heatedChamber?: boolean;
   volume?: { width: number; depth: number; height: number; formFactor?: string; origin?: string };
-  extruder?: { count: number; defaultExtrusionLength?: number };
+  extruder?: { count: number; defaultExtrusionLength?: number; nozzleDiameter?: number; filamentDiameter?: number };
+  axes?: Record<'x' | 'y' | 'z' | 'e', { speed: number; inverted: boolean }>;
+  machineLimits?: MachineLimits;
   current?: boolean;
   default?: boolean;
 }

@@ -5,6 +5,7 @@ import { attempt, can, notify, settings } from '../../lib/store.ts';
 import type { Settings } from '../../lib/types.ts';
 import { PrinterSection, SerialSection, TemperatureSection, ScriptsSection, WebcamSection } from './GeneralSections.tsx';
 import { ApiKeySection, UsersSection, SystemSection } from './AccessSections.tsx';
+import { ProfileSection } from './ProfileSection.tsx';
 
 /** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
 export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
@@ -16,6 +17,7 @@ export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
 
 const SECTIONS = [
   { id: 'printer', label: 'Printer', perm: 'SETTINGS_READ', view: PrinterSection },
+  { id: 'profile', label: 'Printer profile', perm: 'CONNECTION', view: ProfileSection },
   { id: 'serial', label: 'Serial connection', perm: 'SETTINGS_READ', view: SerialSection },
   { id: 'temperature', label: 'Temperatures', perm: 'SETTINGS_READ', view: TemperatureSection },
   { id: 'scripts', label: 'GCODE scripts', perm: 'SETTINGS_READ', view: ScriptsSection },

@@ -4,7 +4,9 @@ import type { ComponentChildren } from 'preact';
 export function Text({ label, value, onChange, disabled, type = 'text', placeholder }: {
   label: string; value: string; onChange(v: string): void; disabled?: boolean; type?: 'text' | 'number' | 'password' | 'url'; placeholder?: string;
 }) {
-  return <label>{label}<input type={type as "text"} value={value} placeholder={placeholder} disabled={disabled} onInput={(e) => onChange(e.currentTarget.value)} /></label>;
+  // Numbers may be fractional (0.4 mm nozzles, 1.75 mm filament): without step="any" the browser refuses them.
+  return <label>{label}<input type={type as "text"} step={type === 'number' ? 'any' : undefined} value={value} placeholder={placeholder}
+    disabled={disabled} onInput={(e) => onChange(e.currentTarget.value)} /></label>;
 }
 
 export function Check({ label, value, onChange, disabled }: { label: string; value: boolean; onChange(v: boolean): void; disabled?: boolean }) {

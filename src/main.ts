@@ -9,7 +9,6 @@ import type { Logger } from './core/logger.ts';
 import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
-import type { AnalysisProgressReport } from './files/analysis-runner.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
 import { SdCardFiles } from './files/sd-card.ts';
 import { JobRunner } from './printer/job-runner.ts';
@@ -106,8 +105,6 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     warmWorkers: config.current.gcodeAnalysis.runAt === 'never' ? 0 : 1,
   });
   const fileTypes = new FileTypes();
-  // Set once the push channel exists (it is built after the services it reports on).
-  let analysisProgress: (p: AnalysisProgressReport) => void = () => {};
   // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.
   const firmwareLimits = new FirmwareLimits();
   const files = new FileService({
@@ -124,7 +121,6 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
         firmwareLimits: firmwareLimits.report(),
       };
     },
-    analysisProgress: (p) => analysisProgress(p),
   });
 
   // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
@@ -166,7 +162,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
-  analysisProgress = (p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] });
+  const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
   const eventSubscriptions = new EventSubscriptions({
     config, events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -181,7 +177,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
-    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); await push.stop(); } },
+    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); unbridgeAnalysis(); await push.stop(); } },
     { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
     { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: async () => {

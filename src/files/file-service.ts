@@ -25,8 +25,6 @@ export interface FileServiceDeps {
   analyser?: Analyser;
   /** Options for the analyser from the current printer profile. */
   analysisOptions?: () => AnalysisOptions;
-  /** Progress of long analyses (push clients show it). */
-  analysisProgress?: (p: AnalysisProgressReport) => void;
   /** The file types this server accepts (G-code, plus the installed slicers' model formats). */
   types: FileTypes;
 }
@@ -48,6 +46,7 @@ export class FileService {
   /** Files read by something other than a print (an SD transfer), with how many such readers each. */
   private readonly held = new Map<string, number>();
   private readonly analysis: AnalysisRunner;
+  private progressListeners: Array<(p: AnalysisProgressReport) => void> = [];
   /** When the listing last changed (ms); Last-Modified of listings. */
   lastModified = Date.now();
 
@@ -60,7 +59,7 @@ export class FileService {
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
       options: deps.analysisOptions, runAt: () => deps.config.current.gcodeAnalysis.runAt,
       isPrinting: () => this.usage.isPrinting(),
-      progress: deps.analysisProgress,
+      progress: (p) => { for (const l of this.progressListeners) l(p); },
     });
     const touch = () => { this.lastModified = Math.max(Date.now(), this.lastModified + 1000); };
     deps.events.on('file-service', 'UpdatedFiles', touch);
@@ -78,6 +77,12 @@ export class FileService {
     this.deps.events.removeOwner('file-service');
     this.analysis.stop();
     await this.storage.metadata.flush();
+  }
+
+  /** Progress of long analyses (push clients show it); returns the unsubscribe. */
+  onAnalysisProgress(fn: (p: AnalysisProgressReport) => void): () => void {
+    this.progressListeners.push(fn);
+    return () => { this.progressListeners = this.progressListeners.filter((l) => l !== fn); };
   }
 
   /** Local files being analysed, with the fraction done. */

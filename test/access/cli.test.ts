@@ -1,13 +1,16 @@
 // The `gantry` command: first start (admin + key printed once), graceful SIGTERM, invalid config refusal, user/apikey commands.
-import { test } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { ensureBuilt } from '../helpers/built-server.ts';
 
 const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
+// bin/gantry.js runs dist/cli.js: build it first when the sources changed.
+before(ensureBuilt);
 
 interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 

@@ -1,6 +1,7 @@
-// How an analysis worker thread gets its code: a plain-JavaScript bundle of worker.ts built in memory once per process, so a worker starts without the TypeScript loader.
+// How an analysis worker thread gets its code: dist/analysis-worker.js in the built server; run from the sources (tests, tsx), a bundle of worker.ts built in memory once per process.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../core/package-root.ts';
 
 /** What spawnAnalysisWorker() runs: the bundled analyser, or worker.ts through tsx when no bundle could be built. */
 export type WorkerSource = { kind: 'bundle'; code: string } | { kind: 'tsx'; entry: string } | { kind: 'module'; url: URL };
@@ -25,7 +26,8 @@ export function prepareWorkerSource(): Promise<WorkerSource> {
 }
 
 async function build(): Promise<WorkerSource> {
-  if (!import.meta.url.endsWith('.ts')) return { kind: 'module', url: new URL('./worker.js', import.meta.url) };
+  // Bundled into dist/cli.js by scripts/build.mjs, which also writes the worker's own file beside it.
+  if (!import.meta.url.endsWith('.ts')) return { kind: 'module', url: new URL('dist/analysis-worker.js', PACKAGE_ROOT) };
   try {
     const esbuild = await import('esbuild');
     const out = await esbuild.build({

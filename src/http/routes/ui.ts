@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
+import { PACKAGE_ROOT } from '../../core/package-root.ts';
 import { issueCsrfCookie } from '../auth.ts';
 
 /** Where `npm run build:web` puts the UI; overridable for tests of the "not built" page. */
-export const WEB_DIST = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
+export const WEB_DIST = fileURLToPath(new URL('web/dist/', PACKAGE_ROOT));
 
 const NOT_BUILT = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -15,13 +15,15 @@ const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', impo
 const USAGE = `gantry ${VERSION} — 3D printer host with an OctoPrint-compatible API
 
 Usage:
-  gantry serve [--host H] [--port P] [--basedir DIR]
+  gantry serve [--host H] [--port P] [--basedir DIR] [--log-level info|debug|trace|warn|error]
   gantry user list [--basedir DIR]
   gantry user add NAME --password PW [--admin] [--basedir DIR]
   gantry user remove NAME [--basedir DIR]
   gantry user password NAME --password PW [--basedir DIR]
   gantry apikey [--regenerate] [--basedir DIR]
 `;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
 async function offlineAccess(baseDir: string): Promise<{ config: ConfigStore; access: AccessService }> {
   const paths = resolvePaths(baseDir);
@@ -40,6 +42,7 @@ async function main(argv: string[]): Promise<number> {
       host: { type: 'string' },
       port: { type: 'string' },
       basedir: { type: 'string' },
+      'log-level': { type: 'string' },
       password: { type: 'string' },
       admin: { type: 'boolean' },
       regenerate: { type: 'boolean' },
@@ -74,8 +77,10 @@ async function main(argv: string[]): Promise<number> {
     };
     process.on('SIGINT', () => shutdown('SIGINT'));
     process.on('SIGTERM', () => shutdown('SIGTERM'));
+    const logLevel = values['log-level'] || process.env.GANTRY_LOG_LEVEL || undefined;
+    if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) throw new Error(`invalid --log-level ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
     const { startGantry } = await import('./main.ts');
-    state.starting = startGantry({ baseDir, host: values.host, port, logToConsole: true });
+    state.starting = startGantry({ baseDir, host: values.host, port, logToConsole: true, logLevel });
     const gantry = await state.starting;
     if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     return -1; // keep running

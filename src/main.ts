@@ -1,6 +1,7 @@
 // Composition root: the only file that knows every concrete class. Builds the services, wires them, starts and stops them in order.
 import { pino, multistream } from 'pino';
 import { readFileSync } from 'node:fs';
+import { consoleLogStream } from './system/console-log.ts';
 import { ConfigStore } from './config/config-store.ts';
 import { resolvePaths, createFolders, type Paths } from './config/paths.ts';
 import { EventBus } from './core/event-bus.ts';
@@ -70,9 +71,9 @@ interface Service {
   stop(): Promise<void>;
 }
 
-function createLogger(file: ReopenableLogStream, opts: StartOptions): pino.Logger {
+async function createLogger(file: ReopenableLogStream, opts: StartOptions): Promise<pino.Logger> {
   const streams: pino.StreamEntry[] = [{ stream: file, level: 'trace' }];
-  if (opts.logToConsole) streams.push({ stream: process.stdout, level: 'info' });
+  if (opts.logToConsole) streams.push({ stream: await consoleLogStream(), level: (opts.logLevel ?? 'info') as pino.Level });
   return pino({ level: opts.logLevel ?? 'info', base: undefined }, multistream(streams));
 }
 
@@ -88,7 +89,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   // Reopenable so deleting gantry.log through the API does not leave the logger writing to an unlinked file.
   const logStream = new ReopenableLogStream(paths.logs);
-  const logger = createLogger(logStream, opts);
+  const logger = await createLogger(logStream, opts);
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
   const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));

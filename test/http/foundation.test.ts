@@ -74,8 +74,8 @@ test('with access control off every caller is a full admin', async (t) => {
   assert.equal((await s.api('/api/version', { key: 'whatever' })).status, 200);
 });
 
-test('every request leaves one line with method, path, status and time in logs/gantry.log', async (t) => {
-  const s = await startTestServer(t);
+test('at log level debug every request leaves one line with method, path, status and time in logs/gantry.log', async (t) => {
+  const s = await startTestServer(t, { logLevel: 'debug' });
   await s.api(`/api/version?apikey=${s.apiKey}`, { key: null });
   await s.api('/api/does-not-exist');
   await s.stop();
@@ -89,6 +89,16 @@ test('every request leaves one line with method, path, status and time in logs/g
   assert.equal(typeof version.ms, 'number');
   assert.ok(!JSON.stringify(version).includes(s.apiKey), 'query strings (API keys) are not logged');
   assert.equal(requests.find((l) => l.path === '/api/does-not-exist')?.status, 404);
+});
+
+test('at the default info level requests are not logged one by one', async (t) => {
+  const s = await startTestServer(t);
+  assert.equal((await s.api('/api/version')).status, 200);
+  await s.stop();
+  const { readFile } = await import('node:fs/promises');
+  const lines = (await readFile(`${s.paths.logs}/gantry.log`, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.ok(lines.some((l) => l.msg === 'Gantry listening'), 'the log file is JSON lines');
+  assert.deepEqual(lines.filter((l) => l.msg === 'request'), []);
 });
 
 test('first run creates admin (admins + users) with only a password hash, and a global key', async (t) => {

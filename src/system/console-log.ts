@@ -1,0 +1,34 @@
+// Where the console copy of the log goes: readable lines (pino-pretty) for a person at a terminal or reading the journal, JSON lines otherwise.
+import { fstatSync } from 'node:fs';
+import type { DestinationStream } from 'pino';
+
+/**
+ * The log file keeps JSON whatever this returns. A terminal gets colours; systemd's journal (JOURNAL_STREAM names
+ * stdout's device:inode) gets the same lines without colours, as it adds its own timestamps. A pipe or a file keeps
+ * JSON so tools can read it. pino-pretty runs in this thread (sync), not as a transport worker: the console
+ * sees a few lines a minute at info, not worth a thread's memory; it is loaded only when used.
+ */
+export async function consoleLogStream(out: NodeJS.WriteStream = process.stdout): Promise<DestinationStream> {
+  const journal = toJournal(out);
+  if (!out.isTTY && !journal) return out;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    destination: out,
+    sync: true,
+    colorize: Boolean(out.isTTY),
+    translateTime: journal ? false : 'SYS:HH:MM:ss.l',
+    ignore: journal ? 'pid,hostname,time' : 'pid,hostname',
+  });
+}
+
+function toJournal(out: NodeJS.WriteStream): boolean {
+  const stream = process.env.JOURNAL_STREAM;
+  const fd = (out as { fd?: number }).fd;
+  if (!stream || fd === undefined) return false;
+  try {
+    const s = fstatSync(fd);
+    return stream === `${s.dev}:${s.ino}`;
+  } catch {
+    return false;
+  }
+}

@@ -81,8 +81,9 @@ test('a missing file rejects with NOT_FOUND and the queue keeps working', async 
 
 test('a crashing worker rejects its job, not the process; the next job gets a new worker', async (t) => {
   const paths = await tempGcode(t, { 'ok.gcode': 'M83\nG1 X10 E1 F600\n' });
-  // A heap cap too small to even load the analyser kills the worker outright.
-  const starved = startQueue(t, { resourceLimits: { maxOldGenerationSizeMb: 2, maxYoungGenerationSizeMb: 1 } });
+  // A heap cap too small to even load the analyser kills the worker outright. Not smaller: from Node 24 on, a cap
+  // too small to boot the thread's isolate (2 MB) aborts the whole process; 3 MB boots on Node 20–26.
+  const starved = startQueue(t, { resourceLimits: { maxOldGenerationSizeMb: 3, maxYoungGenerationSizeMb: 1 } });
   await assert.rejects(starved.analyse(paths['ok.gcode']),
     (err: unknown) => err instanceof DomainError && err.code === 'INTERNAL' && /crashed/.test(err.message));
   await assert.rejects(starved.analyse(paths['ok.gcode']), DomainError);

@@ -21,6 +21,7 @@ Usage:
   gantry user remove NAME [--basedir DIR]
   gantry user password NAME --password PW [--basedir DIR]
   gantry apikey [--regenerate] [--basedir DIR]
+  gantry install-service [--user | --system] [--print] [--host H] [--port P] [--basedir DIR]
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -46,6 +47,9 @@ async function main(argv: string[]): Promise<number> {
       password: { type: 'string' },
       admin: { type: 'boolean' },
       regenerate: { type: 'boolean' },
+      user: { type: 'boolean' },
+      system: { type: 'boolean' },
+      print: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -119,6 +123,17 @@ async function main(argv: string[]): Promise<number> {
     const { config, access } = await offlineAccess(baseDir);
     const key = values.regenerate || !config.current.api.key ? await access.regenerateGlobalKey() : config.current.api.key;
     process.stdout.write(`${key}\n`);
+    return 0;
+  }
+
+  if (cmd === 'install-service') {
+    const { installService } = await import('./system/systemd-unit.ts');
+    const port = values.port !== undefined ? Number(values.port) : undefined;
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`invalid --port ${values.port}`);
+    process.stdout.write(await installService({
+      scope: values.system ? 'system' : values.user ? 'user' : undefined,
+      print: Boolean(values.print), baseDir: values.basedir || process.env.GANTRY_BASEDIR || undefined, host: values.host, port,
+    }));
     return 0;
   }
 

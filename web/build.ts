@@ -1,11 +1,13 @@
-// Builds the browser UI into web/dist with Vite; `--if-stale` skips the build when web/dist is newer than the sources.
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+// Builds the browser UI into web/dist with Vite, adds the favicon and a gzip and a brotli copy of each text asset; `--if-stale` skips the build when web/dist is newer than the sources.
+import { copyFile, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 
 const WEB = fileURLToPath(new URL('.', import.meta.url));
-const INPUTS = ['index.html', 'vite.config.ts', 'src'];
+const INPUTS = ['index.html', 'vite.config.ts', 'src', 'favicon.svg', 'build.ts'];
 
 async function newestMtime(path: string): Promise<number> {
   const s = await stat(path);
@@ -49,12 +51,42 @@ async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const COMPRESSIBLE = /\.(js|mjs|css|html|svg|json|map|txt|wasm)$/;
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/**
+ * Writes `name.gz` and `name.br` beside each text asset, compressed once at the highest levels, so the server sends
+ * them as they are (@fastify/static `preCompressed`) instead of compressing per request or sending them raw to a
+ * phone over Wi-Fi. A copy that would not be smaller is not written; the server then sends the original.
+ */
+export async function precompress(dir: string): Promise<void> {
+  const jobs: Promise<void>[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !COMPRESSIBLE.test(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    jobs.push((async () => {
+      const data = await readFile(path);
+      const [gz, br] = await Promise.all([
+        gzipAsync(data, { level: 9 }),
+        brotliAsync(data, { params: { [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: data.length } }),
+      ]);
+      if (gz.length < data.length) await writeFile(`${path}.gz`, gz);
+      if (br.length < data.length) await writeFile(`${path}.br`, br);
+    })());
+  }
+  await Promise.all(jobs);
+}
+
 export async function buildWeb(opts: { ifStale?: boolean } = {}): Promise<boolean> {
   // The freshness check happens under the lock too: while another build runs, web/dist is half written.
   return withBuildLock(async () => {
     if (opts.ifStale && !(await webIsStale())) return false;
     const { build } = await import('vite');
     await build({ configFile: join(WEB, 'vite.config.ts') });
+    // Served at /favicon.ico (src/http/routes/ui.ts), where browsers look without being told.
+    await copyFile(join(WEB, 'favicon.svg'), join(WEB, 'dist', 'favicon.svg'));
+    await precompress(join(WEB, 'dist'));
     return true;
   });
 }

@@ -36,6 +36,8 @@ export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string 
       decorateReply: false,
       suppressWarning: true,
       cacheControl: false,
+      // web/build.ts writes .br and .gz copies of text assets; sent as they are when the browser accepts them.
+      preCompressed: true,
       // Hashed file names under assets/ never change content, so browsers may keep them; everything else revalidates.
       setHeaders: (reply, path) => {
         reply.header('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
@@ -59,4 +61,15 @@ export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string 
   for (const url of ['/', '/login', '/login/']) {
     app.get(url, { config: { access: 'public' } }, page);
   }
+
+  // Browsers ask for /favicon.ico unasked; the icon is an SVG (web/favicon.svg, copied into web/dist by the build).
+  app.get('/favicon.ico', { config: { access: 'public' } }, async (_request, reply) => {
+    let svg: Buffer;
+    try {
+      svg = await readFile(`${distDir}/favicon.svg`);
+    } catch {
+      return reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>');
+    }
+    return reply.header('Cache-Control', 'public, max-age=86400').type('image/svg+xml').send(svg);
+  });
 }

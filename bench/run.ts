@@ -8,6 +8,8 @@ const BENCHMARKS = [
   'push.ts',
   'analysis.ts',
   'upload.ts',
+  'memory.ts',
+  'api.ts',
 ];
 
 const wanted = process.argv.slice(2);

@@ -100,10 +100,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
     new ProfileStore(paths.slicingProfiles), config, events, logger.child({ svc: 'slicing' }));
 
-  // One worker boots with the service and stays, so the first upload's analysis does not wait for a thread.
+  // Workers start on demand and retire after 30 s idle: a warm one cost ≈ 10 MB RSS all day, while starting the
+  // prebuilt dist/analysis-worker.js costs ≈ 70 ms CPU, small next to analysing a large file (bench/memory.ts).
   const analysisQueue = new AnalysisQueue({
     logger: logger.child({ svc: 'analysis' }),
-    warmWorkers: config.current.gcodeAnalysis.runAt === 'never' ? 0 : 1,
+    warmWorkers: 0,
   });
   const fileTypes = new FileTypes();
   // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.

@@ -1,0 +1,101 @@
+// API throughput benchmark: the built server against a bare Fastify route answering the same bytes, measured with wrk in one run, per workload of issue 18, with ratios.
+// Usage: npm run bench -- api   Env: BENCH_API_S (seconds per workload and server, default 10; BENCH_QUICK=1: 3),
+// BENCH_API_CONNS (wrk connections, default 8). Needs wrk (apt-get install wrk).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, ensureBuilt, startGantryProcess } from '../test/helpers/built-server.ts';
+
+const SECONDS = Number(process.env.BENCH_API_S ?? (process.env.BENCH_QUICK ? 3 : 10));
+const CONNS = Number(process.env.BENCH_API_CONNS ?? 8);
+const MIXED = ['/api/job', '/api/printer', '/api/version', '/api/connection', '/api/files'];
+/** Issue 18's figures (same kind of 2-core machine) and goals. */
+const WORKLOADS = [
+  { name: 'GET /api/version', paths: ['/api/version'], octoprint: '≈ 700', goal: '≥ 0.5 × bare' },
+  { name: 'mixed (job, printer, version, connection, files)', paths: MIXED, octoprint: '≈ 590', goal: '≥ 15,000 req/s, p99 < 5 ms' },
+  { name: 'GET /api/settings', paths: ['/api/settings'], octoprint: '12', goal: '≥ 5,000 req/s' },
+];
+
+if (spawnSync('wrk', ['--version']).error) {
+  console.log('bench/api.ts skipped: wrk is not installed (apt-get install wrk)');
+  process.exit(0);
+}
+
+interface WrkResult { rps: number; p50: number; p99: number; errors: string }
+
+function ms(s: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(s);
+  if (!m) return NaN;
+  return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+}
+
+async function wrk(base: string, paths: string[], key: string, dir: string): Promise<WrkResult> {
+  const script = join(dir, `paths-${paths.length}.lua`);
+  await writeFile(script, `local paths = {${paths.map((p) => JSON.stringify(p)).join(', ')}}\nlocal i = 0\n` +
+    'request = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n');
+  const out = spawnSync('wrk', ['-t', '2', '-c', String(CONNS), '-d', `${SECONDS}s`, '--latency', '-H', `X-Api-Key: ${key}`, '-s', script, base],
+    { encoding: 'utf8' });
+  const text = out.stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
+  const p50 = ms(/^\s+50%\s+(\S+)/m.exec(text)?.[1] ?? '');
+  const p99 = ms(/^\s+99%\s+(\S+)/m.exec(text)?.[1] ?? '');
+  const errors = [/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[0], /Socket errors: .*/.exec(text)?.[0]].filter(Boolean).join('; ');
+  return { rps, p50, p99, errors };
+}
+
+/** A bare Fastify (no logger, no hooks) answering each path with the bytes and content type Gantry sent for it. */
+async function startBare(bodies: Record<string, { type: string; body: string; status: number }>): Promise<{ url: string; stop(): void }> {
+  const code = `
+    import Fastify from 'fastify';
+    const bodies = ${JSON.stringify(bodies)};
+    const app = Fastify();
+    for (const [path, r] of Object.entries(bodies)) app.get(path, async (_q, reply) => reply.code(r.status).type(r.type).send(r.body));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    console.log('bare at http://127.0.0.1:' + app.server.address().port);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /bare at (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (c) => reject(new Error(`bare server exited with ${c}`)));
+  });
+  return { url, stop: () => child.kill() };
+}
+
+await ensureBuilt();
+const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-api-'));
+const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', join(dir, 'base')]);
+let bare: { url: string; stop(): void } | undefined;
+try {
+  const headers = { 'X-Api-Key': g.apiKey, 'Content-Type': 'application/json' };
+  // The virtual printer connected, so /api/printer and /api/job answer as while a printer is attached.
+  await fetch(`${g.url}/api/connection`, { method: 'POST', headers, body: JSON.stringify({ command: 'connect', port: 'VIRTUAL' }) });
+  for (let i = 0; i < 100; i++) {
+    const c = (await (await fetch(`${g.url}/api/connection`, { headers })).json()) as { current: { state: string } };
+    if (c.current.state === 'Operational') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const bodies: Record<string, { type: string; body: string; status: number }> = {};
+  for (const path of new Set(WORKLOADS.flatMap((w) => w.paths))) {
+    const res = await fetch(`${g.url}${path}`, { headers });
+    bodies[path] = { status: res.status, type: res.headers.get('content-type') ?? 'application/json', body: await res.text() };
+  }
+  bare = await startBare(bodies);
+
+  console.log(`wrk -t2 -c${CONNS}, ${SECONDS} s per run; Gantry built (node ${process.version}) vs a bare Fastify route sending the same bytes`);
+  console.log(`${'workload'.padEnd(50)} ${'bare req/s'.padStart(11)} ${'Gantry req/s'.padStart(13)} ${'ratio'.padStart(6)} ${'p50'.padStart(8)} ${'p99'.padStart(8)}  OctoPrint  goal`);
+  for (const w of WORKLOADS) {
+    const b = await wrk(bare.url, w.paths, g.apiKey, dir);
+    const r = await wrk(g.url, w.paths, g.apiKey, dir);
+    console.log(`${w.name.padEnd(50)} ${b.rps.toFixed(0).padStart(11)} ${r.rps.toFixed(0).padStart(13)} ${(r.rps / b.rps).toFixed(2).padStart(6)} ` +
+      `${`${r.p50.toFixed(2)}ms`.padStart(8)} ${`${r.p99.toFixed(2)}ms`.padStart(8)}  ${w.octoprint.padEnd(9)}  ${w.goal}${r.errors ? `  (Gantry: ${r.errors})` : ''}`);
+  }
+} finally {
+  bare?.stop();
+  await g.stop();
+  await rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,104 @@
+// Memory benchmark: RSS of the built server (node dist/cli.js, every process it starts) idle, after analysing the 36 MB corpus file, while and after streaming it to the virtual printer, next to OctoPrint's figures.
+// Usage: npm run bench -- memory   Env: BENCH_STREAM_S (seconds of streaming sampled, default 30; BENCH_QUICK=1: 10)
+// RSS is read from /proc (VmRSS of the server and its descendants, summed), so it counts what a Pi would have to hold.
+import { openAsBlob } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GCODE_DIR } from '../test/helpers/shared-data.ts';
+import { ROOT, ensureBuilt, startGantryProcess } from '../test/helpers/built-server.ts';
+
+const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
+const STREAM_S = Number(process.env.BENCH_STREAM_S ?? (process.env.BENCH_QUICK ? 10 : 30));
+/** From issue 18, measured on the same kind of machine (2 cores), idle, printer disconnected. */
+const OCTOPRINT = { idle: 90, printing: 110 };
+const GOAL = { idle: 64, printing: 100 };
+
+async function tree(pid: number): Promise<number[]> {
+  const out = [pid];
+  for (const task of await import('node:fs/promises').then((fs) => fs.readdir(`/proc/${pid}/task`)).catch(() => [] as string[])) {
+    const children = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '');
+    for (const c of children.split(' ').filter(Boolean)) out.push(...(await tree(Number(c))));
+  }
+  return out;
+}
+
+/** MB resident over the process tree; `peak` adds each process's high-water mark instead. */
+async function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
+  let kb = 0;
+  for (const p of await tree(pid)) {
+    const status = await readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
+    kb += Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+await ensureBuilt();
+const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-memory-'));
+// The virtual printer at full speed (throttle 0), so streaming is limited by Gantry, not by simulated motion.
+await writeFile(join(dir, 'config.yaml'), 'devel:\n  virtualPrinter:\n    throttle: 0\n');
+const t0 = performance.now();
+const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+const startMs = performance.now() - t0;
+const pid = g.child.pid!;
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.body && typeof init.body === 'string' ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
+const rows: [string, number, string][] = [];
+try {
+  await (await api('/api/version')).arrayBuffer();
+  await sleep(5000); // let start-up garbage be collected and the warm worker (if any) settle
+  rows.push(['idle, 5 s after start', await rssMb(pid), `${OCTOPRINT.idle} MB`]);
+
+  const form = new FormData();
+  form.append('file', await openAsBlob(join(GCODE_DIR, BIG)), BIG);
+  const a0 = performance.now();
+  if ((await api('/api/files/local', { method: 'POST', body: form })).status !== 201) throw new Error('upload failed');
+  let peak = 0;
+  for (;;) {
+    peak = Math.max(peak, await rssMb(pid));
+    const info = (await (await api(`/api/files/local/${BIG}`)).json()) as { gcodeAnalysis?: unknown };
+    if (info.gcodeAnalysis) break;
+    await sleep(100);
+  }
+  const analyseS = (performance.now() - a0) / 1000;
+  rows.push([`upload + analysis (${analyseS.toFixed(1)} s), highest sampled`, peak, '-']);
+  await sleep(3000);
+  rows.push(['3 s after the analysis', await rssMb(pid), '-']);
+
+  const connect = await api('/api/connection', { method: 'POST', body: JSON.stringify({ command: 'connect', port: 'VIRTUAL', baudrate: 115200 }) });
+  if (connect.status !== 204) throw new Error(`connect: ${connect.status}`);
+  for (let i = 0; i < 100; i++) {
+    const c = (await (await api('/api/connection')).json()) as { current: { state: string } };
+    if (c.current.state === 'Operational') break;
+    await sleep(100);
+  }
+  const print = await api(`/api/files/local/${BIG}`, { method: 'POST', body: JSON.stringify({ command: 'select', print: true }) });
+  if (print.status !== 204) throw new Error(`print: ${print.status} ${await print.text()}`);
+  const samples: number[] = [];
+  const s0 = performance.now();
+  let progress = 0;
+  while (performance.now() - s0 < STREAM_S * 1000) {
+    await sleep(500);
+    samples.push(await rssMb(pid));
+    const job = (await (await api('/api/job')).json()) as { progress: { completion: number | null }; state: string };
+    progress = job.progress.completion ?? 0;
+    if (!/Printing/.test(job.state)) break;
+  }
+  samples.sort((x, y) => x - y);
+  rows.push([`streaming, first ${STREAM_S} s (${progress.toFixed(1)} % of the file): median`, samples[samples.length >> 1], `${OCTOPRINT.printing} MB`]);
+  rows.push([`streaming, first ${STREAM_S} s: highest`, samples.at(-1)!, `${OCTOPRINT.printing} MB`]);
+  await api('/api/job', { method: 'POST', body: JSON.stringify({ command: 'cancel' }) });
+  await sleep(3000);
+  rows.push(['3 s after cancelling the print', await rssMb(pid), '-']);
+  rows.push(['high-water mark of the whole run (VmHWM)', await rssMb(pid, 'VmHWM'), '-']);
+} finally {
+  await g.stop();
+  await rm(dir, { recursive: true, force: true });
+}
+
+console.log(`Gantry built (node ${process.version}), start to first answer ${Math.round(startMs)} ms (process spawn included)`);
+console.log(`${'RSS, all processes'.padEnd(62)} ${'Gantry'.padStart(9)}  OctoPrint 1.9.3 (issue 18)`);
+for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(0)} MB`.padStart(9)}  ${octo}`);
+console.log(`goal: idle ≤ ${GOAL.idle} MB, printing ≤ ${GOAL.printing} MB and flat`);

@@ -68,6 +68,8 @@ test('npm pack + npm install -g into a temp prefix gives a `gantry` command whos
   const pkg = join(prefix, 'lib/node_modules/gantry');
   assert.deepEqual((await readdir(pkg)).filter((n) => ['src', 'test', 'node_modules', 'dist'].includes(n)).sort(), ['dist', 'node_modules'],
     'dist/ is shipped, the TypeScript sources and tests are not');
+  const modules = await readdir(join(pkg, 'node_modules'));
+  assert.ok(!modules.includes('tsx') && !modules.includes('esbuild'), 'the build tools are development dependencies only');
 
   const base = join(dir, 'base');
   const g = await startGantryProcess(join(prefix, 'bin/gantry'), ['serve', '--port', '0', '--basedir', base],

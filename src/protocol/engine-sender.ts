@@ -434,6 +434,12 @@ export abstract class EngineSender {
     }
     const line = this.frame(null, 'M105', 'M105', 'M105', false);
     line.flags |= FLAG_PROBE;
+    // With a known receive buffer the probe must fit too: the oldest lines' oks are taken as lost, as OctoPrint does.
+    const budget = this.settings.rxBufferSize;
+    if (budget > 0 && this.inFlight.count > 0 && this.inFlight.totalBytes + line.wire.length + 1 > budget) {
+      while (this.inFlight.count > 0 && this.inFlight.totalBytes + line.wire.length + 1 > budget) this.inFlight.shift();
+      this.activeFlags = this.inFlight.flagsInFlight();
+    }
     this.commit(line, false, true);
   }
 

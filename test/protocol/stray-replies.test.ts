@@ -148,3 +148,23 @@ test('a communication timeout whose ok was lost: the probe answers for it; an un
 ! outcome done
 `);
 });
+
+test('send-ahead: the probe after a timeout fits in the receive buffer with what is in flight', async () => {
+  const rig = await readyRig({ rxBufferSize: 64 });
+  const file = startJob(rig, 20);
+  await flush();
+  assert.equal(rig.transport.take(), 'N0 M110 N0*125');
+  rig.transport.reply('ok');
+  await flush();
+  const before = rig.transport.unread();
+  const inFlight = (): number => (rig.engine as unknown as { inFlight: { totalBytes: number } }).inFlight.totalBytes;
+  assert.ok(before.length >= 3 && inFlight() > 64 - 10, `window filled: ${inFlight()} bytes`);
+  rig.timers.advance(31_000);
+  await flush();
+  const probe = rig.transport.unread().slice(before.length);
+  assert.deepEqual(probe.map((l) => l.replace(/^N\d+ |\*\d+$/g, '')), ['M105']);
+  assert.ok(inFlight() <= 64, `${inFlight()} bytes in flight after the probe`);
+  const { received } = await serve(rig, () => [], true);
+  assert.deepEqual(received, file);
+  assert.equal(rig.outcome, 'done');
+});

@@ -20,6 +20,10 @@ function states(c: PushTestClient, from = 0): Current['state'][] {
   return out;
 }
 
+function indexOf(c: PushTestClient, payload: unknown): number {
+  return c.messages.findIndex((m) => m.current === payload);
+}
+
 function gcode(moves: number): Blob {
   const lines = ['G28', 'G90'];
   for (let i = 0; i < moves; i++) lines.push(`G1 X${(i % 100) + 1} Y${(i * 3) % 100} F6000`);
@@ -53,7 +57,7 @@ test('a finished and a cancelled print: Finishing and Cancelling each reach thro
   for (const [c, from] of [[raw, mark], [sjs, markS]] as const) {
     const finishing = await c.next('current', (x: Current) => x.state.flags.finishing, { timeoutMs: 10_000, from });
     assert.equal((finishing as Current).state.text, 'Finishing');
-    await c.next('current', (x: Current) => x.state.text === 'Operational', { timeoutMs: 10_000, from });
+    await c.next('current', (x: Current) => x.state.text === 'Operational', { timeoutMs: 10_000, from: indexOf(c, finishing) + 1 });
     const seen = states(c, from).map((s) => s.text);
     assert.deepEqual(seen.slice(-3), ['Printing', 'Finishing', 'Operational'], seen.join(' → '));
     assert.ok(seen.indexOf('Starting') < seen.indexOf('Printing'), seen.join(' → '));
@@ -63,7 +67,7 @@ test('a finished and a cancelled print: Finishing and Cancelling each reach thro
   const mark2 = raw.messages.length;
   const mark2S = sjs.messages.length;
   const form2 = new FormData();
-  form2.append('file', gcode(20_000), 'long.gcode');
+  form2.append('file', gcode(50_000), 'long.gcode');
   form2.append('print', 'true');
   assert.equal((await server.api('/api/files/local', { method: 'POST', body: form2, key })).status, 201);
   await raw.next('current', (x: Current) => x.state.text === 'Printing', { timeoutMs: 20_000, from: mark2 });
@@ -72,7 +76,7 @@ test('a finished and a cancelled print: Finishing and Cancelling each reach thro
   for (const [c, from] of [[raw, mark2], [sjs, mark2S]] as const) {
     const cancelling = await c.next('current', (x: Current) => x.state.flags.cancelling, { timeoutMs: 10_000, from });
     assert.equal((cancelling as Current).state.text, 'Cancelling');
-    await c.next('current', (x: Current) => x.state.text === 'Operational', { timeoutMs: 10_000, from });
+    await c.next('current', (x: Current) => x.state.text === 'Operational', { timeoutMs: 10_000, from: indexOf(c, cancelling) + 1 });
     const seen = states(c, from);
     const i = seen.findIndex((s) => s.flags.cancelling);
     assert.deepEqual(seen.slice(i - 1).map((s) => s.text), ['Printing', 'Cancelling', 'Operational'], seen.map((s) => s.text).join(' → '));

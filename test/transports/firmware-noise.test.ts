@@ -139,7 +139,7 @@ test('noisy firmware on a pty: junk, stray oks and waits, noise before ok, then 
     printerReset: () => { resets.push(Date.now()); job?.abort('The printer was reset'); },
   }, {
     // Low timeouts: a lost ok would show up as a timeout message within the test's few seconds.
-    timeout: { ...DEFAULT_ENGINE_SETTINGS.timeout, communication: 2, temperature: 1 },
+    timeout: { ...DEFAULT_ENGINE_SETTINGS.timeout, communication: 3, temperature: 2 },
   });
   const host = new SerialTransport(a, 115200, { parityWorkaround: 'never' });
   await engine.connect({ transport: host, port: a, baudrate: 115200 });

@@ -3,7 +3,7 @@ import type { LineTransport } from './line-transport.ts';
 import { canTransition, OPERATIONAL_STATES, type ConnectionStateId } from './connection-state.ts';
 import type { EngineHooks, ToolChangeLines } from './hooks.ts';
 import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers } from './settings.ts';
-import { InFlight, LineHistory, PingPong, SendAhead, FLAG_HEATING, FLAG_LONG, type FlowControl } from './send-window.ts';
+import { InFlight, LineHistory, PingPong, SendAhead, FLAG_HEATING, FLAG_LONG, FLAG_PROBE, FLAG_TEMP_QUERY, type FlowControl } from './send-window.ts';
 import { ReplyRouter } from './reply-router.ts';
 import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
 
@@ -65,6 +65,16 @@ export abstract class EngineSender {
   protected flow: FlowControl = new PingPong();
   protected readonly inFlight = new InFlight();
   protected activeFlags = 0;
+  /**
+   * Write turn: advanced after each turn that wrote something (a microtask, so after every line of the read that caused
+   * the writes was handled). Replies handled in the turn a line was written in were read before it left.
+   */
+  protected epoch = 1;
+  private epochQueued = false;
+  private readonly nextEpoch = (): void => {
+    this.epochQueued = false;
+    this.epoch++;
+  };
   protected history: LineHistory;
   protected nextNumber = 1;
   protected readonly queue: QueuedCommand[] = [];
@@ -135,7 +145,7 @@ export abstract class EngineSender {
       if (this.emergencyParser && this.transport) {
         // The firmware's emergency parser acts on it while its queue is full; an ok follows.
         this.writeRaw(cmd);
-        this.inFlight.push(-1, cmd.length + 1, 0);
+        this.inFlight.push(-1, cmd.length + 1, 0, this.epoch);
         return;
       }
       this.queue.splice(this.queueHead, 0, { cmd });
@@ -212,6 +222,10 @@ export abstract class EngineSender {
   protected writeRaw(wire: string): void {
     const t = this.transport;
     if (!t) return;
+    if (!this.epochQueued) {
+      this.epochQueued = true;
+      queueMicrotask(this.nextEpoch);
+    }
     if (t.send === undefined) {
       t.write(wire).then(undefined, this.writeError);
     } else if (!this.turnQueued) {
@@ -259,7 +273,7 @@ export abstract class EngineSender {
             continue;
           }
           if (!this.mayWrite(wire.length + 1)) break;
-          this.inFlight.push(this.resendCursor, wire.length + 1, 0);
+          this.inFlight.push(this.resendCursor, wire.length + 1, 0, this.epoch);
           this.writeRaw(wire);
           this.linesSent++;
           if (this.resendCursor++ >= this.resendEnd) this.resendCursor = this.resendEnd = -1;
@@ -393,6 +407,7 @@ export abstract class EngineSender {
     if (code !== null && !isMove) {
       if (HEATING_CODES.has(code)) flags = FLAG_HEATING | FLAG_LONG;
       else if (this.settings.longRunningCommands.includes(code)) flags = FLAG_LONG;
+      else if (code === 'M105') flags = FLAG_TEMP_QUERY;
     }
     let wire: string;
     let number = -1;
@@ -406,17 +421,39 @@ export abstract class EngineSender {
     return { feed, raw, cmd, code, isMove, framed: true, number, wire, flags, eatsOk };
   }
 
+  /**
+   * After a communication timeout while printing: an M105 outside the window. Its `ok T:` tells whether the ok of the
+   * line in flight was lost (it comes alone) or only late (a plain ok comes first), so no credit is granted on a guess.
+   */
+  protected sendProbe(): void {
+    if (this.pollPending) {
+      // The probe is the temperature poll that was waiting for room in the window.
+      const i = this.queue.findIndex((q, k) => k >= this.queueHead && q.poll === true);
+      if (i >= 0) this.queue.splice(i, 1);
+      this.pollPending = false;
+    }
+    const line = this.frame(null, 'M105', 'M105', 'M105', false);
+    line.flags |= FLAG_PROBE;
+    // With a known receive buffer the probe must fit too: the oldest lines' oks are taken as lost, as OctoPrint does.
+    const budget = this.settings.rxBufferSize;
+    if (budget > 0 && this.inFlight.count > 0 && this.inFlight.totalBytes + line.wire.length + 1 > budget) {
+      while (this.inFlight.count > 0 && this.inFlight.totalBytes + line.wire.length + 1 > budget) this.inFlight.shift();
+      this.activeFlags = this.inFlight.flagsInFlight();
+    }
+    this.commit(line, false, true);
+  }
+
   /** Writes a framed line if the window has room (false, without side effects, when not); bookkeeping after the write. */
-  private commit(p: PreparedLine, fromFile: boolean): boolean {
+  private commit(p: PreparedLine, fromFile: boolean, force = false): boolean {
     const { wire, number, eatsOk, flags, code } = p;
-    if (eatsOk && !this.mayWrite(wire.length + 1)) return false;
+    if (eatsOk && !force && !this.mayWrite(wire.length + 1)) return false;
     if (number >= 0) {
       if (code === 'M110') this.history.clear();
       this.nextNumber = number + 1;
       this.history.add(number, wire);
     }
     if (eatsOk) {
-      this.inFlight.push(number, wire.length + 1, flags);
+      this.inFlight.push(number, wire.length + 1, flags, this.epoch);
       this.activeFlags |= flags;
     }
     this.linesSent++;

@@ -1,12 +1,21 @@
 // The G-code protocol engine: the link's lifecycle and state machine, replies (ok, resends, errors), timeouts.
 import { EngineSender, type ConnectTarget } from './engine-sender.ts';
-import { FLAG_HEATING, FLAG_LONG, AdvancedOkWindow } from './send-window.ts';
+import { FLAG_HEATING, FLAG_LONG, FLAG_PROBE, FLAG_TEMP_QUERY, AdvancedOkWindow } from './send-window.ts';
 import { ReplyKind, replyKind, parseAdvancedOk, parseResend, classifyError } from './replies/control.ts';
+import { isTemperatureLine } from './replies/temperature.ts';
 import { frameLine } from '../gcode/line.ts';
 import { detectPort, type DetectionCandidate } from './detection.ts';
 import type { TransportFactory } from './line-transport.ts';
 
 export type { JobFeed, ConnectTarget } from './engine-sender.ts';
+
+/**
+ * What no firmware reply starts or ends with: control characters, spaces, DEL and bytes outside ASCII at the start
+ * (line noise after a reset or on a bad cable, as in `\0\xff\xfeok`), control characters and spaces at the end. The
+ * reference strips whitespace and NUL from both ends; the wider set at the start recovers a reply behind the noise.
+ */
+// eslint-disable-next-line no-control-regex
+const EDGE_NOISE = /^[^\x21-\x7e]+|[\s\x00-\x1f\x7f]+$/g;
 
 export class ProtocolEngine extends EngineSender {
   // resend bookkeeping
@@ -193,7 +202,10 @@ export class ProtocolEngine extends EngineSender {
     this.hooks.printerReset?.();
     this.sendHello();
     this.enqueue('M110 N0');
+    // The firmware forgot what it was told: the autoreports and the keepalive interval are asked for again.
     if (autoreport) this.enqueue(`M155 S${this.settings.timeout.temperatureAutoreport}`);
+    if (this.autoreportSd) this.enqueue(`M27 S${this.settings.timeout.sdStatusAutoreport}`);
+    if (this.busyConfirmed) this.enqueue(`M113 S${Math.max(this.settings.timeout.communicationBusy - 1, 1)}`);
   }
 
   /** Pretend an ok arrived (the API's fake_ack, for a lost acknowledgement). */
@@ -214,7 +226,8 @@ export class ProtocolEngine extends EngineSender {
   private onLine = (raw: string): void => {
     let line = raw;
     const last = line.charCodeAt(line.length - 1);
-    if (last === 13 || last === 32 || last === 0 || line.charCodeAt(0) <= 32) line = line.replace(/^[\s\0]+|[\s\0]+$/g, '');
+    const first = line.charCodeAt(0);
+    if (last <= 32 || last === 127 || first <= 32 || first >= 127) line = line.replace(EDGE_NOISE, '');
     this.lastRxAt = this.timers.now();
     this.consecutiveTimeouts = 0;
     this.hooks.received?.(line);
@@ -260,10 +273,16 @@ export class ProtocolEngine extends EngineSender {
         }
         return;
       case ReplyKind.Wait:
-        // Nothing is queued in the firmware: whatever we count as in flight was acknowledged (lost oks).
+        // Nothing is queued in the firmware: whatever we count as in flight was acknowledged (lost oks). Only lines it
+        // could have seen, though: lines written in this turn left after the `wait` was read.
         if (this.jobActive && this.inFlight.count > 0 && !this.holding) {
-          this.inFlight.clear();
-          this.activeFlags = 0;
+          let dropped = false;
+          while (this.inFlight.count > 0 && this.inFlight.peekEpoch() < this.epoch) {
+            this.inFlight.shift();
+            dropped = true;
+          }
+          if (!dropped) return;
+          this.activeFlags = this.inFlight.flagsInFlight();
           this.pump();
         }
         return;
@@ -297,6 +316,25 @@ export class ProtocolEngine extends EngineSender {
       const head = this.inFlight.peekNumber();
       if (head >= 0 && adv.line < head) return;
     }
+    // An ok read in the turn its line was written in was sent before the firmware could see that line: it is one more
+    // than the lines in flight (a duplicate, noise, a reset's greeting). Counting it would let one more line out each
+    // time, beyond the window and the firmware's receive buffer; like OctoPrint's credit cap, it is dropped.
+    if (this.inFlight.count > 0 && this.inFlight.peekEpoch() >= this.epoch) {
+      this.strayOks++;
+      return;
+    }
+    if (line.length > 4 && this.inFlight.has(FLAG_TEMP_QUERY) && isTemperatureLine(line)) {
+      // `ok T:` answers an M105: plain oks of lines before it were lost (a timeout's probe, see sendProbe).
+      let cleared = 0;
+      while (this.inFlight.count > 0 && this.inFlight.peekEpoch() < this.epoch) {
+        const f = this.inFlight.shift();
+        cleared |= f;
+        if ((f & FLAG_TEMP_QUERY) !== 0) break;
+      }
+      if (cleared !== 0) this.activeFlags = this.inFlight.flagsInFlight();
+      this.pump();
+      return;
+    }
     const flags = this.inFlight.shift();
     let cleared = flags > 0 ? flags : 0;
     if (adv && adv.line >= 0) {
@@ -310,6 +348,9 @@ export class ProtocolEngine extends EngineSender {
     if (cleared !== 0) this.activeFlags = this.inFlight.flagsInFlight();
     this.pump();
   }
+
+  /** Oks dropped because nothing the firmware could have seen was waiting for them (tests and diagnostics). */
+  strayOks = 0;
 
   private inDrain = false;
   private handleResend(line: string): void {
@@ -517,9 +558,15 @@ export class ProtocolEngine extends EngineSender {
       // long-running command: keep waiting
     } else if (this.jobActive) {
       this.hooks.message?.('Communication timeout while printing, trying to trigger response from printer');
-      this.inFlight.shift();
+      // The ok may be lost or only late: granting a credit now would leave one line too many in flight for the rest
+      // of the print if it was late. An M105 outside the window decides (handleOk). A probe still unanswered means
+      // neither reply is coming: what was in flight up to it is taken as acknowledged.
+      if (this.inFlight.has(FLAG_PROBE)) {
+        while (this.inFlight.count > 0 && (this.inFlight.shift() & FLAG_PROBE) === 0);
+        this.activeFlags = this.inFlight.flagsInFlight();
+      }
       this.lastPollAt = this.timers.now();
-      this.enqueue('M105', { poll: true });
+      this.sendProbe();
       this.pump();
     } else if (this.inFlight.count > 0) {
       this.inFlight.clear();

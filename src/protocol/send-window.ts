@@ -1,10 +1,15 @@
 // Flow control: which lines are in flight (awaiting their ok) and the strategies deciding whether one more may go.
 
-/** FIFO of lines sent and not yet acknowledged, as parallel ring arrays (no object per line). */
+/**
+ * FIFO of lines sent and not yet acknowledged, as parallel ring arrays (no object per line). Each entry also keeps the
+ * write turn (epoch) it left in: a reply read in the same turn was produced before the firmware could see that line,
+ * so it cannot acknowledge it (see ProtocolEngine.handleOk).
+ */
 export class InFlight {
   private numbers: Int32Array;
   private bytes: Int32Array;
   private flags: Uint8Array;
+  private epochs: Int32Array;
   private head = 0;
   private size = 0;
   totalBytes = 0;
@@ -13,18 +18,20 @@ export class InFlight {
     this.numbers = new Int32Array(capacity);
     this.bytes = new Int32Array(capacity);
     this.flags = new Uint8Array(capacity);
+    this.epochs = new Int32Array(capacity);
   }
 
   get count(): number {
     return this.size;
   }
 
-  push(lineNumber: number, bytes: number, flags: number): void {
+  push(lineNumber: number, bytes: number, flags: number, epoch = 0): void {
     if (this.size === this.numbers.length) this.grow();
     const i = (this.head + this.size) % this.numbers.length;
     this.numbers[i] = lineNumber;
     this.bytes[i] = bytes;
     this.flags[i] = flags;
+    this.epochs[i] = epoch;
     this.size++;
     this.totalBytes += bytes;
   }
@@ -44,6 +51,22 @@ export class InFlight {
     return this.size === 0 ? -2 : this.numbers[this.head];
   }
 
+  /** Write turn of the oldest entry, or -1 when empty. */
+  peekEpoch(): number {
+    return this.size === 0 ? -1 : this.epochs[this.head];
+  }
+
+  /** Flags of the oldest entry, or -1 when empty. */
+  peekFlags(): number {
+    return this.size === 0 ? -1 : this.flags[this.head];
+  }
+
+  /** Whether any entry in flight carries `flag`. */
+  has(flag: number): boolean {
+    for (let k = 0; k < this.size; k++) if ((this.flags[(this.head + k) % this.numbers.length] & flag) !== 0) return true;
+    return false;
+  }
+
   /** OR of all flags in flight (long-running, heating). */
   flagsInFlight(): number {
     let f = 0;
@@ -59,22 +82,28 @@ export class InFlight {
 
   private grow(): void {
     const n = this.numbers.length * 2;
-    const nn = new Int32Array(n), nb = new Int32Array(n), nf = new Uint8Array(n);
+    const nn = new Int32Array(n), nb = new Int32Array(n), nf = new Uint8Array(n), ne = new Int32Array(n);
     for (let k = 0; k < this.size; k++) {
       const i = (this.head + k) % this.numbers.length;
       nn[k] = this.numbers[i];
       nb[k] = this.bytes[i];
       nf[k] = this.flags[i];
+      ne[k] = this.epochs[i];
     }
     this.numbers = nn;
     this.bytes = nb;
     this.flags = nf;
+    this.epochs = ne;
     this.head = 0;
   }
 }
 
 export const FLAG_LONG = 1;
 export const FLAG_HEATING = 2;
+/** An M105: its answer is `ok T:...`, which tells that reply apart from the plain oks of the lines before it. */
+export const FLAG_TEMP_QUERY = 4;
+/** The M105 sent after a communication timeout, outside the window, to learn whether an ok was lost. */
+export const FLAG_PROBE = 8;
 
 /** Decides whether a line of `bytes` (including the newline) may be written now. */
 export interface FlowControl {

@@ -44,6 +44,9 @@ export class PushClient {
   closed = false;
   private backlog: Array<{ msg: OutMessage; permissions: readonly string[] }> = [];
   private pending: StatusDelta[] = [];
+  /** State of the last `current` sent (or of `history`): a delta with another one is due whatever the throttle. */
+  lastStateKey: string | undefined;
+  private stateChanged = false;
   private heldSince: number | undefined;
   private overSince: number | undefined;
 
@@ -120,12 +123,15 @@ export class PushClient {
   }
 
   addDelta(d: StatusDelta): void {
+    const before = this.pending.length > 0 ? this.pending[this.pending.length - 1].stateKey : this.lastStateKey;
+    if (before !== undefined && before !== d.stateKey) this.stateChanged = true;
     this.pending.push(d);
-    if (this.pending.length > MAX_PENDING) this.pending = [foldDeltas(this.pending)];
+    if (this.pending.length > MAX_PENDING) this.pending = foldRuns(this.pending);
   }
 
   clearPending(): void {
     this.pending = [];
+    this.stateChanged = false;
   }
 
   get hasPending(): boolean {
@@ -133,13 +139,14 @@ export class PushClient {
   }
 
   /**
-   * The deltas to send now, or undefined when the client must wait (throttle not yet elapsed, or its socket is still
-   * full). A socket that stays full past stallMs gets the client dropped.
+   * The deltas to send now, one group per `current` (each group shows one state, in order), or undefined when the
+   * client must wait (throttle not yet elapsed, or its socket is still full). A state change is due at once, whatever
+   * the throttle. A socket that stays full past stallMs gets the client dropped.
    */
-  takeDue(now: number, baseIntervalMs: number): StatusDelta[] | undefined {
+  takeDue(now: number, baseIntervalMs: number): StatusDelta[][] | undefined {
     if (this.pending.length === 0) return undefined;
     // A little slack so a 500 ms timer does not skip every other tick through jitter.
-    if (now - this.lastCurrentAt < baseIntervalMs * this.throttle - 50) return undefined;
+    if (!this.stateChanged && now - this.lastCurrentAt < baseIntervalMs * this.throttle - 50) return undefined;
     if (this.conn.bufferedBytes() > this.limits.softBytes) {
       this.heldSince ??= now;
       if (now - this.heldSince > this.limits.stallMs) this.onOverflow(this, 'stalled');
@@ -148,10 +155,31 @@ export class PushClient {
     this.heldSince = undefined;
     const out = this.pending;
     this.pending = [];
+    this.stateChanged = false;
     this.lastCurrentAt = now;
     this.needsCurrent = false;
-    return out;
+    this.lastStateKey = out[out.length - 1].stateKey;
+    if (out.length === 1) return [out];
+    const groups: StatusDelta[][] = [];
+    for (const d of out) {
+      const last = groups[groups.length - 1];
+      if (last !== undefined && last[0].stateKey === d.stateKey) last.push(d);
+      else groups.push([d]);
+    }
+    return groups;
   }
+}
+
+/** Folds each run of deltas showing the same state; different states stay apart (each gets its own `current`). */
+function foldRuns(ds: StatusDelta[]): StatusDelta[] {
+  const out: StatusDelta[] = [];
+  let start = 0;
+  for (let i = 1; i <= ds.length; i++) {
+    if (i < ds.length && ds[i].stateKey === ds[start].stateKey) continue;
+    out.push(i - start === 1 ? ds[start] : foldDeltas(ds.slice(start, i)));
+    start = i;
+  }
+  return out;
 }
 
 /** Many deltas → one: newest base, all points and lines (newest kept when over the cap). */
@@ -160,6 +188,7 @@ function foldDeltas(ds: StatusDelta[]): StatusDelta {
   const cap = (xs: string[]): string[] => (xs.length > MAX_LINES_PER_TICK ? xs.slice(-MAX_LINES_PER_TICK) : xs);
   return {
     base: last.base,
+    stateKey: last.stateKey,
     temps: ds.flatMap((d) => d.temps).slice(-MAX_LINES_PER_TICK),
     logs: cap(ds.flatMap((d) => d.logs)),
     messages: cap(ds.flatMap((d) => d.messages)),

@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Identity } from '../access/identity.ts';
 import { attachPushTransports, MAX_CLIENT_MESSAGE, type AttachedTransports, type PushConnection } from './transports.ts';
 import { PushClient, DEFAULT_LIMITS, type ClientLimits } from './push-client.ts';
-import { StatusMonitor, type StatusDelta } from './status-monitor.ts';
+import { StatusMonitor, stateKey, type StatusDelta } from './status-monitor.ts';
 import { noJob, offlinePrinter, type JobStatusSource, type PrinterStatusSource } from './sources.ts';
 import { parseSubscription, shareKey, wantsName } from './subscription.ts';
 import {
@@ -72,6 +72,7 @@ export class PushService {
   private unsubscribers: Array<() => void> = [];
   private eventQueue: QueuedEvent[] = [];
   private eventFlush: NodeJS.Timeout | undefined;
+  private stateFlush: NodeJS.Immediate | undefined;
   /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
   private readonly owner = `push#${++instances}`;
 
@@ -81,6 +82,13 @@ export class PushService {
     this.intervalMs = deps.intervalMs ?? 500;
     this.monitor = new StatusMonitor(deps.printer ?? offlinePrinter, deps.jobs ?? noJob, () => deps.clock.now(),
       () => deps.config.current.temperature.cutoff * 60);
+    // A state change goes out on its own, after the printer's synchronous work (several changes in one turn: in order).
+    this.monitor.onCut = () => {
+      this.stateFlush ??= setImmediate(() => {
+        this.stateFlush = undefined;
+        this.tick();
+      });
+    };
   }
 
   get clientCount(): number {
@@ -134,7 +142,8 @@ export class PushService {
     if (this.timer) clearInterval(this.timer);
     if (this.keepalive) clearInterval(this.keepalive);
     if (this.eventFlush) clearTimeout(this.eventFlush);
-    this.timer = this.keepalive = this.eventFlush = undefined;
+    if (this.stateFlush) clearImmediate(this.stateFlush);
+    this.timer = this.keepalive = this.eventFlush = this.stateFlush = undefined;
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
     this.monitor.stop();
@@ -202,7 +211,9 @@ export class PushService {
 
   private sendHistory(client: PushClient): void {
     client.clearPending();
-    client.send(encode('history', historyPayload(this.monitor.history(), client.view())));
+    const history = this.monitor.history();
+    client.lastStateKey = stateKey(history.state as StatusDelta['base']['state']);
+    client.send(encode('history', historyPayload(history, client.view())));
     client.historySent = true;
     client.needsCurrent = true;
   }
@@ -367,36 +378,44 @@ export class PushService {
     }
   }
 
+  /** A round of `current`: the deltas cut at state changes since the last round, then what changed since. */
   private tick(): void {
     try {
+      const deltas = this.monitor.takeCuts();
       const delta = this.monitor.tick();
+      if (delta) deltas.push(delta);
       const now = this.deps.clock.monotonic();
-      const shared = new Map<string, OutMessage>();
+      const shared = new Map<StatusDelta, Map<string, OutMessage>>();
       let snapshot: StatusDelta | undefined;
       for (const c of this.clients) {
         if (!c.registered || !c.historySent || !c.wantsState || !c.keepingUp()) continue;
-        if (delta) c.addDelta(delta);
-        else if (c.needsCurrent && !c.hasPending) c.addDelta(snapshot ??= this.monitor.snapshot());
+        for (const d of deltas) c.addDelta(d);
+        if (deltas.length === 0 && c.needsCurrent && !c.hasPending) c.addDelta(snapshot ??= this.monitor.snapshot());
         const due = c.takeDue(now, this.intervalMs);
-        if (!due || c.closed) continue;
-        c.send(this.currentText(c, due, delta, shared));
+        if (!due) continue;
+        for (const group of due) {
+          if (c.closed) break;
+          c.send(this.currentText(c, group, shared));
+        }
       }
     } catch (err) {
       this.logger.error({ err }, 'push: status tick failed');
     }
   }
 
-  /** Clients seeing the same fresh delta through the same filters share one serialisation. */
-  private currentText(c: PushClient, due: StatusDelta[], fresh: StatusDelta | undefined, shared: Map<string, OutMessage>): OutMessage {
+  /** Clients sent the same single delta through the same filters share one serialisation. */
+  private currentText(c: PushClient, due: StatusDelta[], shared: Map<StatusDelta, Map<string, OutMessage>>): OutMessage {
     const view = c.view();
-    if (due.length === 1 && due[0] === fresh) {
+    if (due.length === 1) {
       const lk = shareKey(view.logs), mk = shareKey(view.messages);
       if (lk && mk) {
         const key = view.terminal ? `t${lk}${mk}` : 'n';
-        let text = shared.get(key);
+        let texts = shared.get(due[0]);
+        if (!texts) shared.set(due[0], texts = new Map());
+        let text = texts.get(key);
         if (!text) {
           text = encode('current', currentPayload(due, view));
-          shared.set(key, text);
+          texts.set(key, text);
         }
         return text;
       }

@@ -2,6 +2,7 @@
 // arrive and turns them, every tick, into one shared delta (the basis of every client's `current`).
 import type { TemperatureHistoryEntry } from '../printer/types.ts';
 import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
+import type { PrinterStateSnapshot } from '../printer/types.ts';
 
 /** Lines kept for `history` (OctoPrint sends the last 300). */
 export const HISTORY_LINES = 300;
@@ -29,11 +30,20 @@ export interface StatusBase {
 
 export interface StatusDelta {
   base: StatusBase;
+  /** The printer state it shows (text, error, flags): deltas of different states are never merged into one `current`. */
+  stateKey: string;
   temps: TemperatureHistoryEntry[];
   logs: string[];
   messages: string[];
   /** Unix seconds when the delta was taken. */
   serverTime: number;
+}
+
+export function stateKey(s: { text: string; flags: object; error: string }): string {
+  let bits = '';
+  const flags = s.flags as Record<string, boolean>;
+  for (const k in flags) bits += flags[k] ? '1' : '0';
+  return `${s.text}\u0000${s.error}\u0000${bits}`;
 }
 
 function pushCapped(target: string[], lines: readonly string[], cap: number): void {
@@ -51,6 +61,11 @@ export class StatusMonitor {
   private lastBaseKey = '';
   private dirty = true;
   private unsubscribe: (() => void) | undefined;
+  private lastStateKey = '';
+  /** Deltas cut at state changes, waiting for the next round of sending (takeCuts). */
+  private cuts: StatusDelta[] = [];
+  /** Called when a state change cut a delta: the push service sends it without waiting for the next tick. */
+  onCut: (() => void) | undefined;
 
   constructor(
     private readonly printer: PrinterStatusSource,
@@ -60,8 +75,9 @@ export class StatusMonitor {
   ) {}
 
   start(): void {
+    this.lastStateKey = stateKey(this.printer.state());
     this.unsubscribe = this.printer.subscribe({
-      state: () => { this.dirty = true; },
+      state: (s) => this.stateChanged(s),
       z: () => { this.dirty = true; },
       temperature: (entry) => {
         this.tickTemps.push(entry);
@@ -83,6 +99,30 @@ export class StatusMonitor {
     this.unsubscribe = undefined;
   }
 
+  /**
+   * A state may last less than a tick (Finishing → Operational in the same millisecond), yet clients such as farm
+   * managers act on it: each state gets a delta of its own, taken now with the lines so far.
+   */
+  private stateChanged(s: PrinterStateSnapshot): void {
+    this.dirty = true;
+    const key = stateKey(s);
+    if (key === this.lastStateKey) return;
+    this.lastStateKey = key;
+    const base = this.base(s);
+    this.lastBaseKey = JSON.stringify(base);
+    this.dirty = false;
+    this.cuts.push(this.take(base, key));
+    this.onCut?.();
+  }
+
+  /** The deltas cut at state changes since the last call, oldest first. */
+  takeCuts(): StatusDelta[] {
+    if (this.cuts.length === 0) return [];
+    const c = this.cuts;
+    this.cuts = [];
+    return c;
+  }
+
   /** Something outside the printer listener changed (job, files, markings): the next tick sends a `current`. */
   touch(): void {
     this.dirty = true;
@@ -93,8 +133,8 @@ export class StatusMonitor {
     this.dirty = true;
   }
 
-  private base(): StatusBase {
-    const s = this.printer.state();
+  private base(state?: PrinterStateSnapshot): StatusBase {
+    const s = state ?? this.printer.state();
     const cutoff = this.now() / 1000 - this.cutoffSeconds();
     if (this.markings.length && this.markings[0].time < cutoff) this.markings = this.markings.filter((m) => m.time >= cutoff);
     return {
@@ -117,8 +157,14 @@ export class StatusMonitor {
     this.dirty = false;
     this.lastBaseKey = key;
     if (!changed) return undefined;
+    return this.take(base, stateKey(base.state));
+  }
+
+  /** A delta with the lines and points gathered since the last one. */
+  private take(base: StatusBase, key: string): StatusDelta {
     const delta: StatusDelta = {
-      base, temps: this.tickTemps, logs: this.tickLogs.length > MAX_LINES_PER_TICK ? this.tickLogs.slice(-MAX_LINES_PER_TICK) : this.tickLogs,
+      base, stateKey: key, temps: this.tickTemps,
+      logs: this.tickLogs.length > MAX_LINES_PER_TICK ? this.tickLogs.slice(-MAX_LINES_PER_TICK) : this.tickLogs,
       messages: this.tickMessages.length > MAX_LINES_PER_TICK ? this.tickMessages.slice(-MAX_LINES_PER_TICK) : this.tickMessages,
       serverTime: this.now() / 1000,
     };
@@ -130,7 +176,8 @@ export class StatusMonitor {
 
   /** Current status without new lines or points: the first `current` after `history` (sent even when idle). */
   snapshot(): StatusDelta {
-    return { base: this.base(), temps: [], logs: [], messages: [], serverTime: this.now() / 1000 };
+    const base = this.base();
+    return { base, stateKey: stateKey(base.state), temps: [], logs: [], messages: [], serverTime: this.now() / 1000 };
   }
 
   /** The one-off `history` payload (full temperature history, the last 300 lines). */

@@ -24,8 +24,10 @@ import { readContent, reportData, type ContentPlan } from './content-import.ts';
 import { ImportReport } from './report.ts';
 
 export const REPORT_FILE = 'octoprint-import-report.txt';
-/** Test hook: stop with an error right after the named step (`settings`, `users`, `profiles`, `files`, …). */
+/** Test hook: stop with an error right after the named step (`settings`, `users`, `profiles`, `files`, `timelapse`). */
 export const FAIL_AT_ENV = 'GANTRY_IMPORT_FAIL_AT';
+/** Test hook: after the named step print "import paused" and wait for good (the test kills the process). */
+export const PAUSE_AT_ENV = 'GANTRY_IMPORT_PAUSE_AT';
 
 export interface ImportOptions {
   from: string;
@@ -80,8 +82,12 @@ async function linkTree(from: string, to: string): Promise<void> {
   }
 }
 
-function failAt(step: string): void {
+async function failAt(step: string): Promise<void> {
   if (process.env[FAIL_AT_ENV] === step) throw new Error(`import stopped after step "${step}" (${FAIL_AT_ENV})`);
+  if (process.env[PAUSE_AT_ENV] === step) {
+    process.stdout.write(`import paused after step "${step}"\n`);
+    await new Promise(() => setInterval(() => {}, 60_000)); // keeps the process alive until it is killed
+  }
 }
 
 function countLeaves(v: unknown): number {
@@ -198,7 +204,7 @@ async function applyPlan(plan: Plan, staging: string, opts: ImportOptions, repor
   }
   const server = { ...(patch.server as Plain | undefined), ...(plan.access.users.length > 0 ? { firstRun: false } : {}) };
   await config.patch({ ...patch, ...scripts, ...keyPatch, server });
-  failAt('settings');
+  await failAt('settings');
 
   const paths = resolvePaths(staging, config.current);
   for (const [name, p] of Object.entries(paths)) {
@@ -210,7 +216,7 @@ async function applyPlan(plan: Plan, staging: string, opts: ImportOptions, repor
   await users.load();
   await users.importRecords(plan.access.users, plan.access.groups);
   await new AppKeyService(join(paths.data, 'appkeys', 'keys.yaml'), systemClock).importKeys(appKeys);
-  failAt('users');
+  await failAt('users');
 
   const profiles = new PrinterProfiles(paths.printerProfiles, config, new EventBus(), silentLogger);
   await profiles.start();
@@ -219,17 +225,17 @@ async function applyPlan(plan: Plan, staging: string, opts: ImportOptions, repor
   await profiles.stop();
   const slicing = new ProfileStore(paths.slicingProfiles);
   for (const s of plan.content.slicing) await slicing.save(s.slicer, s.profile);
-  failAt('profiles');
+  await failAt('profiles');
 
   await applyFiles(plan.content, paths, opts.link === true, report);
-  failAt('files');
+  await failAt('files');
   await mkdir(paths.timelapse, { recursive: true });
   for (const t of plan.content.timelapse) {
     const dst = join(paths.timelapse, t.name);
     if (await exists(dst)) report.skip(`timelapse/${t.name}`, 'already in the target (kept as it is)');
     else await placeFile(t.src, dst, opts.link === true, report);
   }
-  failAt('timelapse');
+  await failAt('timelapse');
 }
 
 export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult> {

@@ -2,6 +2,7 @@
 // profiles, the uploads tree with each folder's .metadata.json (checked against the files' SHA-1) and timelapse movies.
 // Reads only; nothing here writes.
 import { readdir, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { sha1File } from '../files/local-storage.ts';
@@ -34,7 +35,7 @@ export interface ContentPlan {
   timelapse: Array<{ name: string; src: string; size: number }>;
 }
 
-async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {
+async function listDir(dir: string): Promise<Dirent[]> {
   try {
     return (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
   } catch (err) {

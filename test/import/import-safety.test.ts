@@ -186,3 +186,24 @@ test('--link hard-links the files when on the same file system; the OctoPrint co
   await rm(baseDir, { recursive: true });
   assert.ok((await stat(join(src, 'uploads', 'prusaslicer-2.3.3_3dbenchy.gcode'))).isFile());
 });
+
+test('timelapse movies and PrusaSlicer profiles come over; other slicers\' profiles and unrendered frames are reported', { skip: SKIP }, async (t) => {
+  const src = await fixtureCopy(t);
+  await mkdir(join(src, 'timelapse', 'tmp'), { recursive: true });
+  await writeFile(join(src, 'timelapse', 'benchy_20261125120000.mp4'), randomBytes(2048));
+  await writeFile(join(src, 'timelapse', 'benchy_20261125120000.mp4.thumb.jpg'), randomBytes(256));
+  await writeFile(join(src, 'timelapse', 'tmp', 'benchy-0.jpg'), randomBytes(64));
+  await mkdir(join(src, 'slicingProfiles', 'prusaslicer'), { recursive: true });
+  await writeFile(join(src, 'slicingProfiles', 'prusaslicer', 'fine.profile'), 'layer_height = 0.1\nfill_density = 20%\n');
+  await mkdir(join(src, 'slicingProfiles', 'cura'), { recursive: true });
+  await writeFile(join(src, 'slicingProfiles', 'cura', 'draft.profile'), '_display_name: Draft\nlayer_height: 0.3\n');
+  const { baseDir, text } = await runImport(t, src);
+  const s = await startTestServer(t, { baseDir });
+  const tl = await (await s.api('/api/timelapse', { key: A.users.alice.key })).json() as { files: Array<{ name: string; bytes: number }> };
+  assert.deepEqual(tl.files.map((f) => [f.name, f.bytes]), [['benchy_20261125120000.mp4', 2048]]);
+  assert.ok((await stat(join(baseDir, 'timelapse', 'benchy_20261125120000.mp4.thumb.jpg'))).isFile());
+  const profile = await (await s.api('/api/slicing/prusaslicer/profiles/fine')).json() as Record<string, unknown>;
+  assert.equal((profile.data as Record<string, string>).layer_height, '0.1');
+  assert.match(text, /cura\/draft\.profile: profile of slicer "cura"/);
+  assert.match(text, /timelapse\/tmp \(1 files\): unrendered/);
+});

@@ -121,11 +121,11 @@ function describePlan(plan: Plan, report: ImportReport): void {
 
 async function readPlan(src: OctoPrintSource, report: ImportReport, taken: Set<string>): Promise<Plan> {
   const access = await readAccess(src, report);
-  const clashes = access.users.filter((u) => taken.has(u.name));
-  for (const u of clashes) report.skip(`user ${u.name}`, 'a user of that name already exists in the target (kept as it is)');
-  access.users = access.users.filter((u) => !taken.has(u.name));
-  const names = new Set([...access.users.map((u) => u.name), ...taken]);
-  access.appKeys = access.appKeys.filter((k) => names.has(k.userId));
+  // --merge: the same name is taken to be the same person (e.g. the `admin` Gantry's first start made); OctoPrint's
+  // record, password and keys win so that person's clients keep working.
+  for (const u of access.users.filter((x) => taken.has(x.name))) {
+    report.note(`user ${u.name} existed in the target: replaced by OctoPrint's (password, groups, API key); its application keys are kept`);
+  }
   const settings = mapSettings(src.config, report);
   const content = await readContent(src, report);
   await reportData(src, report);
@@ -250,7 +250,7 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
   if (targetExists && !(await stat(target)).isDirectory()) throw invalid(`${target} is not a folder`);
   const taken = await existingUsers(target);
   if (taken.size > 0 && !opts.merge) {
-    throw conflict(`${target} already has users (${[...taken].join(', ')}); add --merge to import into it anyway`);
+    throw conflict(`${target} already has users (${[...taken].join(', ')}); add --merge to import into it anyway (users of the same name are replaced by OctoPrint's)`);
   }
   if (!opts.dryRun) {
     await mkdir(parent, { recursive: true });

@@ -10,6 +10,7 @@ import type { ImportReport } from './report.ts';
 /** Keys handled elsewhere in the import, or deliberately not carried over, with the reason given in the report. */
 const NOT_TAKEN: Record<string, string> = {
   'api.key': '', // the global key is imported with the other keys
+  'printerProfiles.default': '', // set with the printer profiles, once the profile is known to exist
   'accessControl.salt': 'used to check the imported legacy password hashes (stored with them); not a setting in Gantry',
   'accessControl.userfile': 'users are imported into Gantry\'s users.yaml',
   'accessControl.groupfile': 'groups are imported into Gantry\'s groups.yaml',
@@ -128,7 +129,8 @@ export function mapSettings(file: YamlFile | undefined, report: ImportReport): P
   const raw = file.value;
   const w: Walk = { file, report, patch };
   const top = schemaProps(Schema)!;
-  for (const [k, v] of Object.entries(raw)) {
+  // Plugins last: OctoPrint 1.9 moved the webcam URLs into the classic webcam plugin, whose values are the ones in use.
+  for (const [k, v] of [...Object.entries(raw).filter(([k]) => k !== 'plugins'), ...Object.entries(raw).filter(([k]) => k === 'plugins')]) {
     if (k === 'plugins') {
       if (isPlain(v)) walkPlugins(w, v);
       else if (v !== null) throw file.error(['plugins'], 'must be a mapping of plugin settings');

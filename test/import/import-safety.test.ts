@@ -135,11 +135,13 @@ test('CLI: --dry-run writes nothing; a base dir with users is refused without --
   const store = new UserStore(join(target, 'users.yaml'), join(target, 'groups.yaml'));
   await store.load();
   await store.addUser({ name: 'carol', password: 'carol-pass-3', groups: ['admins', 'users'] });
+  // What Gantry's first start makes: `admin` with a random password.
+  await store.addUser({ name: 'admin', password: 'first-start-random', groups: ['admins', 'users'] });
   const ownKey = 'AAAABBBBCCCCDDDDEEEEFFFF00001111';
   await writeFile(join(target, 'config.yaml'), stringify({ api: { key: ownKey } }));
   const refused = await cli(['import-octoprint', '--from', FIXTURE_DIR, '--basedir', target]);
   assert.equal(refused.code, 2);
-  assert.match(refused.stderr, /already has users \(carol\).*--merge/);
+  assert.match(refused.stderr, /already has users \(carol, admin\).*--merge/);
 
   const merged = await cli(['import-octoprint', '--from', FIXTURE_DIR, '--basedir', target, '--merge']);
   assert.equal(merged.code, 0, merged.stderr);
@@ -150,6 +152,11 @@ test('CLI: --dry-run writes nothing; a base dir with users is refused without --
   assert.equal(await who(A.users.alice.appKey), 'alice');
   const list = (await (await s.api('/api/access/users')).json()) as { users: Array<{ name: string }> };
   assert.deepEqual(list.users.map((u) => u.name).sort(), ['admin', 'alice', 'bob', 'carol']);
+  const login = (user: string, pass: string) => s.api('/api/login', { method: 'POST', json: { user, pass }, key: null });
+  assert.equal((await login('carol', 'carol-pass-3')).status, 200, 'the target\'s own user stays');
+  assert.equal((await login('admin', A.users.admin.password)).status, 200, 'OctoPrint\'s admin replaced the first-start one');
+  assert.equal(await who(A.users.admin.key), 'admin');
+  assert.match(merged.stdout, /user admin existed in the target: replaced/);
 });
 
 test('half-written or hand-edited input: the error names the file and the key; nothing is written', { skip: SKIP }, async (t) => {

@@ -1,7 +1,7 @@
 // `gantry import-octoprint`: reads an OctoPrint installation (never writing it), plans the import, and builds the
 // whole new base dir in a staging folder beside the target through Gantry's own stores; only a complete build is
 // swapped into place, so a failure or a kill halfway leaves the target as it was.
-import { mkdir, mkdtemp, readdir, rename, rm, stat, link, copyFile, utimes, readlink, symlink, readFile, constants } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, link, copyFile, utimes, readlink, symlink, readFile, constants } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { ConfigStore } from '../config/config-store.ts';
@@ -270,7 +270,10 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
       return { report, text };
     }
     staging = await mkdtemp(join(parent, `.${basename(target)}.import-`));
-    if (targetExists) await linkTree(target, staging);
+    if (targetExists) {
+      await linkTree(target, staging);
+      await chmod(staging, (await stat(target)).mode & 0o7777);
+    }
     await applyPlan(plan, staging, opts, report);
     const text = report.render(`Imported from ${opts.from} into ${target}${opts.merge ? ' (merge)' : ''} on ${new Date().toISOString()}.`);
     await writeFileAtomic(join(staging, REPORT_FILE), text);

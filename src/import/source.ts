@@ -1,11 +1,12 @@
 // Reading an OctoPrint base directory without ever writing it: the source (a folder, or a backup zip unpacked into a
 // throw-away folder), its folders resolved through config.yaml, and YAML/JSON files parsed with errors that name the
 // file, the line and the key.
-import { readFile, stat, mkdtemp, rm, readdir } from 'node:fs/promises';
+import { readFile, stat, mkdtemp, rm, readdir, utimes } from 'node:fs/promises';
+import yauzl from 'yauzl';
 import { join, resolve, isAbsolute } from 'node:path';
 import { parseDocument, LineCounter, isNode, type Document } from 'yaml';
 import { DomainError, invalid } from '../core/errors.ts';
-import { extractArchive } from '../system/archive-extract.ts';
+import { extractArchive, safeMemberPath } from '../system/archive-extract.ts';
 
 export type Plain = Record<string, unknown>;
 export const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -87,6 +88,7 @@ export async function openSource(from: string, scratch: string): Promise<OctoPri
     const dir = await mkdtemp(join(scratch, '.gantry-import-zip-'));
     try {
       await extractArchive(abs, 'zip', dir, { maxEntries: 1_000_000, maxTotalBytes: 1024 ** 4 });
+      await restoreZipDates(abs, dir);
       // Backup-plugin layout: metadata.json + basedir/…
       const base = (await exists(join(dir, 'basedir'))) ? join(dir, 'basedir') : dir;
       if (!(await exists(join(base, 'config.yaml'))) && !(await exists(join(base, 'users.yaml')))) {
@@ -104,6 +106,23 @@ export async function openSource(from: string, scratch: string): Promise<OctoPri
     throw invalid(`${from}: not an OctoPrint base folder (no config.yaml or users.yaml)`);
   }
   return describe(from, abs, false, async () => {});
+}
+
+/** The unpacked files get the dates the zip recorded: they become the upload dates Gantry lists. */
+function restoreZipDates(zipFile: string, root: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error('unreadable zip'));
+      zip.on('error', reject);
+      zip.on('end', () => resolvePromise());
+      zip.on('entry', (entry: yauzl.Entry) => {
+        const date = entry.getLastModDate();
+        const target = entry.fileName.endsWith('/') ? undefined : safeMemberPath(root, entry.fileName);
+        (target ? utimes(target, date, date) : Promise.resolve()).then(() => zip.readEntry(), reject);
+      });
+      zip.readEntry();
+    });
+  });
 }
 
 async function describe(origin: string, base: string, fromZip: boolean, dispose: () => Promise<void>): Promise<OctoPrintSource> {

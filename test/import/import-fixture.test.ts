@@ -3,7 +3,7 @@
 // settings their values — and the OctoPrint folder is never written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -86,6 +86,7 @@ test('base dir: users, passwords, keys, permissions, files, profiles and setting
   const small = byName.get('prusaslicer-2.6.1_small.gcode')!;
   assert.equal(small.hash, '1dfe6041118ac2d1405b1f91d55e5eb623404af4');
   assert.equal(small.size, 52414);
+  assert.equal(small.date, Math.floor((await stat(join(FIXTURE_DIR, 'uploads', 'prusaslicer-2.6.1_small.gcode'))).mtimeMs / 1000), 'upload date kept');
   assert.equal(typeof small.gcodeAnalysis.estimatedPrintTime, 'number');
   assert.equal(small.prints.success, 1);
   assert.equal(small.prints.failure, 0);
@@ -141,6 +142,7 @@ test('backup zip: the same users, keys and files come over', { skip: SKIP }, asy
   const small = await (await s.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json() as Json;
   assert.equal(small.prints.success, 1);
   assert.equal(small.hash, '1dfe6041118ac2d1405b1f91d55e5eb623404af4');
+  assert.ok(small.date < Date.now() / 1000 - 600, 'the upload date recorded in the zip, not the import\'s');
   const profiles = (await (await s.api('/api/printerprofiles')).json() as Json).profiles as Record<string, Json>;
   assert.equal(profiles.ender3.default, true);
   assert.equal((await (await s.api('/api/settings')).json() as Json).appearance.name, 'Workshop A');

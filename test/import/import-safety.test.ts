@@ -48,6 +48,12 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
   const salt = 'Qx3bVz9LkA0pWm7Rt2Ys8Nc1Dh6Fg4Je';
   const config = parse(await readFile(join(src, 'config.yaml'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   config.accessControl = { salt };
+  // Event hooks: a system command must not start running unchecked on the new host; G-code ones carry over as they are.
+  config.events = { subscriptions: [
+    { event: 'PrintDone', command: 'touch /tmp/should-not-run', type: 'system', name: 'flag' },
+    { event: 'PrintStarted', command: 'M117 go', type: 'gcode', enabled: true },
+  ] };
+  config.plugins.mqtt = { broker: { url: '127.0.0.1', port: 18830 } };
   await writeFile(join(src, 'config.yaml'), stringify(config));
   const users = parse(await readFile(join(src, 'users.yaml'), 'utf8')) as Record<string, unknown>;
   // As OctoPrint 1.3 wrote them: version-1 entries with roles and no groups.
@@ -55,7 +61,12 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
   users.oldadmin = { active: true, apikey: null, password: passlibPbkdf2('pbkdf2pw'), roles: ['user', 'admin'] };
   await writeFile(join(src, 'users.yaml'), stringify(users));
 
-  const { baseDir } = await runImport(t, src);
+  const { baseDir, text } = await runImport(t, src);
+  const imported = parse(await readFile(join(baseDir, 'config.yaml'), 'utf8')) as { events: { subscriptions: Array<Record<string, unknown>> } };
+  assert.equal(imported.events.subscriptions[0].enabled, false);
+  assert.equal(imported.events.subscriptions[1].enabled, true);
+  assert.match(text, /events\.subscriptions\[0\] \(flag\) runs a system command: imported disabled/);
+  assert.match(text, /plugins\.mqtt\.broker\.port: settings of OctoPrint plugin "mqtt"/);
   const s = await startTestServer(t, { baseDir });
   const login = (user: string, pass: string) => s.api('/api/login', { method: 'POST', json: { user, pass }, key: null });
   assert.equal((await login('olduser', 'wrong')).status, 403);

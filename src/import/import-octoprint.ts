@@ -62,11 +62,18 @@ async function existingUsers(target: string): Promise<Set<string>> {
   return new Set(store.listUsers().map((u) => u.name));
 }
 
-/** Removes staging folders a killed import left beside the target. */
+/**
+ * Clears what a killed import left beside the target: staging folders, and the previous target of a swap that was
+ * interrupted — put back in place when the target itself is missing (killed between the two renames).
+ */
 async function sweepStale(parent: string, target: string): Promise<void> {
-  const prefix = `.${basename(target)}.import-`;
-  for (const name of await readdir(parent).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) || name.startsWith(`.${basename(target)}.replaced-`)) await rm(join(parent, name), { recursive: true, force: true });
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(`.${basename(target)}.import-`)) await rm(join(parent, name), { recursive: true, force: true });
+  }
+  for (const name of names.filter((n) => n.startsWith(`.${basename(target)}.replaced-`))) {
+    if (!(await exists(target))) await rename(join(parent, name), target);
+    else await rm(join(parent, name), { recursive: true, force: true });
   }
 }
 
@@ -246,15 +253,15 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
     throw invalid(`the target base dir (${target}) and the OctoPrint source (${from}) must not contain each other`);
   }
   const parent = dirname(target);
+  if (!opts.dryRun) {
+    await mkdir(parent, { recursive: true });
+    await sweepStale(parent, target);
+  }
   const targetExists = await exists(target);
   if (targetExists && !(await stat(target)).isDirectory()) throw invalid(`${target} is not a folder`);
   const taken = await existingUsers(target);
   if (taken.size > 0 && !opts.merge) {
     throw conflict(`${target} already has users (${[...taken].join(', ')}); add --merge to import into it anyway (users of the same name are replaced by OctoPrint's)`);
-  }
-  if (!opts.dryRun) {
-    await mkdir(parent, { recursive: true });
-    await sweepStale(parent, target);
   }
   const scratch = opts.dryRun ? tmpdir() : parent;
   const report = new ImportReport();

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, pbkdf2Sync, randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, writeFile, stat, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile, stat, rm, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
@@ -130,6 +130,13 @@ test('killed halfway (SIGKILL): the target is as it was, and the next import cle
   await importOctoPrint({ from: FIXTURE_DIR, baseDir: target });
   assert.deepEqual(await names(parent), ['gantry']);
   assert.equal((parse(await readFile(join(target, 'config.yaml'), 'utf8')) as { appearance: { name: string } }).appearance.name, 'Workshop A');
+
+  // Killed between the two renames of the swap: the old target waits beside it and is put back first.
+  await writeFile(join(target, 'notes.txt'), 'mine');
+  await rename(target, join(parent, '.gantry.replaced-abc123'));
+  await importOctoPrint({ from: FIXTURE_DIR, baseDir: target, merge: true });
+  assert.deepEqual(await names(parent), ['gantry']);
+  assert.equal(await readFile(join(target, 'notes.txt'), 'utf8'), 'mine');
 });
 
 test('--dry-run (CLI) writes nothing; a base dir with users is refused without --merge; --merge keeps both sides\' users and keys', { skip: SKIP }, async (t) => {

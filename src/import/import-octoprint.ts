@@ -4,7 +4,7 @@
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, link, copyFile, utimes, readlink, symlink, readFile, constants } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
-import { ConfigStore } from '../config/config-store.ts';
+import { ConfigStore, deepMerge } from '../config/config-store.ts';
 import { resolvePaths, createFolders, type Paths } from '../config/paths.ts';
 import { UserStore } from '../access/user-store.ts';
 import { AppKeyService } from '../access/appkeys.ts';
@@ -209,8 +209,8 @@ async function applyPlan(plan: Plan, staging: string, opts: ImportOptions, repor
   } else if (globalKey) {
     keyPatch.api = { key: globalKey };
   }
-  const server = { ...(patch.server as Plain | undefined), ...(plan.access.users.length > 0 ? { firstRun: false } : {}) };
-  await config.patch({ ...patch, ...scripts, ...keyPatch, server });
+  const firstRun = plan.access.users.length > 0 ? { server: { firstRun: false } } : {};
+  await config.patch([scripts, keyPatch, firstRun].reduce<Plain>((acc, p) => deepMerge(acc, p) as Plain, patch));
   await failAt('settings');
 
   const paths = resolvePaths(staging, config.current);

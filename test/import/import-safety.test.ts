@@ -48,6 +48,7 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
   const salt = 'Qx3bVz9LkA0pWm7Rt2Ys8Nc1Dh6Fg4Je';
   const config = parse(await readFile(join(src, 'config.yaml'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   config.accessControl = { salt };
+  config.api.allowCrossOrigin = true;
   // Event hooks: a system command must not start running unchecked on the new host; G-code ones carry over as they are.
   config.events = { subscriptions: [
     { event: 'PrintDone', command: 'touch /tmp/should-not-run', type: 'system', name: 'flag' },
@@ -62,8 +63,9 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
   await writeFile(join(src, 'users.yaml'), stringify(users));
 
   const { baseDir, text } = await runImport(t, src);
-  const imported = parse(await readFile(join(baseDir, 'config.yaml'), 'utf8')) as { events: { subscriptions: Array<Record<string, unknown>> } };
+  const imported = parse(await readFile(join(baseDir, 'config.yaml'), 'utf8')) as { api: unknown; events: { subscriptions: Array<Record<string, unknown>> } };
   assert.equal(imported.events.subscriptions[0].enabled, false);
+  assert.deepEqual(imported.api, { allowCrossOrigin: true, key: A.globalKey });
   assert.equal(imported.events.subscriptions[1].enabled, true);
   assert.match(text, /events\.subscriptions\[0\] \(flag\) runs a system command: imported disabled/);
   assert.match(text, /plugins\.mqtt\.broker\.port: settings of OctoPrint plugin "mqtt"/);

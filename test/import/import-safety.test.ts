@@ -1,7 +1,7 @@
 // Import safety: legacy and PBKDF2 hashes log in and are upgraded, a failure or a kill halfway leaves nothing behind,
 // a base dir with users is refused without --merge, --dry-run writes nothing, broken input names file and key,
 // --link hard-links instead of copying.
-import { test } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, pbkdf2Sync, randomBytes } from 'node:crypto';
@@ -12,8 +12,11 @@ import { startTestServer } from '../helpers/server.ts';
 import { A, FIXTURE_DIR, SKIP, fixtureCopy, runImport, snapshot, tempDir } from './helpers.ts';
 import { FAIL_AT_ENV, PAUSE_AT_ENV, importOctoPrint } from '../../src/import/import-octoprint.ts';
 import { UserStore } from '../../src/access/user-store.ts';
+import { ensureBuilt } from '../helpers/built-server.ts';
 
 const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
+// bin/gantry.js runs dist/cli.js: build it first when the sources changed.
+before(ensureBuilt);
 
 interface Run { code: number | null; stdout: string; stderr: string }
 

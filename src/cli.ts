@@ -22,6 +22,7 @@ Usage:
   gantry user password NAME --password PW [--basedir DIR]
   gantry apikey [--regenerate] [--basedir DIR]
   gantry install-service [--user | --system] [--print] [--host H] [--port P] [--basedir DIR]
+  gantry import-octoprint --from <octoprint basedir | backup .zip> [--basedir DIR] [--dry-run] [--merge] [--link]
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -50,6 +51,10 @@ async function main(argv: string[]): Promise<number> {
       user: { type: 'boolean' },
       system: { type: 'boolean' },
       print: { type: 'boolean' },
+      from: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      merge: { type: 'boolean' },
+      link: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -134,6 +139,14 @@ async function main(argv: string[]): Promise<number> {
       scope: values.system ? 'system' : values.user ? 'user' : undefined,
       print: Boolean(values.print), baseDir: values.basedir || process.env.GANTRY_BASEDIR || undefined, host: values.host, port,
     }));
+    return 0;
+  }
+
+  if (cmd === 'import-octoprint') {
+    if (!values.from) throw new DomainError('INVALID_REQUEST', 'usage: gantry import-octoprint --from <octoprint basedir | backup .zip> [--basedir DIR] [--dry-run] [--merge] [--link]');
+    const { importOctoPrint } = await import('./import/import-octoprint.ts');
+    await importOctoPrint({ from: values.from, baseDir, dryRun: values['dry-run'], merge: values.merge, link: values.link,
+      out: (text) => process.stdout.write(text) });
     return 0;
   }
 

@@ -134,6 +134,13 @@ export class AppKeyService {
     return { ...key };
   }
 
+  /** Takes over keys made elsewhere (gantry import-octoprint) unchanged, so paired apps need no new pairing. */
+  async importKeys(keys: AppKey[]): Promise<void> {
+    await this.load();
+    for (const k of keys) if (!this.keys.some((x) => x.apiKey === k.apiKey)) this.keys.push({ ...k });
+    await this.save();
+  }
+
   /** Revokes a key; owners may revoke their own, admins any. Unknown keys are not an error. */
   async revoke(apiKey: string, byUser: string, isAdmin: boolean): Promise<void> {
     const key = this.keys.find((k) => safeEqual(k.apiKey, apiKey));

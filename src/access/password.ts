@@ -1,5 +1,6 @@
 // Password hashing with scrypt (memory-hard, in Node's crypto, runs off the event loop in the thread pool).
 import { scrypt, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isImportedHash, verifyImportedHash } from './imported-hash.ts';
 
 const N = 1 << 15, R = 8, P = 1, KEYLEN = 32;
 const MAXMEM = 256 * N * R;
@@ -18,7 +19,11 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
+/** Whether a stored hash is Gantry's own; anything else (an imported OctoPrint hash) is replaced at the next login. */
+export const isOwnHash = (stored: string): boolean => stored.startsWith('scrypt$');
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (isImportedHash(stored)) return verifyImportedHash(password, stored);
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [n, r, p] = parts.slice(1, 4).map(Number);

@@ -4,7 +4,7 @@ import { parse, stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
 import { PERMISSIONS, permissionByKey } from './permissions.ts';
-import { hashPassword, verifyPassword } from './password.ts';
+import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 
 export interface GroupRecord {
@@ -264,7 +264,31 @@ export class UserStore {
       await verifyPassword(password, 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
       return undefined;
     }
-    return (await verifyPassword(password, u.passwordHash)) ? u : undefined;
+    if (!(await verifyPassword(password, u.passwordHash))) return undefined;
+    // A hash imported from OctoPrint: the password is known now, so store it in Gantry's own scheme.
+    if (!isOwnHash(u.passwordHash)) {
+      u.passwordHash = await hashPassword(password);
+      await this.saveUsers();
+    }
+    return u;
+  }
+
+  /**
+   * Adds users and groups taken over from another host (gantry import-octoprint) as they are, password hashes
+   * included; existing records of the same name are replaced. References are checked like any change.
+   */
+  async importRecords(users: UserRecord[], groups: Array<Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>>): Promise<void> {
+    for (const g of groups) {
+      const base = this.groups.get(g.key);
+      this.groups.set(g.key, { ...g, removable: base?.removable ?? true, changeable: base?.changeable ?? true, toggleable: base?.toggleable ?? true });
+    }
+    for (const g of groups) this.checkGroupRefs(g.key, g.permissions, g.subgroups);
+    for (const u of users) {
+      this.checkUserRefs(u.groups, u.permissions);
+      this.users.set(u.name, { ...u });
+    }
+    await this.saveGroups();
+    await this.saveUsers();
   }
 
   async setSettings(name: string, settings: Record<string, unknown>): Promise<void> {

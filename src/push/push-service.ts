@@ -58,6 +58,11 @@ const EVENT_BATCH_MS = 100;
 /** How long closing connections may take to deliver what they were sent (at shutdown). */
 const CLOSE_GRACE_MS = 1000;
 
+export interface TimelapseSource {
+  config(): unknown;
+  rendering(): unknown;
+}
+
 interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined }
 
 export class PushService {
@@ -72,6 +77,8 @@ export class PushService {
   private unsubscribers: Array<() => void> = [];
   private eventQueue: QueuedEvent[] = [];
   private eventFlush: NodeJS.Timeout | undefined;
+  /** The timelapse config and render under way, for the `timelapse` message on registration (none: `null`). */
+  private timelapse: TimelapseSource | undefined;
   /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
   private readonly owner = `push#${++instances}`;
 
@@ -152,6 +159,21 @@ export class PushService {
     this.broadcastGated(encode('slicingProgress', p), ['STATUS'], () => true);
   }
 
+  /** Where the `timelapse` message and a running render come from when a client registers. */
+  setTimelapseSource(source: TimelapseSource): void {
+    this.timelapse = source;
+  }
+
+  /** The timelapse config changed: `{"timelapse": null | {type, options}}` to every registered client. */
+  timelapseConfig(payload: unknown): void {
+    this.broadcastGated(encode('timelapse', payload), ['STATUS'], () => true);
+  }
+
+  /** `{"renderProgress": {"progress": percent}}` while a timelapse renders. */
+  renderProgress(progress: number): void {
+    this.broadcastGated(encode('renderProgress', { progress }), ['STATUS'], () => true);
+  }
+
   // --- connections ----------------------------------------------------------------------------------------------------
 
   private open(conn: PushConnection): void {
@@ -191,7 +213,9 @@ export class PushService {
     if (client.registered) return;
     client.registered = true;
     if (client.wantsState) this.sendHistory(client);
-    client.send(encode('timelapse', null));
+    client.send(encode('timelapse', this.timelapse?.config() ?? null));
+    const rendering = this.timelapse?.rendering();
+    if (rendering) client.send(encode('event', { type: 'MovieRendering', payload: rendering }));
   }
 
   private unregister(client: PushClient): void {

@@ -1,5 +1,6 @@
 // Stabilised snapshots: follows a job's positioning through its lines and, at each layer change, parks the head at a
 // fixed spot (retract, lift, travel, M400, hold for the frame) and brings it back before the line that starts the layer.
+// A layer is the height of extrusion, not any Z move: travel lifts, z-hops and start-script moves make no frames.
 import { commandCode, param, stripComment } from '../gcode/line.ts';
 import type { LineInsertion } from '../protocol/job-stream.ts';
 
@@ -15,8 +16,6 @@ export interface ParkSettings {
 
 export interface StabilizerOptions {
   park: ParkSettings;
-  /** Z moves of exactly this size are retraction hops, not layers (timelapse.md §5.2). */
-  retractionZHop: number;
   /** Firmware semantics: G90/G91 also switch the extruder (serial feature.g90InfluencesExtruder). */
   g90InfluencesExtruder: boolean;
   /** A layer started: the frame to take while parked, or null to let the layer pass (minDelay, no job). */
@@ -32,8 +31,11 @@ export class Stabilizer {
   private y: number | null = null;
   private z: number | null = null;
   private f: number | null = null;
-  /** Highest Z a layer started at. */
-  private layerZ = -Infinity;
+  /** Filament position and the most ever pushed: a move extrudes when it goes past it (not an unretract). */
+  private e = 0;
+  private eMax = 0;
+  /** Z of the last extruding move: extrusion at another Z starts a layer. */
+  private layerZ: number | null = null;
 
   constructor(private readonly opts: StabilizerOptions) {}
 
@@ -54,9 +56,16 @@ export class Stabilizer {
       case 'M83': this.absoluteE = false; return null;
       case 'G28': this.x = this.y = this.z = null; return null;
       case 'G92': {
-        for (const a of ['X', 'Y', 'Z'] as const) {
-          const v = param(cmd, a);
-          if (v !== null) this.set(a, Number.isFinite(v) ? v : null);
+        const named = (['X', 'Y', 'Z', 'E'] as const).filter((a) => param(cmd, a) !== null);
+        for (const a of named.length > 0 ? named : (['X', 'Y', 'Z', 'E'] as const)) {
+          const v = param(cmd, a) ?? 0;
+          if (a === 'E') {
+            const ne = Number.isFinite(v) ? v : 0;
+            this.eMax += ne - this.e;
+            this.e = ne;
+          } else {
+            this.set(a, Number.isFinite(v) ? v : null);
+          }
         }
         return null;
       }
@@ -80,16 +89,18 @@ export class Stabilizer {
 
   private move(cmd: string): LineInsertion | null {
     const nz = this.target(cmd, 'Z', this.z);
+    const ev = param(cmd, 'E');
+    const ne = ev === null || !Number.isFinite(ev) ? this.e : this.absoluteE ? ev : this.e + ev;
     let out: LineInsertion | null = null;
-    if (nz !== null && nz !== this.z) {
-      const hop = this.opts.retractionZHop;
-      const isHop = hop !== 0 && this.z !== null && Math.round(Math.abs(nz - this.z) * 1000) === Math.round(hop * 1000);
-      if (!isHop && nz > this.layerZ + 1e-6) {
+    if (ne > this.eMax + 1e-6) {
+      this.eMax = ne;
+      if (nz !== null && nz !== this.layerZ) {
         this.layerZ = nz;
         const frame = this.opts.onLayer();
         if (frame !== null) out = this.park(frame);
       }
     }
+    this.e = ne;
     // The position after this line (the park above uses the one before it).
     const nx = this.target(cmd, 'X', this.x);
     const ny = this.target(cmd, 'Y', this.y);

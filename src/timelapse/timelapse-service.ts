@@ -200,7 +200,6 @@ export class TimelapseService {
     const s = c.webcam.stabilize;
     return new Stabilizer({
       park: { x: s.x, y: s.y, retract: s.retract, retractSpeed: s.retractSpeed, lift: s.lift, zSpeed: s.zSpeed, travelSpeed: s.travelSpeed },
-      retractionZHop: session.config.type === 'zchange' ? session.config.retractionZHop : 0,
       g90InfluencesExtruder: c.feature.g90InfluencesExtruder,
       onLayer: () => {
         if (this.session !== session || !session.takeLayerSlot()) return null;

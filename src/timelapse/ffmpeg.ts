@@ -71,9 +71,9 @@ function seconds(h: string, m: string, s: string): number {
  * Runs ffmpeg, reporting progress in percent from `Duration:` (whole seconds, as 1.9.3) and `time=` in stderr; no
  * progress when the total is under a second. Never rejects for a non-zero exit; a binary that cannot start rejects.
  */
-export function runFfmpeg(binary: string, args: string[], onProgress?: (percent: number) => void): Promise<RunResult> {
+export function runFfmpeg(binary: string, args: string[], onProgress?: (percent: number) => void, signal?: AbortSignal): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' });
     const stdout: string[] = [];
     const stderr: string[] = [];
     let partial = '';

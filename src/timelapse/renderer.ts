@@ -38,6 +38,8 @@ export class Renderer {
   /** Prefixes queued or rendering. */
   private readonly pending = new Set<string>();
   private running: (MoviePayload & { prefix: string }) | null = null;
+  /** Aborted on shutdown: a running ffmpeg is killed (its frames stay unrendered) and queued renders are dropped. */
+  private readonly shutdown = new AbortController();
 
   constructor(private readonly deps: RendererDeps) {}
 
@@ -60,12 +62,19 @@ export class Renderer {
     return this.running;
   }
 
+  /** Kills a running render and drops the queued ones; their frames stay as unrendered jobs. */
+  async stop(): Promise<void> {
+    this.shutdown.abort();
+    await this.chain;
+  }
+
   /** Resolves once every queued render has finished. */
   idle(): Promise<void> {
     return this.chain;
   }
 
   private async run(job: RenderRequest): Promise<void> {
+    if (this.shutdown.signal.aborted) return;
     const { events, logger } = this.deps;
     const w = this.deps.webcam();
     const codec = w.ffmpegVideoCodec || 'libx264';
@@ -100,7 +109,7 @@ export class Renderer {
       logger.info({ ffmpeg, args }, 'timelapse: rendering');
       let result;
       try {
-        result = await runFfmpeg(ffmpeg, args, (p) => this.deps.progress(p));
+        result = await runFfmpeg(ffmpeg, args, (p) => this.deps.progress(p), this.shutdown.signal);
       } catch (err) {
         const message = `${(err as Error).message}\n`;
         logger.error({ err, prefix: job.prefix }, 'timelapse: ffmpeg could not be started');

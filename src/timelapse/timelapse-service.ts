@@ -99,7 +99,7 @@ export class TimelapseService {
     this.session = null;
     this.deps.printer.setLineInjector(null);
     await Promise.allSettled([...this.finishing]);
-    await this.renderer.idle();
+    await this.renderer.stop();
   }
 
   current(): TimelapseConfig { return this.config; }

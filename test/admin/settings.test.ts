@@ -60,6 +60,7 @@ function sampleFor(api: string, current: unknown, dir: string): unknown {
     'webcam.ffmpegPath': '/usr/bin/ffmpeg',
     'webcam.bitrate': '5000k',
     'webcam.ffmpegVideoCodec': 'mpeg2video',
+    'webcam.renderAfterPrint': 'success',
     'folder.uploads': join(dir, 'up'),
     'folder.timelapse': join(dir, 'tl'),
     'folder.timelapseTmp': join(dir, 'tltmp'),

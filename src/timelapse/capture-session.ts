@@ -26,6 +26,9 @@ export class CaptureSession {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Frames queued and not yet taken: a camera slower than the triggers drops frames instead of piling them up. */
+  private pending = 0;
+  private lastFailed = false;
 
   constructor(
     readonly prefix: string,
@@ -41,7 +44,7 @@ export class CaptureSession {
   start(): void {
     if (this.config.type === 'timed') {
       void this.capture();
-      this.timer = setInterval(() => { void this.capture(); }, this.config.interval * 1000);
+      this.timer = setInterval(() => { if (this.pending === 0) void this.capture(); }, this.config.interval * 1000);
       this.timer.unref();
     }
   }
@@ -51,7 +54,9 @@ export class CaptureSession {
     if (this.stopped || this.config.type !== 'zchange' || this.stabilized) return;
     const hop = this.config.retractionZHop;
     if (hop !== 0 && old !== null && Math.round(Math.abs(z - old) * 1000) === Math.round(hop * 1000)) return;
-    if (!this.takeLayerSlot()) return;
+    // Layers queue their frames (as 1.9.3), except while the camera is failing: a dead camera would otherwise leave
+    // a backlog of timeouts that delays the end of the job by minutes.
+    if ((this.pending > 0 && this.lastFailed) || !this.takeLayerSlot()) return;
     void this.capture();
   }
 
@@ -67,7 +72,8 @@ export class CaptureSession {
   /** Queues one frame; resolves true when it was written. */
   capture(): Promise<boolean> {
     this.attempts++;
-    const run = this.queue.then(() => this.takeFrame());
+    this.pending++;
+    const run = this.queue.then(() => this.takeFrame()).finally(() => { this.pending--; });
     this.queue = run;
     return run;
   }
@@ -81,12 +87,14 @@ export class CaptureSession {
       await fetchSnapshot(camera, file);
     } catch (err) {
       this.failures++;
+      this.lastFailed = true;
       const error = (err as Error).message;
       logger.warn({ file, error }, 'timelapse: snapshot failed');
       events.emit('CaptureFailed', { file, error, webcamDisplay: 'Classic Webcam', snapshotDisplay: camera.url, webcamProvider: 'classicwebcam' });
       return false;
     }
     this.frames++;
+    this.lastFailed = false;
     events.emit('CaptureDone', { file });
     return true;
   }

@@ -185,7 +185,8 @@ test('a dead camera: CaptureFailed, the print finishes, MovieFailed no_frames; f
   const mf = await ev.next('MovieFailed');
   assert.deepEqual({ ...mf, movie_prefix: undefined }, { gcode: 'dead.gcode', movie: 'n/a', movie_basename: 'a', movie_prefix: undefined,
     returncode: 0, out: '', error: '', reason: 'no_frames' });
-  assert.ok(ev.names().filter((n) => n === 'CaptureFailed').length >= 3);
+  // While the camera fails, layers do not pile up more timeouts behind the one in progress.
+  assert.ok(ev.names().filter((n) => n === 'CaptureFailed').length >= 1);
   assert.equal(ev.names().includes('MovieRendering'), false);
 
   await s.config.patch({ webcam: { snapshot: '' } });

@@ -1,6 +1,6 @@
 // One print's timelapse capture: numbered frames from the camera, taken strictly in order off the streaming path,
 // the z-change and timed triggers, and the end of the job (post roll, then the render request) — timelapse.md §5.
-import { copyFile } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
@@ -29,6 +29,7 @@ export class CaptureSession {
   /** Frames queued and not yet taken: a camera slower than the triggers drops frames instead of piling them up. */
   private pending = 0;
   private lastFailed = false;
+  private folderReady = false;
 
   constructor(
     readonly prefix: string,
@@ -84,6 +85,8 @@ export class CaptureSession {
     const camera = this.deps.camera();
     events.emit('CaptureStart', { file });
     try {
+      // The folder setting may have changed since the server started.
+      if (!this.folderReady) this.folderReady = await mkdir(this.deps.framesDir, { recursive: true }).then(() => true);
       await fetchSnapshot(camera, file);
     } catch (err) {
       this.failures++;

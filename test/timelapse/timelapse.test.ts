@@ -165,6 +165,29 @@ test('timed with a failing encoder: MovieFailed says why and keeps the frames; t
   assert.equal(noFrames.movie_basename, 'nothing_here.mp4');
 });
 
+test('a cancelled print renders `<prefix>-fail.mpg` with mpeg2video (vob), no post roll', async (t) => {
+  const cam = await fakeCamera(t);
+  const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, ffmpegVideoCodec: 'mpeg2video' },
+    devel: { virtualPrinter: { throttle: 1, busyInterval: 0.2 } } });
+  const ev = events(s);
+  assert.equal((await configure(s, { type: 'zchange', minDelay: 0.001 })).status, 200);
+  await print(s, 'long.gcode', layeredGcode(2, { hop: 0, extra: ['G1 Z0.1 F600', 'G4 P4000'] }).text);
+  await ev.next('CaptureDone');
+  const cancel = await s.api('/api/job', { method: 'POST', json: { command: 'cancel' } });
+  assert.equal(cancel.status, 204);
+  const done = await ev.next('MovieDone', 30_000);
+  assert.match(done.movie_basename, /^long_\d{14}-fail\.mpg$/);
+  assert.equal(done.movie_prefix, done.movie_basename.replace(/-fail\.mpg$/, ''));
+  const seq = ev.names().filter((n) => TIMELAPSE_EVENTS.has(n));
+  assert.deepEqual(seq.slice(seq.indexOf('PrintFailed')), ['PrintFailed', 'MovieRendering', 'MovieDone']);
+  const movie = await probe(done.movie);
+  assert.equal(movie.codec, 'mpeg2video');
+  assert.equal(movie.frames, ev.names().filter((n) => n === 'CaptureDone').length);
+  const listed = (await (await s.api('/api/timelapse')).json() as Json).files as Json[];
+  assert.deepEqual(listed.map((f) => f.name), [done.movie_basename]);
+  assert.equal((await s.api(listed[0].url)).headers.get('content-type'), 'video/mpeg');
+});
+
 test('a dead camera: CaptureFailed, the print finishes, MovieFailed no_frames; ffmpeg or camera missing is a 400 at config time', async (t) => {
   const cam = await fakeCamera(t);
   cam.dead = true;

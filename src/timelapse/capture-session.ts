@@ -41,6 +41,10 @@ export class CaptureSession {
   ) {}
 
   get active(): boolean { return !this.stopped; }
+  /** The last frame failed (the camera is down or slow). */
+  get failing(): boolean { return this.lastFailed; }
+  /** Frames queued and not taken yet. */
+  get queued(): number { return this.pending; }
 
   start(): void {
     if (this.config.type === 'timed') {

@@ -203,6 +203,12 @@ export class TimelapseService {
       g90InfluencesExtruder: c.feature.g90InfluencesExtruder,
       onLayer: () => {
         if (this.session !== session || !session.takeLayerSlot()) return null;
+        // A failing camera does not get to hold the print at every layer: the frame is tried where the head is, and
+        // parking resumes once a frame succeeds again.
+        if (session.failing) {
+          if (session.queued === 0) void session.capture();
+          return null;
+        }
         return () => this.parkedFrame(session);
       },
     });

@@ -303,6 +303,24 @@ test('stabilised snapshots: the head parks at every layer change while the frame
   assert.match(atSnapshot[0][atSnapshot[0].length - 2], /G0 X5 Y195 F9000/);
 });
 
+test('stabilised snapshots with a dead camera: parks stop after the first failure, the print goes on', async (t) => {
+  const cam = await fakeCamera(t);
+  cam.dead = true;
+  const s = await connectedServer(t, { serial: { log: true }, webcam: { snapshot: cam.url, ffmpeg: FFMPEG,
+    stabilize: { enabled: true, x: 5, y: 195, delay: 0 } } });
+  const ev = events(s);
+  assert.equal((await configure(s, { type: 'zchange', minDelay: 0.001 })).status, 200);
+  await print(s, 'deadpark.gcode', layeredGcode(4, { hop: 0 }).text);
+  await ev.next('PrintDone');
+  assert.equal((await ev.next('MovieFailed')).reason, 'no_frames');
+  const log = await waitFor('serial.log with the whole print', async () => {
+    const text = await readFile(join(s.paths.logs, 'serial.log'), 'utf8').catch(() => '');
+    return text.includes('M84') ? text : undefined;
+  });
+  assert.equal(log.split('\n').filter((l) => l.includes('G0 X5 Y195 F9000')).length, 1, 'only the first layer parked');
+  assert.ok(cam.requests.length >= 2, 'frames are still tried, where the head is');
+});
+
 test('unrendered frames: listing by prefix, exact-prefix delete, age cleanup only when unrendered jobs are listed', async (t) => {
   const s = await startTestServer(t);
   const tmp = join(s.paths.timelapse, 'tmp');

@@ -126,7 +126,7 @@ test('timed with a failing encoder: MovieFailed says why and keeps the frames; t
   assert.deepEqual((await res.json() as Json).config, { type: 'timed', fps: 4, postRoll: 0, interval: 1 });
   assert.equal(s.config.current.webcam.timelapse.type, 'timed', 'saved by the global key (admins)');
 
-  await print(s, 'timed.gcode', 'G90\nG1 X10 F6000\nG4 P1500\nG1 X20\n');
+  await print(s, 'timed.gcode', 'G90\nG1 X10 F6000\nG4 P2500\nG1 X20\n');
   const failed = await ev.next('MovieFailed', 30_000);
   assert.equal(failed.reason, 'returncode');
   assert.equal(failed.returncode, 1);
@@ -246,6 +246,13 @@ test('config POST: 1.9.3 validation, defaults for omitted fields, save only for 
   const disk = await readFile(s.paths.config, 'utf8');
   assert.match(disk, /timelapse:\n\s+type: zchange/);
   assert.deepEqual(s.config.current.webcam.timelapse.options, { interval: null, retractionZHop: 0, minDelay: 2 });
+
+  // Concurrent saves: what is applied in memory is what is on disk.
+  const answers = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((fps) => configure(s, { type: 'timed', interval: 2, fps, save: true })));
+  assert.deepEqual(answers.map((r) => r.status), Array(8).fill(200));
+  const now = (await (await s.api('/api/timelapse')).json() as Json).config;
+  assert.equal(now.fps, s.config.current.webcam.timelapse.fps);
+  assert.match(await readFile(s.paths.config, 'utf8'), new RegExp(`fps: ${now.fps}\\n`));
 
   assert.equal((await s.api('/api/timelapse', { key: ro })).status, 200);
   assert.equal((await s.api('/api/timelapse?unrendered=true', { key: ro })).status, 200);

@@ -1,11 +1,21 @@
 // The pure parts of the timelapse: ffmpeg argv and filter strings as 1.9.3 builds them, the config rules, and the
-// stabiliser's layer detection and park sequence for the positioning modes slicers use.
+// stabiliser's layer detection and park sequence for the positioning modes slicers use, and the snapshot fetch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeArgs, filterString, containerFor } from '../../src/timelapse/ffmpeg.ts';
 import { configFromRequest, configFromSettings, pushPayload } from '../../src/timelapse/timelapse-config.ts';
 import { Stabilizer } from '../../src/timelapse/stabilizer.ts';
 import { humanSize } from '../../src/timelapse/timelapse-folders.ts';
+import { fetchSnapshot } from '../../src/timelapse/snapshot.ts';
+import { execFile } from 'node:child_process';
+import { createServer as createHttpsServer } from 'node:https';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { testFrames } from './helpers.ts';
+
+const run = promisify(execFile);
 
 test('ffmpeg: filter chain, argv and container follow timelapse.md §6.2', () => {
   assert.equal(filterString({ flipH: false, flipV: false, rotate90: false, watermark: null }), '[in] format=yuv420p [out]');
@@ -66,4 +76,34 @@ test('stabiliser: an unknown position takes the frame in place; G92 E keeps extr
   const parks = feed(s, ['M83', 'G1 Z0.2', 'G1 E1 ; purge in place', 'G1 X5 Y5', 'G92 E0', 'G1 X6 E0.5', 'G1 Z0.4', 'G1 X7 E0.5']);
   assert.deepEqual(parks.map((p) => [p.at, p.before.length]), [['G1 E1 ; purge in place', 1], ['G1 X7 E0.5', 11]]);
   assert.deepEqual(parks[0].before, ['M400']);
+});
+
+test('snapshot fetch: TLS validation on and off against a self-signed camera, timeout, non-2xx, no partial file', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-snap-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    '-days', '1', '-subj', '/CN=camera.invalid']);
+  const [jpeg] = await testFrames();
+  let hang = false;
+  const server = createHttpsServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, (req, res) => {
+    if (hang) return; // never answers
+    if (req.url === '/missing') res.writeHead(404).end();
+    else res.writeHead(200, { 'Content-Type': 'image/jpeg' }).end(jpeg);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  const port = (server.address() as { port: number }).port;
+  const file = join(dir, 'frame.jpg');
+  const url = `https://127.0.0.1:${port}/snapshot`;
+  await assert.rejects(fetchSnapshot({ url, timeout: 5, validateSsl: true }, file), /self[- ]signed|certificate/i);
+  await assert.rejects(stat(file), 'no partial file');
+  await fetchSnapshot({ url, timeout: 5, validateSsl: false }, file);
+  assert.deepEqual(await readFile(file), jpeg);
+  await assert.rejects(fetchSnapshot({ url: `https://127.0.0.1:${port}/missing`, timeout: 5, validateSsl: false }, file),
+    /^Error: 404 Client Error: Not Found for url: https:\/\/127\.0\.0\.1:\d+\/missing$/);
+  hang = true;
+  const started = Date.now();
+  await assert.rejects(fetchSnapshot({ url, timeout: 1, validateSsl: false }, file), /Timed out after 1s/);
+  assert.ok(Date.now() - started < 3000);
+  await assert.rejects(fetchSnapshot({ url: 'ftp://x/y', timeout: 1, validateSsl: true }, file), /Unsupported snapshot URL scheme/);
 });

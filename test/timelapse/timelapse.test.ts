@@ -168,11 +168,17 @@ test('timed with a failing encoder: MovieFailed says why and keeps the frames; t
 test('a cancelled print renders `<prefix>-fail.mpg` with mpeg2video (vob), no post roll', async (t) => {
   const cam = await fakeCamera(t);
   const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, ffmpegVideoCodec: 'mpeg2video' },
-    devel: { virtualPrinter: { throttle: 1, busyInterval: 0.2 } } });
+    devel: { virtualPrinter: { throttle: 0.2, busyInterval: 0.2 } } });
   const ev = events(s);
   assert.equal((await configure(s, { type: 'zchange', minDelay: 0.001 })).status, 200);
-  await print(s, 'long.gcode', layeredGcode(2, { hop: 0, extra: ['G1 Z0.1 F600', 'G4 P4000'] }).text);
+  await print(s, 'long.gcode', layeredGcode(2, { hop: 0, extra: ['G1 Z0.1 F600', 'G4 P15000'] }).text);
   await ev.next('CaptureDone');
+  // While printing: the job's frames are `recording`, and nothing renders by hand.
+  const during = (await (await s.api('/api/timelapse?unrendered=true')).json() as Json).unrendered as Json[];
+  assert.deepEqual(during.map((u) => [u.count, u.recording, u.processing]), [[1, true, true]]);
+  assert.equal((await s.api(`/api/timelapse/unrendered/${during[0].name}`, { method: 'DELETE' })).status, 409);
+  const busy = await s.api(`/api/timelapse/unrendered/${during[0].name}`, { method: 'POST', json: { command: 'render' } });
+  assert.deepEqual([busy.status, await busy.json()], [409, { error: 'Printer is currently printing, cannot render timelapse' }]);
   const cancel = await s.api('/api/job', { method: 'POST', json: { command: 'cancel' } });
   assert.equal(cancel.status, 204);
   const done = await ev.next('MovieDone', 30_000);

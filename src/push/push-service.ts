@@ -63,7 +63,8 @@ export interface TimelapseSource {
   rendering(): unknown;
 }
 
-interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined }
+/** `message`: not an event but a message that must keep its place among them (renderProgress after MovieRendering). */
+interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined; message?: true }
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
@@ -171,7 +172,9 @@ export class PushService {
 
   /** `{"renderProgress": {"progress": percent}}` while a timelapse renders. */
   renderProgress(progress: number): void {
-    this.broadcastGated(encode('renderProgress', { progress }), ['STATUS'], () => true);
+    // Queued with the events, so clients see MovieRendering before the first progress and MovieDone after the last.
+    this.eventQueue.push({ name: 'renderProgress', full: encode('renderProgress', { progress }), redacted: undefined, message: true });
+    this.eventFlush ??= setTimeout(() => this.flushEvents(), EVENT_BATCH_MS);
   }
 
   // --- connections ----------------------------------------------------------------------------------------------------
@@ -384,7 +387,7 @@ export class PushService {
       if (corked) c.conn.cork();
       for (const e of queue) {
         if (c.closed) break;
-        if (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name))) continue;
+        if (!e.message && (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name)))) continue;
         c.send(e.redacted && !admin ? e.redacted : e.full);
       }
       if (corked) c.conn.uncork();

@@ -67,6 +67,10 @@ test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with th
   const progress = await push.next('renderProgress') as Json;
   assert.equal(typeof progress.progress, 'number');
   await push.next('event', (e: Json) => e.type === 'MovieDone');
+  const order = push.messages.map((m) => ('renderProgress' in m ? 'progress' : (m.event as Json | undefined)?.type)).filter((n) => n === 'progress' || n === 'MovieRendering' || n === 'MovieDone');
+  assert.equal(order[0], 'MovieRendering');
+  assert.equal(order[order.length - 1], 'MovieDone');
+  assert.ok(order.includes('progress'));
 
   const list = await (await s.api('/api/timelapse?unrendered=true')).json() as Json;
   assert.equal(list.files.length, 1);

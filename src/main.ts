@@ -34,6 +34,7 @@ import { SystemCommands } from './system/system-commands.ts';
 import { LanguagePacks } from './system/language-packs.ts';
 import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
+import { TimelapseService } from './timelapse/timelapse-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -59,6 +60,7 @@ export interface Gantry {
   slicing: SlicingService;
   printerProfiles: PrinterProfiles;
   printer: PrinterService;
+  timelapse: TimelapseService;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -174,7 +176,15 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const systemCommands = new SystemCommands(config, logger.child({ svc: 'system' }));
   const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
   const logFiles = new LogFiles(paths.logs, logStream);
-  const timelapseFiles = new LogFiles(paths.timelapse);
+  const timelapse = new TimelapseService({
+    config, events, clock, logger: logger.child({ svc: 'timelapse' }), moviesDir: paths.timelapse, baseDir: paths.base,
+    printer, printing: () => jobRunner.isPrinting(),
+  });
+  const unbridgeTimelapse = [
+    timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
+    timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
+  ];
+  push.setTimelapseSource({ config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() });
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
@@ -194,6 +204,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
+    { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
   ];
   const started: Service[] = [];
   try {
@@ -207,7 +218,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   }
 
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapseFiles, printer, ports,
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
@@ -239,5 +250,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, logger, stop };
 }

@@ -269,6 +269,32 @@ export const WebcamSection = obj({
   flipV: bool(false, 'Flip vertically'),
   rotate90: bool(false, 'Rotate 90 degrees'),
   cacheBuster: bool(false, 'Append a cache buster to snapshot URLs'),
+  // Timelapse capture and rendering (src/timelapse/); OctoPrint's config.yaml layout.
+  timelapse: obj({
+    type: Type.Union([Type.Literal('off'), Type.Literal('zchange'), Type.Literal('timed')], { default: 'off', description: 'Timelapse applied at startup' }),
+    fps: int(25, 'Frames per second of the rendered movie', { minimum: 1 }),
+    postRoll: int(0, 'Seconds the last frame is repeated at the end', { minimum: 0 }),
+    options: obj({
+      interval: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'timed: seconds between frames (unset: 10)' })),
+      retractionZHop: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'zchange: Z hop in mm that is not a layer change (unset: 0)' })),
+      minDelay: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'zchange: least seconds between frames (unset: 5)' })),
+    }),
+  }),
+  renderAfterPrint: Type.Union([Type.Literal('always'), Type.Literal('success'), Type.Literal('failure'), Type.Literal('never')],
+    { default: 'always', description: 'Which finished prints get their timelapse rendered at once (the others stay unrendered)' }),
+  cleanTmpAfterDays: num(7, 'Unrendered timelapse frames older than this many days are deleted when unrendered jobs are listed', { minimum: 0 }),
+  // Gantry: stabilised snapshots (zchange only) park the head at each layer change before the frame is taken.
+  stabilize: obj({
+    enabled: bool(false, 'Park the head for each z-change frame'),
+    x: num(0, 'Park position X (mm)'),
+    y: num(0, 'Park position Y (mm)'),
+    retract: num(1, 'Filament retracted before parking (mm, 0: none)', { minimum: 0, maximum: 20 }),
+    retractSpeed: num(2400, 'Retract and unretract feedrate (mm/min)', { minimum: 1 }),
+    lift: num(0.5, 'Z lift before travelling to the park position (mm, 0: none)', { minimum: 0, maximum: 20 }),
+    zSpeed: num(600, 'Z lift feedrate (mm/min)', { minimum: 1 }),
+    travelSpeed: num(9000, 'Travel feedrate to and from the park position (mm/min)', { minimum: 1 }),
+    delay: int(100, 'Milliseconds to wait after the head stopped before the snapshot (camera settle)', { minimum: 0, maximum: 10_000 }),
+  }),
 });
 
 export const DevelSection = obj({

@@ -114,8 +114,8 @@ export interface EventMap {
   // timelapse
   CaptureStart: { file: string };
   CaptureDone: { file: string };
-  CaptureFailed: { file: string; error: string; webcamDisplay: string; snapshotDisplay: string };
-  PostRollStart: { postroll_duration: number; postroll_length: number; postroll_fps: number };
+  CaptureFailed: { file: string; error: string; webcamDisplay: string; snapshotDisplay: string; webcamProvider: string };
+  PostRollStart: { postroll_duration: number | null; postroll_length: number; postroll_fps: number };
   PostRollEnd: NoPayload;
   MovieRendering: { gcode: string; movie: string; movie_basename: string; movie_prefix: string };
   MovieDone: { gcode: string; movie: string; movie_basename: string; movie_prefix: string };

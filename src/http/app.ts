@@ -44,6 +44,7 @@ import { registerUtilRoutes } from './routes/util.ts';
 import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
+import type { TimelapseService } from '../timelapse/timelapse-service.ts';
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -64,8 +65,8 @@ export interface AppServices {
   systemCommands: SystemCommands;
   languagePacks: LanguagePacks;
   logFiles: LogFiles;
-  /** Flat view of the timelapse folder. */
-  timelapseFiles: LogFiles;
+  /** Timelapse capture, rendering and folders (/api/timelapse). */
+  timelapse?: TimelapseService;
   /** Live serial port/baudrate choices for /api/settings (the printer link's); config-only fallback when absent. */
   serialOptions?: SerialOptionsProvider;
   /** The printer link and the ports it can use. */

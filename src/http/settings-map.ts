@@ -144,6 +144,9 @@ export const SETTINGS_FIELDS: readonly SettingField[] = [
   ...same('webcam', ['streamTimeout', 'snapshotTimeout'], { min: 1 }),
   field('webcam.ffmpegThreads', 'webcam.ffmpegThreads', { min: 1 }),
   ...renamed('webcam', 'webcam', { streamUrl: 'stream', snapshotUrl: 'snapshot', ffmpegPath: 'ffmpeg' }),
+  // Gantry's timelapse additions (src/timelapse/): when to render, and stabilised snapshots.
+  ...same('webcam', ['renderAfterPrint', 'stabilize.enabled', 'stabilize.x', 'stabilize.y', 'stabilize.retract', 'stabilize.retractSpeed',
+    'stabilize.lift', 'stabilize.zSpeed', 'stabilize.travelSpeed', 'stabilize.delay']),
 ];
 
 export function getPath(obj: unknown, path: readonly string[]): unknown {

@@ -9,7 +9,7 @@ import type { TransportFactory } from '../protocol/line-transport.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import { engineSettingsFrom, planConnection } from './link-settings.ts';
 import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
-import { JobStreamer } from '../protocol/job-stream.ts';
+import { JobStreamer, type LineInjector } from '../protocol/job-stream.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
 import { linkHooks } from './link-hooks.ts';
@@ -71,6 +71,8 @@ export class PrinterService implements Printer {
   /** While set, PrinterStateChanged payloads queue in `heldStateEvents` (see holdStateEvents). */
   private stateEventHold: Promise<void> | null = null;
   private heldStateEvents: Array<{ state_id: ConnectionStateId; state_string: string }> = [];
+  /** Lines put into streamed jobs at chosen points (timelapse parking); null keeps the job path free of it. */
+  private lineInjector: LineInjector | null = null;
 
   constructor(private readonly deps: PrinterServiceDeps) {
     this.timers = deps.timers ?? realTimers;
@@ -425,6 +427,11 @@ export class PrinterService implements Printer {
     return true;
   }
 
+  /** The injector the next streamed jobs ask for every file line (one owner; null removes it). */
+  setLineInjector(injector: LineInjector | null): void {
+    this.lineInjector = injector;
+  }
+
   streamJob(source: JobLineSource, listener: JobStreamListener, opts: JobStreamOptions = {}): JobStream {
     const engine = this.link();
     if (this.job || this.isBusy()) throw conflict('Printer is already printing');
@@ -439,7 +446,7 @@ export class PrinterService implements Printer {
         }
         listener.finished(outcome, pos, error);
       },
-    }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, ...opts });
+    }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts });
     this.job = streamer;
     // Set before the first state change, so PrinterStateChanged already says what is going on.
     this.sdStreaming = opts.transfer === true;

@@ -9,6 +9,20 @@ export interface JobLineBatch {
 }
 
 export type JobLineSource = AsyncIterable<JobLineBatch>;
+
+/** Lines a LineInjector puts before a file line (a timelapse parking the head at a layer change). */
+export interface LineInsertion {
+  before: string[];
+  /**
+   * Index in `before` where streaming waits: once every earlier line is acknowledged (put an M400 just before it to
+   * wait for the moves too), `hold()` runs, and the next line goes out when it settles. The caller bounds its time.
+   */
+  holdAt?: number;
+  hold?: () => Promise<void>;
+}
+
+/** Asked with each file line (not tool-change lines, not its own lines): lines to send before it, or null. */
+export type LineInjector = (line: string) => LineInsertion | null;
 export type JobOutcome = 'done' | 'cancelled' | 'error';
 
 export interface JobStreamListener {
@@ -38,6 +52,8 @@ export interface JobStreamOptions {
    * epilogue (no Finishing, no M400) and a cancel sends no M108, since the firmware would store either in the file.
    */
   transfer?: boolean;
+  /** Asked for every file line when set (one branch per line when not); never used for transfers. */
+  injector?: LineInjector | null;
 }
 
 type Phase = 'starting' | 'printing' | 'pausing' | 'paused' | 'resuming' | 'cancelling' | 'finishing' | 'ended';
@@ -59,6 +75,11 @@ export class JobStreamer implements JobFeed {
   private insertedIdx = 0;
   private insertedAt = 0;
   private insertedEnd = 0;
+  /** An injected wait (LineInsertion.holdAt) at this index of `inserted`; `holding` while its hold runs. */
+  private holdAt = -1;
+  private hold: (() => Promise<void>) | null = null;
+  private holding = false;
+  private readonly injector: LineInjector | null;
   private pauseWaiters: Array<() => void> = [];
   private resolveDone!: (o: JobOutcome) => void;
   readonly done: Promise<JobOutcome>;
@@ -70,6 +91,7 @@ export class JobStreamer implements JobFeed {
     private readonly opts: JobStreamOptions = {},
   ) {
     this.iter = source[Symbol.asyncIterator]();
+    this.injector = opts.transfer ? null : (opts.injector ?? null);
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
@@ -104,6 +126,7 @@ export class JobStreamer implements JobFeed {
         // One character code keeps the tool-change test off every line that cannot be one (T, t, or indented).
         const c0 = line.charCodeAt(0);
         if ((c0 === 84 || c0 === 116 || c0 === 32 || c0 === 9) && this.aroundToolChange(line, b.ends[i])) return this.nextInserted(this.inserted!);
+        if (this.injector !== null && this.inject(this.injector, line, b.ends[i])) return this.nextInserted(this.inserted!);
         this.filepos = b.ends[i];
         return line;
       }
@@ -135,7 +158,45 @@ export class JobStreamer implements JobFeed {
     return true;
   }
 
-  private nextInserted(lines: string[]): string {
+  private inject(injector: LineInjector, line: string, end: number): boolean {
+    let ins: LineInsertion | null;
+    try {
+      ins = injector(line);
+    } catch {
+      ins = null;
+    }
+    if (ins === null || ins.before.length === 0) return false;
+    this.inserted = [...ins.before, line];
+    this.insertedIdx = 0;
+    this.insertedAt = ins.before.length;
+    this.insertedEnd = end;
+    if (ins.hold !== undefined && ins.holdAt !== undefined && ins.holdAt >= 0 && ins.holdAt <= ins.before.length) {
+      this.holdAt = ins.holdAt;
+      this.hold = ins.hold;
+    }
+    return true;
+  }
+
+  /** At an injected hold: queue it behind the lines in flight and send nothing until it settles. */
+  private holdHere(): boolean {
+    const hold = this.hold;
+    if (hold !== null) {
+      this.hold = null;
+      this.holding = true;
+      this.engine.marker(() => {
+        const release = () => {
+          this.holding = false;
+          this.holdAt = -1;
+          if (this.phase === 'printing') this.engine.pump();
+        };
+        hold().then(release, release);
+      });
+    }
+    return this.holding;
+  }
+
+  private nextInserted(lines: string[]): string | null {
+    if (this.insertedIdx === this.holdAt && this.holdHere()) return null;
     const k = this.insertedIdx++;
     if (k === this.insertedAt) this.filepos = this.insertedEnd;
     if (this.insertedIdx === lines.length) this.inserted = null;

@@ -58,7 +58,13 @@ const EVENT_BATCH_MS = 100;
 /** How long closing connections may take to deliver what they were sent (at shutdown). */
 const CLOSE_GRACE_MS = 1000;
 
-interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined }
+export interface TimelapseSource {
+  config(): unknown;
+  rendering(): unknown;
+}
+
+/** `message`: not an event but a message that must keep its place among them (renderProgress after MovieRendering). */
+interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined; message?: true }
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
@@ -73,6 +79,8 @@ export class PushService {
   private eventQueue: QueuedEvent[] = [];
   private eventFlush: NodeJS.Timeout | undefined;
   private stateFlush: NodeJS.Immediate | undefined;
+  /** The timelapse config and render under way, for the `timelapse` message on registration (none: `null`). */
+  private timelapse: TimelapseSource | undefined;
   /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
   private readonly owner = `push#${++instances}`;
 
@@ -161,6 +169,23 @@ export class PushService {
     this.broadcastGated(encode('slicingProgress', p), ['STATUS'], () => true);
   }
 
+  /** Where the `timelapse` message and a running render come from when a client registers. */
+  setTimelapseSource(source: TimelapseSource): void {
+    this.timelapse = source;
+  }
+
+  /** The timelapse config changed: `{"timelapse": null | {type, options}}` to every registered client. */
+  timelapseConfig(payload: unknown): void {
+    this.broadcastGated(encode('timelapse', payload), ['STATUS'], () => true);
+  }
+
+  /** `{"renderProgress": {"progress": percent}}` while a timelapse renders. */
+  renderProgress(progress: number): void {
+    // Queued with the events, so clients see MovieRendering before the first progress and MovieDone after the last.
+    this.eventQueue.push({ name: 'renderProgress', full: encode('renderProgress', { progress }), redacted: undefined, message: true });
+    this.eventFlush ??= setTimeout(() => this.flushEvents(), EVENT_BATCH_MS);
+  }
+
   // --- connections ----------------------------------------------------------------------------------------------------
 
   private open(conn: PushConnection): void {
@@ -200,7 +225,9 @@ export class PushService {
     if (client.registered) return;
     client.registered = true;
     if (client.wantsState) this.sendHistory(client);
-    client.send(encode('timelapse', null));
+    client.send(encode('timelapse', this.timelapse?.config() ?? null));
+    const rendering = this.timelapse?.rendering();
+    if (rendering) client.send(encode('event', { type: 'MovieRendering', payload: rendering }));
   }
 
   private unregister(client: PushClient): void {
@@ -371,7 +398,7 @@ export class PushService {
       if (corked) c.conn.cork();
       for (const e of queue) {
         if (c.closed) break;
-        if (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name))) continue;
+        if (!e.message && (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name)))) continue;
         c.send(e.redacted && !admin ? e.redacted : e.full);
       }
       if (corked) c.conn.uncork();

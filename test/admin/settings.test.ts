@@ -60,6 +60,7 @@ function sampleFor(api: string, current: unknown, dir: string): unknown {
     'webcam.ffmpegPath': '/usr/bin/ffmpeg',
     'webcam.bitrate': '5000k',
     'webcam.ffmpegVideoCodec': 'mpeg2video',
+    'webcam.renderAfterPrint': 'success',
     'folder.uploads': join(dir, 'up'),
     'folder.timelapse': join(dir, 'tl'),
     'folder.timelapseTmp': join(dir, 'tltmp'),
@@ -109,7 +110,7 @@ test('renamed fields land under their config.yaml names', async (t) => {
   const res = await postSettings(s, {
     feature: { gcodeViewer: false, sizeThreshold: 1000, mobileSizeThreshold: 500, waitForStart: true },
     serial: { timeoutConnection: 12.5, maxTimeoutsIdle: 0, capAutoreportTemp: false, timeoutCommunication: 45 },
-    webcam: { ffmpegPath: '/opt/ffmpeg', streamUrl: '/webcam/?action=stream' },
+    webcam: { ffmpegPath: '/usr/bin/ffmpeg', streamUrl: '/webcam/?action=stream' },
     printer: { defaultExtrusionLength: 7 },
     folder: { timelapseTmp: join(s.baseDir, 'elsewhere-tmp') },
     server: { onlineCheck: { interval: 10 }, pluginBlacklist: { ttl: 2 } },
@@ -122,7 +123,7 @@ test('renamed fields land under their config.yaml names', async (t) => {
   assert.equal(getPath(disk, ['serial', 'timeout', 'communication']), 45);
   assert.equal(getPath(disk, ['serial', 'maxCommunicationTimeouts', 'idle']), 0);
   assert.equal(getPath(disk, ['serial', 'capabilities', 'autoreport_temp']), false);
-  assert.equal(getPath(disk, ['webcam', 'ffmpeg']), '/opt/ffmpeg');
+  assert.equal(getPath(disk, ['webcam', 'ffmpeg']), '/usr/bin/ffmpeg');
   assert.equal(getPath(disk, ['webcam', 'stream']), '/webcam/?action=stream');
   assert.equal(getPath(disk, ['printerParameters', 'defaultExtrusionLength']), 7);
   assert.equal(getPath(disk, ['folder', 'timelapse_tmp']), join(s.baseDir, 'elsewhere-tmp'));

@@ -7,11 +7,12 @@ import { startTestServer } from '../helpers/server.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-test('timelapse: capture off, videos in the folder listed with OctoPrint fields, downloadable and deletable', async (t) => {
+test('timelapse: capture off, videos in the folder listed with OctoPrint fields (server-relative URLs), downloadable and deletable', async (t) => {
   const s = await startTestServer(t);
   const empty = await s.api('/api/timelapse');
   assert.equal(empty.status, 200);
-  assert.deepEqual(await empty.json(), { config: { type: 'off' }, enabled: false, files: [], unrendered: [] });
+  assert.deepEqual(await empty.json(), { config: { type: 'off' }, enabled: true, files: [] });
+  assert.deepEqual(await (await s.api('/api/timelapse?unrendered=true')).json(), { config: { type: 'off' }, enabled: true, files: [], unrendered: [] });
 
   await writeFile(join(s.paths.timelapse, 'benchy_20261121.mp4'), Buffer.alloc(2048, 1));
   await writeFile(join(s.paths.timelapse, 'notes.txt'), 'not a video');
@@ -22,7 +23,8 @@ test('timelapse: capture off, videos in the folder listed with OctoPrint fields,
   assert.equal(f.bytes, 2048);
   assert.equal(f.size, '2.0KB');
   assert.match(f.date, /^\d{4}-\d\d-\d\d \d\d:\d\d$/);
-  assert.match(f.url, /^http:\/\/127\.0\.0\.1:\d+\/downloads\/timelapse\/benchy_20261121\.mp4$/);
+  assert.equal(f.url, '/downloads/timelapse/benchy_20261121.mp4');
+  assert.equal('thumbnail' in f, false, 'no thumbnail key without a thumbnail file');
 
   const dl = await s.api('/downloads/timelapse/benchy_20261121.mp4');
   assert.equal(dl.status, 200);
@@ -30,7 +32,9 @@ test('timelapse: capture off, videos in the folder listed with OctoPrint fields,
   assert.equal((await s.api('/downloads/timelapse/notes.txt')).status, 404, 'only videos are served');
   assert.equal((await s.api('/downloads/timelapse/..%2Fconfig.yaml')).status, 404);
   assert.equal((await s.api('/api/timelapse/..%2Fconfig.yaml', { method: 'DELETE' })).status, 404);
-  assert.equal((await s.api('/api/timelapse/benchy_20261121.mp4', { method: 'DELETE' })).status, 204);
+  const del = await s.api('/api/timelapse/benchy_20261121.mp4', { method: 'DELETE' });
+  assert.equal(del.status, 200, 'DELETE answers the listing');
+  assert.deepEqual((await del.json() as Json).files, []);
   assert.deepEqual((await (await s.api('/api/timelapse')).json() as Json).files, []);
   assert.equal((await s.api('/api/timelapse', { key: null })).status, 403);
 });

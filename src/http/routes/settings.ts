@@ -14,6 +14,7 @@ import { sendError } from '../error-mapper.ts';
 import { apiToPatch, fieldsToApi, isPlain, setPath, withoutRestatedDefaults } from '../settings-map.ts';
 import { effectiveConfig, type ConfigStore } from '../../config/config-store.ts';
 import { scriptsInFolder } from '../../printer/gcode-scripts.ts';
+import { checkFfmpegPath } from '../../timelapse/ffmpeg.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -145,6 +146,9 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
       throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
     }
+    // A timelapse that cannot render is reported now, not after the next print (empty clears the setting).
+    const ffmpeg = (patch.webcam as Plain | undefined)?.ffmpeg;
+    if (typeof ffmpeg === 'string' && ffmpeg.trim() !== '' && ffmpeg !== config.current.webcam.ffmpeg) await checkFfmpegPath(ffmpeg);
     // A script echoed back as shown (built-in or from its file) is not pinned in config.yaml: the file stays in charge.
     const shown = { ...DEFAULTS, scripts: { ...DEFAULTS.scripts, gcode: await unconfiguredScripts() } };
     patch = withoutRestatedDefaults(patch, shown, config.overrides);

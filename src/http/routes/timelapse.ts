@@ -1,63 +1,173 @@
-// /api/timelapse: the timelapse folder as OctoPrint lists it. Gantry records no timelapses yet, so capture is reported
-// off and nothing is unrendered; videos placed in the folder are listed and downloadable.
+// /api/timelapse and /downloads/timelapse(s): OctoPrint 1.9.3's timelapse API (timelapse.md §2–§3) over the timelapse
+// service — listing with ETag, config with save, movies, unrendered jobs, downloads and the zip bundle.
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
-import type { LogFiles } from '../../system/log-files.ts';
-import { DomainError } from '../../core/errors.ts';
+import type { TimelapseService } from '../../timelapse/timelapse-service.ts';
+import { isMovieName } from '../../timelapse/timelapse-folders.ts';
+import { invalid } from '../../core/errors.ts';
 import { externalBase } from '../urls.ts';
+import { sendError } from '../error-mapper.ts';
+import { parseRange } from './downloads.ts';
 
-const VIDEO = /\.(mp4|mpg|mpeg|m4v|mkv|webm|avi|mov|gif)$/i;
-const NameParams = Type.Object({ filename: Type.String() });
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function humanSize(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = bytes, i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${v.toFixed(1)}${units[i]}`;
+const FilenameParams = Type.Object({ filename: Type.String() });
+const NameParams = Type.Object({ name: Type.String() });
+const ListQuery = Type.Object({ unrendered: Type.Optional(Type.String()), force: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+/** OctoPrint's is_truthy: true, "true", "yes", "y", "1", "on" (any case). */
+function truthy(v: unknown): boolean {
+  if (v === true || v === 1) return true;
+  return typeof v === 'string' && ['true', 'yes', 'y', '1', 'on'].includes(v.trim().toLowerCase());
 }
 
-function formatDate(seconds: number): string {
-  const d = new Date(seconds * 1000);
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+/** The reverse-proxy script root for server-relative URLs. */
+function scriptRoot(request: FastifyRequest): string {
+  const h = request.headers['x-script-name'] ?? request.headers['x-forwarded-prefix'];
+  const v = Array.isArray(h) ? h[0] : h;
+  return v ? v.split(',')[0].trim().replace(/\/+$/, '') : '';
 }
 
-/** `timelapseFiles` is a flat-folder view (the same safe listing the logs use) over the timelapse folder. */
-export function registerTimelapseRoutes(app: GantryApp, deps: { timelapseFiles: LogFiles }): void {
-  const folder = deps.timelapseFiles;
+function htmlError(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(`<html><title>${status}: ${text}</title><body>${status}: ${text}</body></html>`);
+}
 
-  app.get('/api/timelapse', { config: { access: 'TIMELAPSE_LIST' } }, async (request) => {
-    const base = externalBase(request);
-    const { files } = await folder.list();
-    return {
-      config: { type: 'off' },
-      enabled: false,
-      files: files.filter((f) => VIDEO.test(f.name)).map((f) => ({
-        name: f.name, size: humanSize(f.size), bytes: f.size, date: formatDate(f.date), timestamp: f.date,
-        url: `${base}/downloads/timelapse/${encodeURIComponent(f.name)}`,
-      })),
-      unrendered: [],
-    };
-  });
+async function ignoreEmptyJson(request: FastifyRequest): Promise<void> {
+  if (request.headers['content-length'] === '0') delete request.headers['content-type'];
+}
 
-  app.delete('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DELETE' }, schema: { params: NameParams } }, async (request, reply) => {
-    if (!VIDEO.test(request.params.filename)) throw new DomainError('NOT_FOUND', 'No such timelapse');
-    await folder.delete(request.params.filename);
-    return reply.code(204).send();
-  });
+export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: TimelapseService }): void {
+  const tl = deps.timelapse;
+  if (!tl) return;
 
-  app.get('/downloads/timelapse/:filename', { config: { access: 'TIMELAPSE_DOWNLOAD' }, schema: { params: NameParams } }, async (request, reply) => {
-    let path: string;
-    try {
-      if (!VIDEO.test(request.params.filename)) throw new DomainError('NOT_FOUND', 'No such timelapse');
-      path = await folder.resolve(request.params.filename);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      return reply.code(404).type('text/html; charset=utf-8').send('<html><title>404: Not Found</title><body>404: Not Found</body></html>');
+  async function listing(request: FastifyRequest, unrendered: boolean): Promise<Plain> {
+    const body: Plain = { config: tl!.current(), enabled: tl!.enabled(), files: await tl!.listMovies(scriptRoot(request)) };
+    if (unrendered) body.unrendered = await tl!.listUnrendered();
+    return body;
+  }
+
+  app.get('/api/timelapse', { config: { access: 'TIMELAPSE_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
+    const unrendered = truthy(request.query.unrendered);
+    const body = await listing(request, unrendered);
+    const text = JSON.stringify(body);
+    // Over the whole answer (folders, flags, config), so recording/rendering changes revalidate too.
+    const etag = `"${createHash('sha1').update(`v1:${text}`).digest('hex')}"`;
+    const mtime = await tl.mtime(unrendered);
+    reply.header('ETag', etag).header('Cache-Control', 'max-age=0');
+    if (mtime > 0) reply.header('Last-Modified', new Date(Math.floor(mtime / 1000) * 1000).toUTCString());
+    const match = request.headers['if-none-match'];
+    if (!truthy(request.query.force) && match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) {
+      return reply.code(304).send();
     }
-    return reply.type('application/octet-stream')
-      .header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(request.params.filename)}`)
-      .send(createReadStream(path));
+    return reply.type('application/json; charset=utf-8').send(text);
   });
+
+  // JSON or form fields (`type=timed&interval=3`), as 1.9.3 accepts both; form parsing stays inside this scope.
+  void app.register(async (scope) => {
+    if (!scope.hasContentTypeParser('application/x-www-form-urlencoded')) {
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      });
+    }
+    scope.post('/api/timelapse', { config: { access: 'TIMELAPSE_ADMIN' }, onRequest: ignoreEmptyJson, schema: { body: Type.Unknown() } },
+      async (request) => {
+        const body = request.body ?? {};
+        if (!isPlain(body)) throw invalid('Expected a JSON object or form fields');
+        // `save` by anyone outside the admins group is ignored: the config applies but is not written.
+        const save = truthy(body.save) && request.identity.groups.includes('admins');
+        await tl.configure(body, save);
+        return listing(request, false);
+      });
+
+    scope.post('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' }, onRequest: ignoreEmptyJson, schema: { body: Type.Unknown() } },
+      async (request, reply) => {
+        const body = isPlain(request.body) ? request.body : {};
+        return bundle(reply, [...filesParam(request.query), ...filesParam(body)]);
+      });
+  });
+
+  app.delete('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DELETE' }, schema: { params: FilenameParams } }, async (request, reply) => {
+    const name = request.params.filename;
+    if (name.includes('/')) return sendError(reply, 404);
+    await tl.deleteMovie(name);
+    return listing(request, false);
+  });
+
+  app.get('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DOWNLOAD' }, schema: { params: FilenameParams } }, async (request, reply) => {
+    const name = request.params.filename;
+    if (name.includes('/')) return sendError(reply, 404);
+    const q = request.url.indexOf('?');
+    return reply.redirect(`${externalBase(request)}/downloads/timelapse/${encodeURIComponent(name)}${q === -1 ? '' : request.url.slice(q)}`, 302);
+  });
+
+  app.delete('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' }, schema: { params: NameParams } }, async (request, reply) => {
+    await tl.deleteUnrendered(request.params.name);
+    return reply.code(204).type('text/plain').send('');
+  });
+
+  app.post('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' }, schema: { params: NameParams, body: Type.Unknown() } },
+    async (request, reply) => {
+      const body = request.body;
+      if (!isPlain(body)) return sendError(reply, 400);
+      if (body.command !== 'render') throw invalid('command is invalid');
+      tl.renderUnrendered(request.params.name);
+      return reply.code(204).type('text/plain').send('');
+    });
+
+  app.get('/downloads/timelapse/:filename', { config: { access: 'TIMELAPSE_LIST' }, schema: { params: FilenameParams } }, async (request, reply) => {
+    const name = request.params.filename;
+    const path = tl.downloadPath(name);
+    if (path === null) return htmlError(reply, 404, 'Not Found');
+    const st = await stat(path).catch(() => undefined);
+    if (!st?.isFile()) return htmlError(reply, 404, 'Not Found');
+    const etag = `"${Math.floor(st.mtimeMs / 1000)}"`;
+    reply.header('Content-Disposition', `attachment; filename="${name.replace(/["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+      .header('ETag', etag).header('Last-Modified', st.mtime.toUTCString()).header('Accept-Ranges', 'bytes')
+      .header('Cache-Control', 'max-age=0, must-revalidate, private').header('Expires', '-1')
+      .type(name.endsWith('.jpg') ? 'image/jpeg' : name.toLowerCase().endsWith('.mp4') || name.toLowerCase().endsWith('.m4v') ? 'video/mp4'
+        : name.toLowerCase().endsWith('.mkv') ? 'video/x-matroska' : 'video/mpeg');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    const range = parseRange(request.headers.range, st.size);
+    if (range === null) return reply.code(416).header('Content-Range', `bytes */${st.size}`).send('');
+    if (range) {
+      return reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${st.size}`)
+        .header('Content-Length', range.end - range.start + 1).send(createReadStream(path, range));
+    }
+    return reply.header('Content-Length', st.size).send(createReadStream(path));
+  });
+
+  app.get('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' } }, async (request, reply) => bundle(reply, filesParam(request.query)));
+
+  function filesParam(source: unknown): string[] {
+    if (!isPlain(source)) return [];
+    const v = source.files;
+    if (typeof v === 'string') return v.split(',').filter(Boolean);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  }
+
+  /** Several movies as `octoprint-timelapses.zip`, files at the archive root. */
+  async function bundle(reply: FastifyReply, names: string[]): Promise<FastifyReply> {
+    if (names.length === 0) return sendError(reply, 400, 'No files to download given');
+    const paths: string[] = [];
+    for (const n of names) {
+      if (!isMovieName(n)) return sendError(reply, 400, `Invalid timelapse file name: ${n}`);
+      const p = tl!.downloadPath(n);
+      if (p === null || !(await stat(p).then((s) => s.isFile(), () => false))) return sendError(reply, 400, `No such timelapse: ${n}`);
+      paths.push(p);
+    }
+    // yazl is loaded on use: only this route needs it.
+    const { ZipFile } = await import('yazl');
+    const zip = new ZipFile();
+    for (const p of paths) zip.addFile(p, basename(p), { compress: false });
+    zip.end();
+    return reply.type('application/zip')
+      .header('Content-Disposition', 'attachment; filename="octoprint-timelapses.zip"; filename*=UTF-8\'\'octoprint-timelapses.zip')
+      .send(zip.outputStream);
+  }
 }

@@ -141,7 +141,7 @@ export function FilesPanel() {
       onDragLeave={(e) => { if (e.currentTarget === e.target) setDragging(false); }}
       onDrop={(e) => { e.preventDefault(); setDragging(false); if (e.dataTransfer?.files.length) void uploadFiles(e.dataTransfer.files); }}
     >
-      <h2>Files <button class="link small" title="Refresh" onClick={() => void loadFiles()}>↻</button></h2>
+      <h2>Files <button class="icon" title="Refresh (also asks the printer for its SD card listing)" aria-label="Refresh files" onClick={() => void loadFiles(true)}>↻</button></h2>
       <nav class="crumbs">
         <button class="link" onClick={() => setFolder('')}>local</button>
         {crumbs.map((c, i) => <span key={i}> / <button class="link" onClick={() => setFolder(crumbs.slice(0, i + 1).join('/'))}>{c}</button></span>)}

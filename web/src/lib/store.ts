@@ -98,9 +98,12 @@ export async function loadProfiles(): Promise<void> {
 }
 
 // A slow listing started before a change must not overwrite a quick one started after it (a new folder vanished).
-const fetchFiles = newestWins(() => get<FilesResponse>('/api/files?recursive=true&force=true'), (v) => { files.value = v; });
-export async function loadFiles(): Promise<void> {
-  if (can('FILES_LIST')) await fetchFiles();
+// `force` makes the server ask the printer for its card listing (M20), so only a user's explicit refresh sets it: the
+// push events that trigger the other reloads must never cost the printer a line (a force on UpdatedFiles looped).
+const fetchFiles = newestWins((force: boolean) => get<FilesResponse>(`/api/files?recursive=true${force ? '&force=true' : ''}`),
+  (v) => { files.value = v; });
+export async function loadFiles(force = false): Promise<void> {
+  if (can('FILES_LIST')) await fetchFiles(force);
 }
 
 export async function loadPendingAppKeys(): Promise<void> {
@@ -174,8 +177,9 @@ function addAppKeyRequest(r: AppKeyRequest): void {
   appKeyRequests.value = [...appKeyRequests.value, r];
 }
 
+// The events after which the listing differs; the end of a print changes `prints` and comes as MetadataStatisticsUpdated.
 const FILE_EVENTS = new Set(['UpdatedFiles', 'FileAdded', 'FileRemoved', 'FolderAdded', 'FolderRemoved', 'FileMoved',
-  'MetadataAnalysisFinished', 'MetadataStatisticsUpdated', 'TransferDone', 'PrintDone', 'PrintFailed', 'PrintCancelled']);
+  'MetadataAnalysisFinished', 'MetadataStatisticsUpdated', 'TransferDone']);
 const CONNECTION_EVENTS = new Set(['Connected', 'Disconnected', 'Connecting', 'PrinterStateChanged', 'Error']);
 const PROFILE_EVENTS = new Set(['PrinterProfileAdded', 'PrinterProfileModified', 'PrinterProfileDeleted']);
 

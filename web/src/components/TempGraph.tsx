@@ -82,7 +82,13 @@ export function TempGraph() {
     const el = box.current;
     if (!el) return;
     const keys = heaterKeys();
-    if (keys.length === 0) return;
+    if (keys.length === 0) {
+      // No samples (a reconnect replaced them): the old curves must go with them.
+      plot.current?.destroy();
+      plot.current = null;
+      keysRef.current = '';
+      return;
+    }
     const sig = keys.join(',');
     if (!plot.current || sig !== keysRef.current) {
       plot.current?.destroy();

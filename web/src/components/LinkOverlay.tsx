@@ -1,7 +1,7 @@
 // The overlay over the page while the server is out of reach or the login has ended; the page under it stays inert.
 import { useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../lib/api.ts';
-import { link, relogin, retryNow, userName } from '../lib/store.ts';
+import { expiredUser, link, relogin, retryNow, userName } from '../lib/store.ts';
 
 export function LinkOverlay() {
   const l = link.value;
@@ -21,7 +21,7 @@ export function LinkOverlay() {
 }
 
 function Relogin() {
-  const [user, setUser] = useState(userName.value ?? '');
+  const [user, setUser] = useState(expiredUser.value ?? userName.value ?? '');
   const [pass, setPass] = useState('');
   const [remember, setRemember] = useState(true);
   const [error, setError] = useState('');

@@ -24,6 +24,8 @@ export const currentUser = signal<CurrentUser | null>(null);
  */
 export type LinkState = 'connecting' | 'online' | 'reconnecting' | 'offline' | 'expired';
 export const link = signal<LinkState>('connecting');
+/** Who was logged in when the login expired (the re-login form offers the name). */
+export const expiredUser = signal<string | null>(null);
 export const pushOnline = computed(() => link.value === 'online');
 export const printerState = signal<PrinterState>(OFFLINE);
 export const job = signal<JobInfo | null>(null);
@@ -257,9 +259,10 @@ function onPush(type: string, payload: unknown): void {
     }
     case 'reauthRequired': {
       const reason = (payload as { reason?: string })?.reason;
+      const before = userName.value;
       void refreshSession().then((ok) => {
         if (ok) void push?.reauth();
-        else if (reason !== 'modified') link.value = 'expired';
+        else if (reason !== 'modified') { expiredUser.value = before; link.value = 'expired'; }
       });
       break;
     }
@@ -278,6 +281,7 @@ export function startPush(): void {
       // The session is gone (server restarted without remember-me, or logged out elsewhere): ask in place, keeping
       // the page, rather than throwing the user out to the login page.
       if (!ok && user) {
+        expiredUser.value = user;
         link.value = 'expired';
         return null;
       }

@@ -112,7 +112,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     const before = await page.getByTestId('actual-tool0').textContent();
     const tool = page.locator('tr[data-heater=tool0]');
     await tool.getByLabel('Tool 0 target').fill('170');
-    await tool.getByRole('button', { name: 'Set' }).click();
+    await tool.getByRole('button', { name: 'Set', exact: true }).click();
     await page.getByTestId('target-tool0').filter({ hasText: '170.0°C' }).waitFor();
     // The bed gets its temperature from the PLA profile of the settings.
     await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');

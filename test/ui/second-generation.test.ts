@@ -186,6 +186,24 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
     assert.equal(saved.temperature.profiles[0].bed, 100, 'nothing was saved');
   });
 
+  await step('groups get permissions, users join groups', async () => {
+    await page.locator('.settings-nav').getByRole('button', { name: 'Groups & permissions' }).click();
+    await page.getByRole('button', { name: 'Add group' }).click();
+    const form = page.getByRole('form', { name: 'New group' });
+    await form.getByLabel('Name').fill('Watchers');
+    await form.getByLabel('Webcam', { exact: true }).check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    const membership = page.getByRole('form', { name: 'Membership' });
+    await membership.getByLabel('ada in Watchers').check();
+    await until('ada in the group', async () => {
+      const u = await (await server.api('/api/access/users/ada')).json() as { groups: string[] };
+      return u.groups.includes('watchers');
+    });
+    const g = await (await server.api('/api/access/groups/watchers')).json() as { permissions: string[] };
+    assert.deepEqual(g.permissions, ['WEBCAM']);
+    await screenshot(page, 'gen2-groups');
+  });
+
   await step('tabs follow the arrow keys and name their panels; upload is reachable by keyboard', async () => {
     await openTab(page, 'Temperature');
     await page.getByRole('tab', { name: 'Temperature' }).focus();
@@ -256,6 +274,19 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
       .filter((el) => el.offsetParent !== null && el.getBoundingClientRect().height < 44).map((el) => el.textContent + ' ' + el.getBoundingClientRect().height)`);
     assert.deepEqual(small, [], 'tap targets at least 44 px high');
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  await step('a locked-out login says for how long', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    for (let i = 0; i < 4; i++) {
+      await page.getByLabel('User name').fill('ada');
+      await page.getByLabel('Password').fill('wrong');
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('alert').waitFor();
+    }
+    await page.getByRole('alert').filter({ hasText: /locked for \d+ seconds/ }).waitFor();
+    await screenshot(page, 'gen2-login-locked');
   });
 
   assert.deepEqual(errors.filter((e) => !/127\.0\.0\.1:9|ERR_CONNECTION_REFUSED/.test(e)), [], 'no script errors');

@@ -81,7 +81,7 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
   await step('a PrusaSlicer file shows its embedded thumbnail', async () => {
     const img = files.locator('li[data-file="benchy.gcode"] img[data-testid=file-thumb]');
     await img.waitFor();
-    await until('the thumbnail to load', () => img.evaluate<boolean, HTMLImageElement>((el) => el.complete && el.naturalWidth > 0));
+    await until('the thumbnail to load', () => img.evaluate((el) => { const i = el as unknown as { complete: boolean; naturalWidth: number }; return i.complete && i.naturalWidth > 0; }));
   });
 
   await step('an STL offers Slice (not Print/Load, no "Analysis: pending"); the dialog slices with a profile choice', async () => {
@@ -248,6 +248,19 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
   await step('every page at 1280×800, then at 390×844 with state and temperatures first and no sideways scrolling', async () => {
     for (const name of PAGES) {
       await openTab(page, name);
+      if (name === 'Timelapse') {
+        await page.getByRole('form', { name: 'Timelapse settings' }).getByLabel('Mode').waitFor();
+        await page.getByRole('region', { name: 'Timelapses' }).waitFor();
+      }
+      if (name === 'Logs') {
+        const logs = page.getByRole('region', { name: 'Log files' });
+        await logs.waitFor();
+        const first = logs.locator('tbody button.link').first();
+        if (await first.count()) {
+          await first.click();
+          await until('the end of the log', async () => ((await page.getByTestId('log-tail').textContent()) ?? '').length > 0);
+        }
+      }
       await screenshot(page, `page-${name.toLowerCase()}-desktop`);
     }
     await page.setViewportSize({ width: 390, height: 844 });

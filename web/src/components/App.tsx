@@ -54,7 +54,9 @@ function tabKeys(e: KeyboardEvent, ids: Tab[], current: Tab): void {
   if (to < 0) return;
   e.preventDefault();
   activeTab.value = ids[to];
-  document.getElementById(`tab-${ids[to]}`)?.focus();
+  const tab = document.getElementById(`tab-${ids[to]}`);
+  tab?.focus();
+  tab?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
 }
 
 export function App() {

@@ -222,6 +222,17 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
     await until('the file picker', async () => choosers === 1);
   });
 
+  await step('a temperature offset set on the Temperature page reaches the printer', async () => {
+    await openTab(page, 'Temperature');
+    const row = page.locator('tr[data-heater=tool0]');
+    await row.getByLabel('Tool 0 offset').fill('5');
+    await row.getByRole('button', { name: 'Apply Tool 0 offset' }).click();
+    await until('the offset', async () => {
+      const r = await (await server.api('/api/printer/tool')).json() as { tool0?: { offset?: number } };
+      return r.tool0?.offset === 5;
+    });
+  });
+
   await step('a dead webcam URL gives a message, not a broken image', async () => {
     await openTab(page, 'Control');
     await page.getByTestId('webcam-dead').waitFor();

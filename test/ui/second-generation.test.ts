@@ -225,7 +225,7 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
   await step('a temperature offset set on the Temperature page reaches the printer', async () => {
     await openTab(page, 'Temperature');
     const row = page.locator('tr[data-heater=tool0]');
-    await row.getByLabel('Tool 0 offset').fill('5');
+    await row.getByRole('spinbutton', { name: 'Tool 0 offset' }).fill('5');
     await row.getByRole('button', { name: 'Apply Tool 0 offset' }).click();
     await until('the offset', async () => {
       const r = await (await server.api('/api/printer/tool')).json() as { tool0?: { offset?: number } };

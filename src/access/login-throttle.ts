@@ -22,6 +22,14 @@ export class LoginThrottle {
     return counters !== undefined && counters.some((c, i) => c.expires > now && c.count >= WINDOWS[i].limit);
   }
 
+  /** Seconds until a blocked address may try again (the latest of its used-up windows), 0 when it is not blocked. */
+  retryAfter(address: string): number {
+    const now = this.clock.now();
+    let until = now;
+    for (const [i, c] of (this.live(address) ?? []).entries()) if (c.expires > now && c.count >= WINDOWS[i].limit) until = Math.max(until, c.expires);
+    return Math.ceil((until - now) / 1000);
+  }
+
   /**
    * Counts one failed attempt. Every failure pushes the window's end out again (elastic expiry), so an attacker that
    * keeps trying stays blocked.

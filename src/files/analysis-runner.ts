@@ -2,6 +2,7 @@
 // `gcodeAnalysis.runAt` (never / idle / always), interrupts and re-queues work when a print starts, emits
 // MetadataAnalysisStarted/Finished and reports the progress of long analyses.
 import type { EventBus } from '../core/event-bus.ts';
+import { readThumbnail, thumbnailRef, THUMBNAIL_SRC } from './analysis/thumbnails.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LocalStorage } from './local-storage.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type GcodeAnalysis } from './analysis/types.ts';
@@ -148,9 +149,13 @@ export class AnalysisRunner {
       const after = await storage.statOf(parts);
       // The file changed (re-upload) or vanished while analysing: the result is stale.
       if (!after || !before || after.mtimeMs !== before.mtimeMs || after.size !== before.size) return;
+      // The slicer's preview is looked for while the file is at hand; it is served from the file itself when asked for.
+      const thumb = await readThumbnail(abs).catch(() => null);
       await storage.metadata.update(storage.abs(parts.slice(0, -1)), name, {
         analysis: result as unknown as Record<string, unknown>,
         analysisKey: `${after.size}:${Math.floor(after.mtimeMs)}`,
+        thumbnail: thumb ? thumbnailRef(path, Math.floor(after.mtimeMs / 1000)) : undefined,
+        thumbnail_src: thumb ? THUMBNAIL_SRC : undefined,
       });
       events.emit('MetadataAnalysisFinished', { name, path, origin: 'local', result });
       events.emit('UpdatedFiles', { type: 'printables' });

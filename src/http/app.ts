@@ -39,6 +39,7 @@ import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
+import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
 import { registerSystemInfoRoutes } from './routes/system-info.ts';
 import { registerUtilRoutes } from './routes/util.ts';
 import type { SystemCommands } from '../system/system-commands.ts';
@@ -187,6 +188,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerLanguageRoutes(app, services);
   registerLogRoutes(app, services);
   registerTimelapseRoutes(app, services);
+  registerGantryExtraRoutes(app, services);
   registerUtilRoutes(app);
 
   return app;

@@ -16,7 +16,7 @@ import type { JobControl, JobOrigin, JobProgressSnapshot, JobSnapshot, PauseActi
 import { fileLineSource } from './file-line-source.ts';
 import { ProgressEstimator, watchM73 } from './progress-estimator.ts';
 import { describeFile, fileStatistics } from './job-files.ts';
-import type { PrintHistory } from './print-history.ts';
+import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
 import { renderJobScript, type ScriptSource } from './scripts.ts';
 import { SdJob } from './sd-job.ts';
 
@@ -105,6 +105,11 @@ export class JobRunner implements JobControl, FileUsage {
 
   isInUse(origin: Origin, path: string): boolean {
     return this.job !== undefined && this.job.file.origin === origin && this.job.file.path === path;
+  }
+
+  /** Every recorded print, oldest first (the web UI's history page). */
+  printHistory(): Promise<PrintHistoryEntry[]> {
+    return this.deps.history.list();
   }
 
   isPrinting(): boolean {

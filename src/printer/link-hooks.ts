@@ -78,8 +78,9 @@ export function linkHooks(h: LinkHost): EngineHooks {
       }
     },
     sdList: (entries) => {
-      h.readings.sdList(entries, h.config.current.serial.sdLowerCase);
-      events.emit('UpdatedFiles', { type: 'printables' });
+      // Only a listing that changed is news: a client that answers UpdatedFiles with `GET /api/files?force=true`
+      // (which asks for M20 again) would otherwise keep the printer listing its card forever.
+      if (h.readings.sdList(entries, h.config.current.serial.sdLowerCase)) events.emit('UpdatedFiles', { type: 'printables' });
     },
     commandSent: (cmd, code) => {
       h.readings.commandSent(cmd, code, h.engine()?.currentTool ?? 0);

@@ -104,10 +104,13 @@ export class PrinterReadings {
     }
   }
 
-  sdList(entries: SdListEntry[], lowerCase: boolean): void {
+  /** Stores a fresh card listing; true when it differs from the one held before. */
+  sdList(entries: SdListEntry[], lowerCase: boolean): boolean {
+    const before = JSON.stringify(this.sdFiles);
     this.sdFiles = entries.map((e) => {
       const name = lowerCase ? e.name.toLowerCase() : e.name;
       return { name, display: e.longName ?? name, size: e.size, date: null };
     });
+    return JSON.stringify(this.sdFiles) !== before;
   }
 }

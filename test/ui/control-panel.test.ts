@@ -112,7 +112,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     const before = await page.getByTestId('actual-tool0').textContent();
     const tool = page.locator('tr[data-heater=tool0]');
     await tool.getByLabel('Tool 0 target').fill('170');
-    await tool.getByRole('button', { name: 'Set' }).click();
+    await tool.getByRole('button', { name: 'Set', exact: true }).click();
     await page.getByTestId('target-tool0').filter({ hasText: '170.0°C' }).waitFor();
     // The bed gets its temperature from the PLA profile of the settings.
     await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
@@ -161,10 +161,10 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await waitForState(page, /^Paused$/);
     await job.getByRole('button', { name: 'Resume' }).click();
     await waitForState(page, /^Printing/);
-    await job.getByRole('button', { name: 'Cancel' }).click();
-    const dialog = page.getByRole('form', { name: 'Cancel print' });
+    await job.getByRole('button', { name: 'Stop…' }).click();
+    const dialog = page.getByRole('form', { name: 'Stop the print?' });
     await dialog.waitFor();
-    await dialog.getByRole('button', { name: 'Cancel print' }).click();
+    await dialog.getByRole('button', { name: 'Stop print' }).click();
     await waitForState(page, /^Operational$/, 60_000);
   });
 
@@ -176,7 +176,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     // Uploading a file that exists asks first; declining keeps the file as it is.
     const before = ((await (await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json()) as { date: number }).date;
     await page.getByTestId('upload-input').setInputFiles(GCODE);
-    await page.getByRole('form', { name: 'Replace file' }).getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('form', { name: 'Replace file' }).getByRole('button', { name: 'Keep it' }).click();
     assert.equal(await page.getByRole('progressbar', { name: 'Upload progress' }).count(), 0);
     const after = ((await (await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json()) as { date: number }).date;
     assert.equal(after, before);

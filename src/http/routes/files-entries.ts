@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { StoredEntry, StoredFile, StoredFolder } from '../../files/types.ts';
 import type { PrintRecord } from '../../files/metadata-store.ts';
 import { absoluteUrl, encodePath } from '../urls.ts';
+import { thumbnailRef } from '../../files/analysis/thumbnails.ts';
 
 export type WireEntry = Record<string, unknown>;
 
@@ -57,6 +58,8 @@ function fileEntry(req: FastifyRequest, f: StoredFile): WireEntry {
   };
   if (f.hash) e.hash = f.hash;
   if (analysis) e.gcodeAnalysis = analysis;
+  // Stored when the analysis found a preview; made afresh so it follows the file when it is moved or renamed.
+  if (typeof rest.thumbnail === 'string') e.thumbnail = thumbnailRef(f.path, f.date);
   Object.assign(e, printSummary(history as PrintRecord[] | undefined));
   return e;
 }

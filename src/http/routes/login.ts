@@ -78,6 +78,8 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
         const address = request.ip;
         const limited = config.current.devel.enableRateLimiter;
         if (limited && access.loginThrottle.blocked(address)) {
+          // Tells people (and the web UI) how long to wait, not just "later".
+          reply.header('Retry-After', String(access.loginThrottle.retryAfter(address)));
           throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'You have made too many failed login attempts. Please try again later.');
         }
         const user = await access.checkCredentials(body.user, body.pass);

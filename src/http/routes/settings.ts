@@ -139,6 +139,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
     const mapped = apiToPatch(body);
     if ('problem' in mapped) throw invalid(`Invalid value for ${mapped.problem.field}: ${mapped.problem.message}`);
+    const presetProblem = temperaturePresetProblem(body);
+    if (presetProblem) throw invalid(presetProblem);
     let { patch } = mapped;
 
     await normaliseFolders(patch);
@@ -205,4 +207,25 @@ function pluginPatch(plugins: unknown): Plain {
     out[id] = copy;
   }
   return out;
+}
+
+/**
+ * Temperature presets are sent to heaters as they are: a negative or absurd value (or a blank saved as 0 by a careless
+ * client) is refused, naming the field so a form can show the error beside it.
+ */
+function temperaturePresetProblem(body: Plain): string | undefined {
+  const temperature = body.temperature;
+  if (!isPlain(temperature) || !Array.isArray(temperature.profiles)) return undefined;
+  for (const [i, p] of temperature.profiles.entries()) {
+    if (!isPlain(p)) return `Invalid value for temperature.profiles.${i}: must be an object`;
+    if (typeof p.name !== 'string' || p.name.trim() === '') return `Invalid value for temperature.profiles.${i}.name: must not be empty`;
+    for (const key of ['extruder', 'bed', 'chamber']) {
+      const v = p[key];
+      if (key === 'chamber' && (v === undefined || v === null)) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 500) {
+        return `Invalid value for temperature.profiles.${i}.${key}: must be a temperature from 0 to 500 °C`;
+      }
+    }
+  }
+  return undefined;
 }

@@ -18,6 +18,8 @@ export function ControlTab() {
   const [feed, setFeed] = useState(100);
   const [flow, setFlow] = useState(100);
   const [controls, setControls] = useState<CustomControl[]>([]);
+  /** The stream URL that failed to load: shown as a message instead of a broken image. */
+  const [camDead, setCamDead] = useState<string | null>(null);
   const f = printerState.value.flags;
   const idle = f.operational && !f.printing;
   const tools = currentProfile.value?.extruder?.count ?? 1;
@@ -41,8 +43,11 @@ export function ControlTab() {
 
   return (
     <div class="control">
-      {stream && can('WEBCAM') && (
-        <img class="webcam" src={stream} alt="Webcam" style={{ transform: `${cam.flipH ? 'scaleX(-1) ' : ''}${cam.flipV ? 'scaleY(-1) ' : ''}${cam.rotate90 ? 'rotate(-90deg)' : ''}` }} />
+      {stream && can('WEBCAM') && (camDead === stream
+        ? <p class="webcam-dead" role="status" data-testid="webcam-dead">The webcam stream at <code>{stream}</code> does not answer. Check that the camera
+            is plugged in and its streamer runs, or correct the URL under Settings → Webcam. <button class="small" onClick={() => setCamDead(null)}>Try again</button></p>
+        : <img class="webcam" src={stream} alt="Webcam" onError={() => setCamDead(stream)}
+            style={{ transform: `${cam.flipH ? 'scaleX(-1) ' : ''}${cam.flipV ? 'scaleY(-1) ' : ''}${cam.rotate90 ? 'rotate(-90deg)' : ''}` }} />
       )}
       {!f.operational && <p class="muted">Connect to the printer to use the controls.</p>}
       <div class="control-grid">

@@ -13,19 +13,35 @@ export function DialogHost() {
 function DialogForm({ d }: { d: DialogRequest }) {
   const [value, setValue] = useState(d.input ?? '');
   const okRef = useRef<HTMLButtonElement>(null);
+  const cancelRef = useRef<HTMLButtonElement>(null);
   const inputRef = useRef<HTMLInputElement>(null);
   useEffect(() => {
-    (d.input !== undefined ? inputRef.current : okRef.current)?.focus();
+    (d.input !== undefined ? inputRef.current : d.danger ? cancelRef.current : okRef.current)?.focus();
   }, [d]);
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      closeDialog(null);
+    } else if (e.key === 'Tab') {
+      // The focus stays inside the dialog while it is open.
+      const items = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLElement>('input,button')];
+      const i = items.indexOf(document.activeElement as HTMLElement);
+      const next = e.shiftKey ? (i <= 0 ? items.length - 1 : i - 1) : (i + 1) % items.length;
+      e.preventDefault();
+      items[next]?.focus();
+    }
+  };
   return (
-    <div class="overlay" onClick={(e) => e.target === e.currentTarget && closeDialog(null)}>
-      <form class="dialog" aria-label={d.title} onSubmit={(e) => { e.preventDefault(); closeDialog(d.input !== undefined ? value : ''); }}>
+    <div class="overlay" role="dialog" aria-modal="true" aria-label={d.title} aria-describedby={`dlg-${d.id}`}
+      onClick={(e) => e.target === e.currentTarget && closeDialog(null)}>
+      <form class="dialog" aria-label={d.title} onKeyDown={onKey}
+        onSubmit={(e) => { e.preventDefault(); closeDialog(d.input !== undefined ? value : ''); }}>
         <h2>{d.title}</h2>
-        <p>{d.text}</p>
-        {d.input !== undefined && <input ref={inputRef} value={value} onInput={(e) => setValue(e.currentTarget.value)} />}
+        <p id={`dlg-${d.id}`}>{d.text}</p>
+        {d.input !== undefined && <input ref={inputRef} aria-label={d.title} value={value} onInput={(e) => setValue(e.currentTarget.value)} />}
         <div class="buttons">
-          <button type="button" onClick={() => closeDialog(null)}>Cancel</button>
-          <button ref={okRef} type="submit" class="primary">{d.okLabel}</button>
+          <button ref={cancelRef} type="button" onClick={() => closeDialog(null)}>{d.cancel ?? 'Cancel'}</button>
+          <button ref={okRef} type="submit" class={d.danger ? 'danger solid' : 'primary'}>{d.okLabel}</button>
         </div>
       </form>
     </div>
@@ -34,9 +50,9 @@ function DialogForm({ d }: { d: DialogRequest }) {
 
 export function Notices() {
   return (
-    <div class="notices" aria-live="polite">
+    <div class="notices" role="status" aria-live="polite">
       {notices.value.map((n) => (
-        <div key={n.id} class={`notice ${n.kind}`} onClick={() => dismiss(n.id)}>{n.text}</div>
+        <button key={n.id} type="button" class={`notice ${n.kind}`} title="Dismiss" onClick={() => dismiss(n.id)}>{n.text}</button>
       ))}
     </div>
   );

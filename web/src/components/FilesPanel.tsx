@@ -1,11 +1,35 @@
-// Files panel: local files with folders, SD card files, upload by drag-and-drop with progress, and per-file actions.
-import { useState } from 'preact/hooks';
+// Files panel: local files with folders, search and sort, SD card files, upload by drag-and-drop or keyboard with
+// progress, slicer thumbnails, and per-file actions (models get Slice instead of Print).
+import { useRef, useState } from 'preact/hooks';
 import { post, del, upload, encodePath } from '../lib/api.ts';
 import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
 import { bytes, date, duration, filament } from '../lib/format.ts';
 import { analysisProgress, attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
 import { activeTab } from './App.tsx';
+import { SliceDialog } from './SliceDialog.tsx';
+
+type SortKey = 'date' | 'name' | 'size' | 'printed';
+const SORTS: Record<SortKey, (a: FileEntry, b: FileEntry) => number> = {
+  date: (a, b) => (b.date ?? 0) - (a.date ?? 0),
+  name: (a, b) => (a.display ?? a.name).localeCompare(b.display ?? b.name, undefined, { numeric: true }),
+  size: (a, b) => (b.size ?? 0) - (a.size ?? 0),
+  printed: (a, b) => (b.prints?.last?.date ?? 0) - (a.prints?.last?.date ?? 0),
+};
+const isModel = (e: FileEntry) => e.typePath?.[0] === 'model';
+
+/** Every file below a folder whose name holds the search text, with its folder path shown. */
+function search(entries: FileEntry[], text: string): FileEntry[] {
+  const out: FileEntry[] = [];
+  const walk = (list: FileEntry[]) => {
+    for (const e of list) {
+      if (e.type === 'folder') walk(e.children ?? []);
+      else if (e.path.toLowerCase().includes(text)) out.push(e);
+    }
+  };
+  walk(entries);
+  return out;
+}
 
 function findFolder(entries: FileEntry[], path: string): FileEntry[] {
   if (!path) return entries;
@@ -18,8 +42,8 @@ function findFolder(entries: FileEntry[], path: string): FileEntry[] {
   return list;
 }
 
-function sorted(entries: FileEntry[]): FileEntry[] {
-  return [...entries].sort((a, b) => (a.type === 'folder') !== (b.type === 'folder') ? (a.type === 'folder' ? -1 : 1) : (b.date ?? 0) - (a.date ?? 0));
+function sorted(entries: FileEntry[], key: SortKey = 'date'): FileEntry[] {
+  return [...entries].sort((a, b) => (a.type === 'folder') !== (b.type === 'folder') ? (a.type === 'folder' ? -1 : 1) : SORTS[key](a, b));
 }
 
 export function FilesPanel() {
@@ -28,10 +52,15 @@ export function FilesPanel() {
   const [dragging, setDragging] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [toSd, setToSd] = useState(false);
+  const [query, setQuery] = useState('');
+  const [sortKey, setSortKey] = useState<SortKey>(() => (localStorage.getItem('gantry.sort') as SortKey | null) ?? 'date');
+  const [slicing, setSlicing] = useState<FileEntry | null>(null);
+  const picker = useRef<HTMLInputElement>(null);
   const all = files.value?.files ?? [];
   const local = all.filter((e) => e.origin === 'local');
   const sd = all.filter((e) => e.origin === 'sdcard');
-  const entries = sorted(findFolder(local, folder));
+  const q = query.trim().toLowerCase();
+  const entries = q ? sorted(search(local, q), sortKey) : sorted(findFolder(local, folder), sortKey);
   const flags = printerState.value.flags;
   const selected = job.value?.file;
   const busy = new Set(busyFiles.value.map((b) => `${b.origin}:${b.path}`));
@@ -43,7 +72,7 @@ export function FilesPanel() {
     for (const file of Array.from(list)) {
       const exists = !sdTarget && findFolder(local, folder).some((e) => e.type !== 'folder' && (e.display === file.name || e.name === file.name));
       if (exists && settings.value?.feature?.uploadOverwriteConfirmation !== false
-        && !(await confirmDialog('Replace file', `${file.name} already exists. Replace it?`, 'Replace'))) continue;
+        && !(await confirmDialog('Replace file', `${file.name} already exists. Replace it?`, 'Replace', { cancel: 'Keep it', danger: true }))) continue;
       const form = new FormData();
       form.append('file', file, file.name);
       if (folder && !sdTarget) form.append('path', folder);
@@ -59,7 +88,7 @@ export function FilesPanel() {
   const select = (e: FileEntry, print: boolean) =>
     attempt(print ? 'Print' : 'Select', () => post(`/api/files/${e.origin}/${encodePath(e.path)}`, { command: 'select', print }));
   const remove = async (e: FileEntry) => {
-    if (!(await confirmDialog('Delete', `Delete ${e.display ?? e.name}${e.type === 'folder' ? ' and everything in it' : ''}?`, 'Delete'))) return;
+    if (!(await confirmDialog('Delete', `Delete ${e.display ?? e.name}${e.type === 'folder' ? ' and everything in it' : ''}?`, 'Delete', { cancel: 'Keep', danger: true }))) return;
     if (await attempt('Delete', () => del(`/api/files/${e.origin}/${encodePath(e.path)}`))) void loadFiles();
   };
   const move = async (e: FileEntry) => {
@@ -103,13 +132,17 @@ export function FilesPanel() {
     }
     const a = e.gcodeAnalysis;
     const expanded = open === `${e.origin}:${e.path}`;
+    const model = isModel(e);
     return (
-      <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}`} data-file={e.path}>
-        <button class="link name" title={e.path} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{e.display ?? e.name}</button>
-        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}</span>
+      <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}${e.thumbnail ? ' has-thumb' : ''}`} data-file={e.path}>
+        {e.thumbnail && <img class="thumb" src={`/${e.thumbnail}`} alt="" loading="lazy" data-testid="file-thumb" />}
+        <button class="link name" title={e.path} aria-expanded={expanded} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{q ? e.path : (e.display ?? e.name)}</button>
+        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}</span>
         <span class="actions">
-          {can('FILES_SELECT') && <button class="small" disabled={!flags.ready || inUse} onClick={() => select(e, false)}>Load</button>}
-          {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready || inUse} onClick={() => select(e, true)}>Print</button>}
+          {model ? can('SLICE') && <button class="small primary" onClick={() => setSlicing(e)}>Slice…</button> : <>
+            {can('FILES_SELECT') && <button class="small" disabled={!flags.ready || inUse} onClick={() => select(e, false)}>Load</button>}
+            {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready || inUse} onClick={() => select(e, true)}>Print</button>}
+          </>}
         </span>
         {expanded && (
           <div class="details">
@@ -119,11 +152,11 @@ export function FilesPanel() {
                 <dt>Estimated time</dt><dd>{duration(a.estimatedPrintTime)}</dd>
                 <dt>Filament</dt><dd>{filament(a.filament as Record<string, unknown>)}</dd>
                 {a.dimensions && <><dt>Size</dt><dd>{a.dimensions.width.toFixed(1)} × {a.dimensions.depth.toFixed(1)} × {a.dimensions.height.toFixed(1)} mm</dd></>}
-              </> : e.origin === 'local' ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path)}</dd></> : null}
+              </> : e.origin === 'local' && !model ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path)}</dd></> : null}
               {e.prints && <><dt>Prints</dt><dd>{e.prints.success} ok, {e.prints.failure} failed</dd></>}
             </dl>
             <div class="buttons">
-              {e.origin === 'local' && can('FILES_DOWNLOAD') && <button class="small" onClick={() => preview(e)}>Preview</button>}
+              {e.origin === 'local' && !model && can('FILES_DOWNLOAD') && <button class="small" onClick={() => preview(e)}>Preview</button>}
               {e.origin === 'local' && can('FILES_DOWNLOAD') && e.refs?.download && <a class="button small" href={e.refs.download} download>Download</a>}
               {e.origin === 'local' && can('FILES_UPLOAD') && can('FILES_DELETE') && <button class="small" disabled={inUse} onClick={() => move(e)}>Move</button>}
               {can('FILES_DELETE') && <button class="small danger" disabled={inUse || (isSel && !flags.ready && !flags.closedOrError)} onClick={() => remove(e)}>Delete</button>}
@@ -141,14 +174,20 @@ export function FilesPanel() {
       onDragLeave={(e) => { if (e.currentTarget === e.target) setDragging(false); }}
       onDrop={(e) => { e.preventDefault(); setDragging(false); if (e.dataTransfer?.files.length) void uploadFiles(e.dataTransfer.files); }}
     >
-      <h2>Files <button class="link small" title="Refresh" onClick={() => void loadFiles()}>↻</button></h2>
-      <nav class="crumbs">
+      <h2>Files <button class="icon" title="Refresh (also asks the printer for its SD card listing)" aria-label="Refresh files" onClick={() => void loadFiles(true)}>↻</button></h2>
+      <div class="file-tools">
+        <input type="search" placeholder="Search files" aria-label="Search files" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <select aria-label="Sort files by" value={sortKey} onChange={(e) => { const k = e.currentTarget.value as SortKey; setSortKey(k); localStorage.setItem('gantry.sort', k); }}>
+          <option value="date">Newest</option><option value="name">Name</option><option value="size">Size</option><option value="printed">Last printed</option>
+        </select>
+      </div>
+      {!q && <nav class="crumbs" aria-label="Folder">
         <button class="link" onClick={() => setFolder('')}>local</button>
         {crumbs.map((c, i) => <span key={i}> / <button class="link" onClick={() => setFolder(crumbs.slice(0, i + 1).join('/'))}>{c}</button></span>)}
-      </nav>
+      </nav>}
       <ul class="file-list" data-testid="file-list">
-        {folder && <li class="file folder"><button class="link name" onClick={() => setFolder(crumbs.slice(0, -1).join('/'))}>⬑ up</button></li>}
-        {entries.length === 0 && <li class="muted empty">No files here yet.</li>}
+        {folder && !q && <li class="file folder"><button class="link name" onClick={() => setFolder(crumbs.slice(0, -1).join('/'))}>⬑ up</button></li>}
+        {entries.length === 0 && <li class="muted empty">{q ? 'No file matches.' : 'No files here yet.'}</li>}
         {entries.map(row)}
       </ul>
       {sdAvailable && (
@@ -156,7 +195,7 @@ export function FilesPanel() {
           <h3>SD card</h3>
           <ul class="file-list" data-testid="sd-list">
             {sd.length === 0 && <li class="muted empty">No files on the SD card.</li>}
-            {sorted(sd).map(row)}
+            {sorted(sd, sortKey).map(row)}
           </ul>
         </>
       )}
@@ -171,14 +210,17 @@ export function FilesPanel() {
             <p class="drop-hint">Drop G-code files here, or</p>
           )}
           <div class="buttons">
-            <label class="button">Upload…<input type="file" accept=".gcode,.gco,.g" multiple hidden data-testid="upload-input"
-              onChange={(e) => { const fl = e.currentTarget.files; if (fl?.length) void uploadFiles(Array.from(fl)); e.currentTarget.value = ''; }} /></label>
+            {/* A real button, so the upload is reachable by keyboard; it opens the hidden file picker. */}
+            <button type="button" onClick={() => picker.current?.click()}>Upload…</button>
+            <input ref={picker} type="file" accept=".gcode,.gco,.g,.stl,.3mf,.obj" multiple hidden data-testid="upload-input" aria-label="Files to upload"
+              onChange={(e) => { const fl = e.currentTarget.files; if (fl?.length) void uploadFiles(Array.from(fl)); e.currentTarget.value = ''; }} />
             <button onClick={newFolder}>New folder</button>
           </div>
           {sdAvailable && <label class="check small"><input type="checkbox" checked={toSd} disabled={!flags.ready} onChange={(e) => setToSd(e.currentTarget.checked)} /> Upload to the printer's SD card</label>}
           {files.value?.free !== undefined && <p class="muted small">Free: {bytes(files.value.free)}</p>}
         </div>
       )}
+      {slicing && <SliceDialog file={slicing} onClose={() => setSlicing(null)} />}
     </section>
   );
 }

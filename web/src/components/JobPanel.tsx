@@ -2,7 +2,9 @@
 import { post } from '../lib/api.ts';
 import { confirmDialog } from '../lib/dialogs.ts';
 import { duration, filament, leftOrigin, bytes } from '../lib/format.ts';
-import { attempt, can, job, printerState, progress, settings, currentZ } from '../lib/store.ts';
+import { attempt, can, job, lastOutcome, printerState, progress, settings, currentZ } from '../lib/store.ts';
+
+const OUTCOME = { done: 'Finished', cancelled: 'Cancelled', failed: 'Failed' };
 
 export function JobPanel() {
   const j = job.value;
@@ -11,7 +13,9 @@ export function JobPanel() {
   const file = j?.file;
   const hasFile = !!file?.name;
   const active = f.printing || f.paused || f.pausing || f.cancelling;
-  const completion = p?.completion ?? null;
+  // A stopped print's last progress is history, not a live figure: shown with how it ended and without time left.
+  const ended = !active && !f.printing ? lastOutcome.value : null;
+  const completion = active || ended === 'done' ? (p?.completion ?? null) : null;
   const allowed = can('PRINT');
 
   const start = async () => {
@@ -22,7 +26,7 @@ export function JobPanel() {
   const resume = () => attempt('Resume', () => post('/api/job', { command: 'pause', action: 'resume' }));
   const cancel = async () => {
     const ask = settings.value?.feature?.printCancelConfirmation ?? true;
-    if (ask && !(await confirmDialog('Cancel print', 'Do you really want to cancel the current print? This cannot be undone.', 'Cancel print'))) return;
+    if (ask && !(await confirmDialog('Stop the print?', 'The print stops and cannot be resumed.', 'Stop print', { cancel: 'Keep printing', danger: true }))) return;
     await attempt('Cancel', () => post('/api/job', { command: 'cancel' }));
   };
 
@@ -36,8 +40,9 @@ export function JobPanel() {
         {hasFile && filament(j?.filament as Record<string, unknown>) !== '–' ? <><dt>Filament</dt><dd>{filament(j?.filament as Record<string, unknown>)}</dd></> : null}
         <dt>Elapsed</dt><dd data-testid="job-elapsed">{duration(p?.printTime)}</dd>
         <dt>Left</dt>
-        <dd data-testid="job-left">{duration(p?.printTimeLeft)}
-          {p?.printTimeLeftOrigin ? <span class="muted" title="How the remaining time was worked out"> ({leftOrigin(p.printTimeLeftOrigin)})</span> : null}</dd>
+        <dd data-testid="job-left">{active ? duration(p?.printTimeLeft) : '–'}
+          {active && p?.printTimeLeftOrigin ? <span class="muted" title="How the remaining time was worked out"> ({leftOrigin(p.printTimeLeftOrigin)})</span> : null}</dd>
+        {ended && <><dt>Last print</dt><dd data-testid="job-outcome" class={ended === 'done' ? '' : 'error'}>{OUTCOME[ended]}{ended !== 'done' && p?.completion ? ` at ${p.completion.toFixed(1)} %` : ''}</dd></>}
         {active && currentZ.value !== null ? <><dt>Height</dt><dd>{currentZ.value.toFixed(2)} mm</dd></> : null}
         {j?.user ? <><dt>User</dt><dd>{j.user}</dd></> : null}
       </dl>
@@ -51,7 +56,7 @@ export function JobPanel() {
           {f.paused
             ? <button disabled={!f.paused} onClick={resume}>Resume</button>
             : <button disabled={!f.printing || f.pausing || f.cancelling} onClick={pause}>Pause</button>}
-          <button class="danger" disabled={!active || f.cancelling} onClick={cancel}>Cancel</button>
+          <button class="danger" disabled={!active || f.cancelling} onClick={cancel}>Stop…</button>
         </div>
       )}
     </section>

@@ -32,7 +32,10 @@ export function LoginPage() {
       location.replace(target());
     } catch (err) {
       if (err instanceof ApiError && err.status === 403) setError('Wrong user name or password.');
-      else if (err instanceof ApiError && err.status === 429) setError(err.message);
+      else if (err instanceof ApiError && err.status === 429) {
+        const s = err.retryAfter;
+        setError(`Too many failed attempts: logging in is locked ${s ? `for ${s >= 90 ? `${Math.ceil(s / 60)} minutes` : `${s} seconds`}` : 'for a while'}. Wait, then try again.`);
+      }
       else setError(err instanceof Error ? err.message : String(err));
       setBusy(false);
     }

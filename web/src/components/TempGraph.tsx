@@ -25,7 +25,10 @@ function drawMarkings(u: uPlot): void {
   ctx.fillStyle = 'rgba(73, 80, 87, 0.9)';
   ctx.lineWidth = 1;
   ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
-  let i = 0;
+  // Each label goes to the first row where it does not run into the previous one (pause and resume are often seconds
+  // apart, a cancel, a finish and the next start too).
+  const rowEnds: number[] = [];
+  const line = 12 * devicePixelRatio;
   for (const m of markings.value) {
     const x = Math.round(u.valToPos(m.time, 'x', true));
     if (x < left || x > left + width) continue;
@@ -34,8 +37,14 @@ function drawMarkings(u: uPlot): void {
     ctx.moveTo(x, top);
     ctx.lineTo(x, top + height);
     ctx.stroke();
-    // Stagger the labels: pause and resume are often seconds apart.
-    ctx.fillText(m.label ?? m.type, x + 3, top + 12 * devicePixelRatio * (1 + (i++ % 3)));
+    const text = m.label ?? m.type;
+    const w = ctx.measureText(text).width;
+    // Labels near the right edge are drawn to the left of their line so they stay inside the plot.
+    const start = x + 3 + w > left + width ? x - 3 - w : x + 3;
+    let row = rowEnds.findIndex((end) => start > end + 4);
+    if (row < 0) row = rowEnds.length;
+    rowEnds[row] = start + w;
+    ctx.fillText(text, start, top + line * (1 + row));
   }
   ctx.restore();
 }
@@ -82,7 +91,13 @@ export function TempGraph() {
     const el = box.current;
     if (!el) return;
     const keys = heaterKeys();
-    if (keys.length === 0) return;
+    if (keys.length === 0) {
+      // No samples (a reconnect replaced them): the old curves must go with them.
+      plot.current?.destroy();
+      plot.current = null;
+      keysRef.current = '';
+      return;
+    }
     const sig = keys.join(',');
     if (!plot.current || sig !== keysRef.current) {
       plot.current?.destroy();
@@ -101,7 +116,10 @@ export function TempGraph() {
         // At least two minutes wide, so the first samples after connecting do not stretch over years.
         // (uPlot widens a single sample to 86400 / ms seconds, i.e. years, so the range comes from the data itself.)
         scales: { x: { time: true, range: xRange }, y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(50, Math.ceil(((max ?? 0) + 10) / 10) * 10)] } },
-        axes: [{}, { label: '°C', size: 50 }],
+        // One line of plain clock time per tick, spaced so labels never run into each other (uPlot's default adds a
+        // second line with the date, which collided with the neighbouring ticks).
+        axes: [{ space: 70, values: (_u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })) },
+          { label: '°C', size: 50 }],
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
         hooks: { draw: [drawMarkings, latestInLegend] },

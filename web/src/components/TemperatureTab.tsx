@@ -5,6 +5,13 @@ import { heaterLabel, temp } from '../lib/format.ts';
 import { attempt, can, printerState, settings, temps, tempsVersion, notify } from '../lib/store.ts';
 import { TempGraph, heaterKeys } from './TempGraph.tsx';
 
+async function setOffset(heater: string, value: number): Promise<boolean> {
+  if (heater.startsWith('tool')) {
+    return attempt('Set offset', () => post('/api/printer/tool', { command: 'offset', offsets: { [heater]: value } }));
+  }
+  return attempt('Set offset', () => post(`/api/printer/${heater}`, { command: 'offset', offset: value }));
+}
+
 async function setTarget(heater: string, value: number): Promise<boolean> {
   if (heater.startsWith('tool')) {
     return attempt(`Set ${heaterLabel(heater)}`, () => post('/api/printer/tool', { command: 'target', targets: { [heater]: value } }));
@@ -14,6 +21,7 @@ async function setTarget(heater: string, value: number): Promise<boolean> {
 
 function HeaterRow({ heater }: { heater: string }) {
   const [input, setInput] = useState('');
+  const [offset, setOffsetInput] = useState('');
   const last = temps[temps.length - 1];
   const h = last?.[heater];
   const cur = h && typeof h === 'object' ? h : null;
@@ -57,6 +65,16 @@ function HeaterRow({ heater }: { heater: string }) {
           </form>
         )}
       </td>
+      <td>
+        {/* An offset is added to every target sent to this heater (-50…50 °C, as the API allows). */}
+        {can('CONTROL') && (
+          <form class="inline" onSubmit={(e) => { e.preventDefault(); const v = Number(offset); if (offset.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= 50) void setOffset(heater, v).then((ok) => ok && notify(`${heaterLabel(heater)} offset ${v}°C`)); }}>
+            <input type="number" min="-50" max="50" step="1" placeholder={String(cur?.offset ?? 0)} aria-label={`${heaterLabel(heater)} offset`}
+              value={offset} disabled={!allowed} onInput={(e) => setOffsetInput(e.currentTarget.value)} />
+            <button type="submit" disabled={!allowed} aria-label={`Apply ${heaterLabel(heater)} offset`}>Apply</button>
+          </form>
+        )}
+      </td>
     </tr>
   );
 }
@@ -67,13 +85,13 @@ export function TemperatureTab() {
   return (
     <div class="temperature">
       {settings.value?.feature?.temperatureGraph !== false && <TempGraph />}
-      <table class="heaters">
-        <thead><tr><th /><th>Actual</th><th>Target</th><th /></tr></thead>
+      <div class="scroll"><table class="heaters">
+        <thead><tr><th /><th>Actual</th><th>Target</th><th /><th>Offset</th></tr></thead>
         <tbody>
           {keys.map((k) => <HeaterRow key={k} heater={k} />)}
-          {keys.length === 0 && <tr><td colSpan={4} class="muted">No heaters reported yet.</td></tr>}
+          {keys.length === 0 && <tr><td colSpan={5} class="muted">No heaters reported yet.</td></tr>}
         </tbody>
-      </table>
+      </table></div>
     </div>
   );
 }

@@ -1,6 +1,8 @@
 // HTTP client for the public API: cookie session plus X-CSRF-Token on every non-GET, JSON in and out, uploads with progress.
 
 export class ApiError extends Error {
+  /** Seconds from a Retry-After header (a locked-out login). */
+  retryAfter?: number;
   constructor(readonly status: number, message: string) {
     super(message);
   }
@@ -49,7 +51,10 @@ async function errorFrom(res: Response): Promise<ApiError> {
   } catch {
     // body unreadable: keep the status line
   }
-  return new ApiError(res.status, message);
+  const err = new ApiError(res.status, message);
+  const retry = Number(res.headers.get('Retry-After'));
+  if (retry > 0) err.retryAfter = retry;
+  return err;
 }
 
 export async function request<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {

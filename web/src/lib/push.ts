@@ -7,7 +7,8 @@ export interface PushOptions {
   /** Returns `name:session` for the `auth` message, or null when nobody is logged in. */
   credentials(): Promise<string | null>;
   onMessage(type: string, payload: unknown): void;
-  onStatus(connected: boolean): void;
+  /** `up` once the server greets the socket; otherwise how many attempts in a row have failed (0: just lost). */
+  onStatus(up: boolean, failures: number): void;
 }
 
 export class PushClient {
@@ -54,7 +55,7 @@ export class PushClient {
       for (const [type, payload] of Object.entries(msg as PushMessage)) {
         if (type === 'connected') {
           this.retry = 0;
-          this.opts.onStatus(true);
+          this.opts.onStatus(true, 0);
           void this.reauth();
         }
         this.opts.onMessage(type, payload);
@@ -62,11 +63,18 @@ export class PushClient {
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
-      this.opts.onStatus(false);
+      this.opts.onStatus(false, this.retry);
       if (this.stopped) return;
-      // Back off up to 10 s so a restarting server is not hammered but is picked up quickly.
-      const delay = Math.min(10_000, 500 * 2 ** this.retry++);
+      // Back off up to 5 s so a restarting server is not hammered but is picked up quickly.
+      const delay = Math.min(5000, 500 * 2 ** this.retry++);
       this.timer = setTimeout(() => this.open(), delay);
     };
+  }
+
+  /** Tries again now (the browser came back online, the tab became visible, the user asked). */
+  retryNow(): void {
+    if (this.stopped || this.ws?.readyState === WebSocket.OPEN || this.ws?.readyState === WebSocket.CONNECTING) return;
+    clearTimeout(this.timer);
+    this.open();
   }
 }

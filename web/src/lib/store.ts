@@ -4,6 +4,7 @@ import { signal, computed } from '@preact/signals';
 import { get, post, messageOf } from './api.ts';
 import { PushClient } from './push.ts';
 import { newestWins } from './newest-wins.ts';
+import { printEnded } from './notifications.ts';
 import type {
   AppKeyRequest, ConnectionInfo, CurrentUser, FilesResponse, LoginResponse, PrinterProfile, PrinterState, Progress,
   JobInfo, Settings, StatePayload, TempPoint, Marking,
@@ -16,7 +17,16 @@ const OFFLINE: PrinterState = {
 
 export const login = signal<LoginResponse | null>(null);
 export const currentUser = signal<CurrentUser | null>(null);
-export const pushOnline = signal(false);
+/**
+ * The page's link to the server, which the header, the overlay and the disabled controls follow: `connecting` before
+ * the first greeting, `reconnecting` right after the socket dropped, `offline` once a retry failed too, `expired` when
+ * the server is back but the login is gone and cannot be renewed silently (no remember-me cookie).
+ */
+export type LinkState = 'connecting' | 'online' | 'reconnecting' | 'offline' | 'expired';
+export const link = signal<LinkState>('connecting');
+/** Who was logged in when the login expired (the re-login form offers the name). */
+export const expiredUser = signal<string | null>(null);
+export const pushOnline = computed(() => link.value === 'online');
 export const printerState = signal<PrinterState>(OFFLINE);
 export const job = signal<JobInfo | null>(null);
 export const progress = signal<Progress | null>(null);
@@ -30,6 +40,15 @@ export const profiles = signal<Record<string, PrinterProfile>>({});
 export const files = signal<FilesResponse | null>(null);
 export const appKeyRequests = signal<AppKeyRequest[]>([]);
 export const notices = signal<{ id: number; text: string; kind: 'error' | 'info' }[]>([]);
+/** Ticks when a print ends (the history page reloads) or a timelapse changes (the timelapse page reloads). */
+export const historyVersion = signal(0);
+export const timelapseVersion = signal(0);
+/** Percent of the running timelapse render, null when none runs. */
+export const renderProgress = signal<number | null>(null);
+/** The running slice job's progress, from the push channel's slicingProgress messages. */
+export const slicingProgress = signal<{ source_path: string; progress: number } | null>(null);
+/** How the last print this page saw ended, so the job panel does not show a stopped print's time left as live. */
+export const lastOutcome = signal<'done' | 'cancelled' | 'failed' | null>(null);
 /** File chosen for the G-code preview. */
 export const previewPath = signal<string | null>(null);
 
@@ -61,7 +80,7 @@ export function notify(text: string, kind: 'error' | 'info' = 'info'): void {
   const id = ++noticeId;
   // A few at a time: a burst of saves must not cover the page.
   notices.value = [...notices.value.slice(-2), { id, text, kind }];
-  setTimeout(() => dismiss(id), kind === 'error' ? 8000 : 4000);
+  setTimeout(() => dismiss(id), kind === 'error' ? 8000 : 6000);
 }
 export function dismiss(id: number): void {
   notices.value = notices.value.filter((n) => n.id !== id);
@@ -98,9 +117,12 @@ export async function loadProfiles(): Promise<void> {
 }
 
 // A slow listing started before a change must not overwrite a quick one started after it (a new folder vanished).
-const fetchFiles = newestWins(() => get<FilesResponse>('/api/files?recursive=true&force=true'), (v) => { files.value = v; });
-export async function loadFiles(): Promise<void> {
-  if (can('FILES_LIST')) await fetchFiles();
+// `force` makes the server ask the printer for its card listing (M20), so only a user's explicit refresh sets it: the
+// push events that trigger the other reloads must never cost the printer a line (a force on UpdatedFiles looped).
+const fetchFiles = newestWins((force: boolean) => get<FilesResponse>(`/api/files?recursive=true${force ? '&force=true' : ''}`),
+  (v) => { files.value = v; });
+export async function loadFiles(force = false): Promise<void> {
+  if (can('FILES_LIST')) await fetchFiles(force);
 }
 
 export async function loadPendingAppKeys(): Promise<void> {
@@ -174,8 +196,10 @@ function addAppKeyRequest(r: AppKeyRequest): void {
   appKeyRequests.value = [...appKeyRequests.value, r];
 }
 
+// The events after which the listing differs; the end of a print changes `prints` and comes as MetadataStatisticsUpdated.
 const FILE_EVENTS = new Set(['UpdatedFiles', 'FileAdded', 'FileRemoved', 'FolderAdded', 'FolderRemoved', 'FileMoved',
-  'MetadataAnalysisFinished', 'MetadataStatisticsUpdated', 'TransferDone', 'PrintDone', 'PrintFailed', 'PrintCancelled']);
+  'MetadataAnalysisFinished', 'MetadataStatisticsUpdated', 'TransferDone']);
+const TIMELAPSE_EVENTS = new Set(['MovieRendering', 'MovieDone', 'MovieFailed', 'PostRollStart']);
 const CONNECTION_EVENTS = new Set(['Connected', 'Disconnected', 'Connecting', 'PrinterStateChanged', 'Error']);
 const PROFILE_EVENTS = new Set(['PrinterProfileAdded', 'PrinterProfileModified', 'PrinterProfileDeleted']);
 
@@ -197,9 +221,27 @@ function onPush(type: string, payload: unknown): void {
       if (CONNECTION_EVENTS.has(ev.type)) reloadConnectionSoon();
       if (PROFILE_EVENTS.has(ev.type)) void quiet(loadProfiles());
       if (ev.type === 'SettingsUpdated') void quiet(loadSettings());
+      if (TIMELAPSE_EVENTS.has(ev.type)) {
+        timelapseVersion.value++;
+        if (ev.type !== 'MovieRendering') renderProgress.value = null;
+      }
+      if (ev.type === 'SlicingDone' || ev.type === 'SlicingFailed' || ev.type === 'SlicingCancelled') slicingProgress.value = null;
+      if (ev.type.startsWith('Print')) {
+        if (ev.type !== 'PrintStarted') historyVersion.value++;
+        printEnded(ev.type, ev.payload, notify);
+        lastOutcome.value = ev.type === 'PrintStarted' ? null
+          : ev.type === 'PrintDone' ? 'done' : ev.type === 'PrintCancelled' ? 'cancelled'
+          : ev.type === 'PrintFailed' && ev.payload?.reason !== 'cancelled' ? 'failed' : lastOutcome.value;
+      }
       if (ev.type === 'Error' && ev.payload?.error) notify(`Printer error: ${String(ev.payload.error)}`, 'error');
       break;
     }
+    case 'renderProgress':
+      renderProgress.value = Number((payload as { progress?: number })?.progress ?? 0);
+      break;
+    case 'slicingProgress':
+      slicingProgress.value = payload as { source_path: string; progress: number };
+      break;
     case 'plugin': {
       const msg = payload as { plugin: string; data: { type?: string } & Partial<AppKeyRequest> };
       if (msg.plugin === 'gantry' && msg.data.type === 'analysisProgress') {
@@ -217,9 +259,10 @@ function onPush(type: string, payload: unknown): void {
     }
     case 'reauthRequired': {
       const reason = (payload as { reason?: string })?.reason;
+      const before = userName.value;
       void refreshSession().then((ok) => {
         if (ok) void push?.reauth();
-        else if (reason !== 'modified') location.href = `/login?redirect=${encodeURIComponent(location.pathname)}`;
+        else if (reason !== 'modified') { expiredUser.value = before; link.value = 'expired'; }
       });
       break;
     }
@@ -229,24 +272,54 @@ function onPush(type: string, payload: unknown): void {
 let push: PushClient | undefined;
 
 export function startPush(): void {
+  let user: string | null = userName.value;
   push = new PushClient({
-    // A passive login per socket connection: after a server restart the old session id would be stale.
+    // A passive login per socket connection: after a server restart the old session id would be stale, and the
+    // remember-me cookie (when there is one) renews it without the user noticing.
     credentials: async () => {
       const ok = await refreshSession().catch(() => true);
-      // The session is gone (server restarted without remember-me, or logged out elsewhere) and guests may not watch.
-      if (!ok && !can('STATUS')) {
-        location.href = `/login?redirect=${encodeURIComponent(location.pathname)}`;
+      // The session is gone (server restarted without remember-me, or logged out elsewhere): ask in place, keeping
+      // the page, rather than throwing the user out to the login page.
+      if (!ok && user) {
+        expiredUser.value = user;
+        link.value = 'expired';
         return null;
       }
+      user = userName.value;
       const l = login.value;
       return l?.name && l.session ? `${l.name}:${l.session}` : null;
     },
     onMessage: onPush,
-    onStatus: (up) => {
-      pushOnline.value = up;
+    onStatus: (up, failures) => {
+      const was = link.value;
+      if (up) {
+        if (was === 'expired') return;
+        link.value = 'online';
+        // Whatever changed while the page was cut off (files, settings, the connection) is loaded afresh; the
+        // greeting's history message replaces the temperatures and the terminal.
+        if (was !== 'connecting') void loadAll();
+      } else if (was !== 'expired') {
+        link.value = failures > 0 ? 'offline' : 'reconnecting';
+      }
     },
   });
   push.start();
+  addEventListener('online', () => push?.retryNow());
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) push?.retryNow(); });
+}
+
+/** Logs in again from the "login expired" overlay, keeping the page as it is. */
+export async function relogin(user: string, pass: string, remember: boolean): Promise<void> {
+  await post<LoginResponse>('/api/login', { user, pass, remember });
+  await refreshSession();
+  link.value = 'online';
+  await push?.reauth();
+  await loadAll();
+}
+
+/** Asks the push client to try the server now instead of waiting out its back-off. */
+export function retryNow(): void {
+  push?.retryNow();
 }
 
 /** Loads everything the panels need after login; each part fails on its own (missing permission or endpoint). */

@@ -49,6 +49,7 @@ export interface Progress {
 export interface HeaterPoint {
   actual: number | null;
   target: number | null;
+  offset?: number;
 }
 
 /** One temperature sample: `time` plus one entry per heater (tool0…, bed, chamber, custom). */
@@ -123,7 +124,27 @@ export interface FileEntry {
   refs?: { resource?: string; download?: string };
   gcodeAnalysis?: Analysis;
   prints?: { success: number; failure: number; last?: { success: boolean; date: number; printTime?: number } };
+  /** Relative URL of the slicer's embedded preview (as OctoPrint's PrusaSlicer-thumbnails plugin gives it). */
+  thumbnail?: string;
+  thumbnail_src?: string;
 }
+
+export interface HistoryEntry {
+  origin: 'local' | 'sdcard';
+  path: string;
+  name: string;
+  start: number;
+  end: number;
+  duration: number;
+  result: 'success' | 'failed' | 'cancelled';
+  error?: string;
+  user?: string | null;
+}
+
+export interface TimelapseFile { name: string; bytes: number; size: string; date: string; timestamp?: number; url: string; thumbnail?: string }
+export interface UnrenderedJob { name: string; bytes: number; count: number; size: string; date: string; processing: boolean; recording: boolean; rendering: boolean }
+export interface TimelapseConfig { type: 'off' | 'zchange' | 'timed'; fps?: number; postRoll?: number; interval?: number; retractionZHop?: number; minDelay?: number }
+export interface TimelapseList { config: TimelapseConfig; enabled: boolean; files: TimelapseFile[]; unrendered?: UnrenderedJob[] }
 
 export interface FilesResponse {
   files: FileEntry[];

@@ -25,7 +25,7 @@ export function ApiKeySection() {
   useEffect(reload, [me]);
 
   const regenerateGlobal = async () => {
-    if (!(await confirmDialog('Regenerate global API key', 'Clients using the current global key will stop working.', 'Regenerate'))) return;
+    if (!(await confirmDialog('Regenerate global API key', 'Clients using the current global key will stop working.', 'Regenerate', { cancel: 'Keep the key', danger: true }))) return;
     await attempt('Regenerate key', async () => {
       const r = await post<{ apikey: string }>('/api/settings/apikey');
       if (settings.value) settings.value = { ...settings.value, api: { ...settings.value.api, key: r.apikey } };
@@ -41,7 +41,7 @@ export function ApiKeySection() {
     setPersonal(null);
   });
   const revoke = async (k: AppKey) => {
-    if (!(await confirmDialog('Revoke app key', `Revoke the key of ${k.app_id}?`, 'Revoke'))) return;
+    if (!(await confirmDialog('Revoke app key', `Revoke the key of ${k.app_id}?`, 'Revoke', { cancel: 'Keep', danger: true }))) return;
     if (await attempt('Revoke', () => post('/api/plugin/appkeys', { command: 'revoke', key: k.api_key }))) reload();
   };
 
@@ -104,7 +104,7 @@ export function UsersSection() {
     if (await attempt('Update user', () => put(path(u), { groups }))) reload();
   };
   const remove = async (u: UserRecord) => {
-    if (!(await confirmDialog('Delete user', `Delete ${u.name}?`, 'Delete'))) return;
+    if (!(await confirmDialog('Delete user', `Delete ${u.name}?`, 'Delete', { cancel: 'Keep', danger: true }))) return;
     if (await attempt('Delete user', () => del(path(u)))) reload();
   };
   const changePassword = async (u: UserRecord) => {
@@ -156,7 +156,7 @@ export function SystemSection() {
   useEffect(reload, []);
 
   const run = async (c: SystemCommand) => {
-    if (!(await confirmDialog(c.name, c.confirm ?? `Run "${c.name}"?`, 'Run'))) return;
+    if (!(await confirmDialog(c.name, c.confirm ?? `Run "${c.name}"?`, 'Run', { cancel: 'Do nothing', danger: true }))) return;
     if (await attempt(c.name, () => post(`/api/system/commands/${c.source}/${encodeURIComponent(c.action)}`))) notify(`${c.name}: started`);
   };
   const save = async () => {

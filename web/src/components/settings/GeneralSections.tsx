@@ -1,7 +1,8 @@
 // Settings sections for the printer's appearance and features, serial connection, temperatures, GCODE scripts, webcam.
 import { useState } from 'preact/hooks';
-import { can, settings } from '../../lib/store.ts';
-import type { TemperatureProfile } from '../../lib/types.ts';
+import { can, notify, settings } from '../../lib/store.ts';
+import { messageOf, post } from '../../lib/api.ts';
+import type { Settings } from '../../lib/types.ts';
 import { saveSettings } from './SettingsTab.tsx';
 import { Check, Section, Text } from './fields.tsx';
 
@@ -74,29 +75,66 @@ export function SerialSection() {
   );
 }
 
+type PresetDraft = { name: string; extruder: string; bed: string };
+const PRESET_FIELD = /temperature\.profiles\.(\d+)\.(\w+)/;
+
+/** What only the form knows: an empty field is an error, never a 0. The ranges are the server's to judge (its 400). */
+function presetErrors(drafts: PresetDraft[]): Record<string, string> {
+  const errors: Record<string, string> = {};
+  drafts.forEach((d, i) => {
+    if (!d.name.trim()) errors[`${i}.name`] = 'Give the preset a name.';
+    for (const k of ['extruder', 'bed'] as const) if (d[k].trim() === '') errors[`${i}.${k}`] = 'Enter a temperature.';
+  });
+  return errors;
+}
+
 export function TemperatureSection() {
   const t = settings.value!.temperature ?? {};
-  const [profiles, setProfiles] = useState<TemperatureProfile[]>(t.profiles ?? []);
+  const [drafts, setDrafts] = useState<PresetDraft[]>((t.profiles ?? []).map((p) => ({ name: p.name, extruder: String(p.extruder), bed: String(p.bed) })));
   const [cutoff, setCutoff] = useState(String(t.cutoff ?? 30));
+  const [errors, setErrors] = useState<Record<string, string>>({});
   const ro = !can('SETTINGS');
-  const update = (i: number, key: keyof TemperatureProfile, v: string) =>
-    setProfiles(profiles.map((p, j) => (j === i ? { ...p, [key]: key === 'name' ? v : Number(v) } : p)));
+  const update = (i: number, key: keyof PresetDraft, v: string) => setDrafts(drafts.map((p, j) => (j === i ? { ...p, [key]: v } : p)));
+  const save = async () => {
+    const local = presetErrors(drafts);
+    setErrors(local);
+    if (Object.keys(local).length) return;
+    const profiles = drafts.map((d) => ({ name: d.name, extruder: Number(d.extruder), bed: Number(d.bed) }));
+    try {
+      settings.value = await post<Settings>('/api/settings', { temperature: { profiles, cutoff: Number(cutoff) } });
+      notify('Settings saved');
+    } catch (err) {
+      const m = PRESET_FIELD.exec(messageOf(err));
+      if (m) setErrors({ [`${m[1]}.${m[2]}`]: messageOf(err).replace(/^.*?: /, '') });
+      else notify(`Save settings: ${messageOf(err)}`, 'error');
+    }
+  };
+  const cell = (i: number, key: keyof PresetDraft, label: string, type: 'number' | 'text' = 'number') => {
+    const err = errors[`${i}.${key}`];
+    return (
+      <td>
+        <input type={type as "text"} value={drafts[i][key]} disabled={ro} aria-label={label} aria-invalid={!!err} aria-describedby={err ? `preset-${i}-${key}` : undefined}
+          onInput={(e) => update(i, key, e.currentTarget.value)} />
+        {err && <span class="field-error" id={`preset-${i}-${key}`} role="alert">{err}</span>}
+      </td>
+    );
+  };
   return (
-    <Section title="Temperatures" disabled={ro} onSave={() => void saveSettings({ temperature: { profiles, cutoff: Number(cutoff) } })}>
+    <Section title="Temperatures" disabled={ro} onSave={() => void save()}>
       <table class="profiles">
         <thead><tr><th>Name</th><th>Extruder °C</th><th>Bed °C</th><th /></tr></thead>
         <tbody>
-          {profiles.map((p, i) => (
+          {drafts.map((_, i) => (
             <tr key={i}>
-              <td><input value={p.name} disabled={ro} aria-label="Profile name" onInput={(e) => update(i, 'name', e.currentTarget.value)} /></td>
-              <td><input type="number" value={p.extruder} disabled={ro} aria-label="Extruder" onInput={(e) => update(i, 'extruder', e.currentTarget.value)} /></td>
-              <td><input type="number" value={p.bed} disabled={ro} aria-label="Bed" onInput={(e) => update(i, 'bed', e.currentTarget.value)} /></td>
-              <td>{!ro && <button type="button" class="small danger" onClick={() => setProfiles(profiles.filter((_, j) => j !== i))}>Remove</button>}</td>
+              {cell(i, 'name', 'Profile name', 'text')}
+              {cell(i, 'extruder', 'Extruder')}
+              {cell(i, 'bed', 'Bed')}
+              <td>{!ro && <button type="button" class="small danger" onClick={() => setDrafts(drafts.filter((_, j) => j !== i))}>Remove</button>}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      {!ro && <div class="buttons"><button type="button" onClick={() => setProfiles([...profiles, { name: 'New', extruder: 200, bed: 60 }])}>Add profile</button></div>}
+      {!ro && <div class="buttons"><button type="button" onClick={() => setDrafts([...drafts, { name: 'New', extruder: '200', bed: '60' }])}>Add profile</button></div>}
       <Text label="Graph history (minutes)" type="number" value={cutoff} onChange={setCutoff} disabled={ro} />
     </Section>
   );

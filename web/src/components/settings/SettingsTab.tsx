@@ -6,6 +6,7 @@ import type { Settings } from '../../lib/types.ts';
 import { PrinterSection, SerialSection, TemperatureSection, ScriptsSection, WebcamSection } from './GeneralSections.tsx';
 import { ApiKeySection, UsersSection, SystemSection } from './AccessSections.tsx';
 import { ProfileSection } from './ProfileSection.tsx';
+import { GroupsSection } from './GroupsSection.tsx';
 
 /** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
 export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
@@ -24,6 +25,7 @@ const SECTIONS = [
   { id: 'webcam', label: 'Webcam', perm: 'WEBCAM', view: WebcamSection },
   { id: 'apikey', label: 'API keys', perm: 'STATUS', view: ApiKeySection },
   { id: 'users', label: 'Access control', perm: 'ADMIN', view: UsersSection },
+  { id: 'groups', label: 'Groups & permissions', perm: 'ADMIN', view: GroupsSection },
   { id: 'system', label: 'System', perm: 'SYSTEM', view: SystemSection },
 ];
 

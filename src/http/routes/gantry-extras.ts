@@ -1,0 +1,48 @@
+// Two read-only additions the web UI uses: the print history (/plugin/gantry/history) and slicer thumbnails served where
+// OctoPrint's PrusaSlicer-thumbnails plugin serves them (/plugin/prusaslicerthumbnails/thumbnail/<path>.png).
+import { Type } from 'typebox';
+import type { GantryApp } from '../types.ts';
+import type { FileService } from '../../files/file-service.ts';
+import type { JobRunner } from '../../printer/job-runner.ts';
+import { readThumbnail } from '../../files/analysis/thumbnails.ts';
+import { DomainError } from '../../core/errors.ts';
+
+const Params = Type.Object({ '*': Type.String() });
+/** Recently served previews by `path@size:date`: a list of files asks for each one at once. */
+const CACHE_MAX = 64;
+
+export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobRunner?: JobRunner }): void {
+  if (deps.jobRunner) {
+    const jobs = deps.jobRunner;
+    app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' } }, async () => ({ prints: await jobs.printHistory() }));
+  }
+
+  const cache = new Map<string, Buffer>();
+  app.get('/plugin/prusaslicerthumbnails/thumbnail/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params } }, async (request, reply) => {
+    const rel = request.params['*'];
+    if (!rel.toLowerCase().endsWith('.png')) return reply.code(404).send({ error: 'Thumbnail not found' });
+    const stem = rel.slice(0, -4);
+    const slash = stem.lastIndexOf('/');
+    try {
+      // The URL names the G-code by its path without extension; the file with a stored preview in that folder is it.
+      const siblings = slash < 0 ? await deps.files.list() : await deps.files.entry(stem.slice(0, slash)).then((f) => (f.kind === 'folder' ? f.children : []));
+      const base = stem.slice(slash + 1);
+      const file = siblings.find((e) => e.kind === 'file' && e.name.replace(/\.[^.]*$/, '') === base && typeof e.meta.thumbnail === 'string');
+      if (!file || file.kind !== 'file') return reply.code(404).send({ error: 'Thumbnail not found' });
+      const key = `${file.path}@${file.size}:${file.date}`;
+      let png = cache.get(key);
+      if (!png) {
+        const thumb = await readThumbnail(await deps.files.absolutePath(file.path));
+        if (!thumb) return reply.code(404).send({ error: 'Thumbnail not found' });
+        png = thumb.png;
+        if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+        cache.set(key, png);
+      }
+      // The URL carries the file's date, so a changed file gets a new URL: the picture may be cached for long.
+      return reply.type('image/png').header('Cache-Control', 'private, max-age=86400').send(png);
+    } catch (err) {
+      if (err instanceof DomainError) return reply.code(404).send({ error: 'Thumbnail not found' });
+      throw err;
+    }
+  });
+}

@@ -12,6 +12,7 @@ import { sendError } from '../error-mapper.ts';
 import { cookieName, setLoginCookies, setLogoutCookies } from '../auth.ts';
 import { identityRecord, effectivePermissionKeys } from './access-records.ts';
 import { truthy } from '../../core/values.ts';
+import { USERNAME_PATTERN } from '../../access/user-store.ts';
 
 const LoginBody = Type.Object({
   user: Type.Optional(Type.String()),
@@ -77,14 +78,17 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
       if (body.user !== undefined && body.pass !== undefined) {
         const address = request.ip;
         const limited = config.current.devel.enableRateLimiter;
-        if (limited && access.loginThrottle.blocked(address)) {
+        // Counted before the slow password check, per address and per user name, so parallel attempts cannot all
+        // pass a check that only later failures would have closed. Names no user can have are counted by address only.
+        const attempt = limited
+          ? access.loginThrottle.begin([`address:${address}`, ...(USERNAME_PATTERN.test(body.user) ? [`user:${body.user}`] : [])])
+          : undefined;
+        if (limited && !attempt) {
           throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'You have made too many failed login attempts. Please try again later.');
         }
         const user = await access.checkCredentials(body.user, body.pass);
-        if (!user) {
-          if (limited) access.loginThrottle.recordFailure(address);
-          return sendError(reply, 403);
-        }
+        if (!user) return sendError(reply, 403);
+        attempt?.succeeded();
         const old = request.cookies[cookieName(request, 'session')];
         if (old) access.sessions.delete(old, 'logout');
         const session = access.sessions.create(user.name, 'http');

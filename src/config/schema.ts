@@ -56,6 +56,7 @@ export const ServerSection = obj({
     bodyMinRate: num(64, 'Bytes per second a request body must average over each bodyTimeout window (0: only a full stall counts)', { minimum: 0 }),
     keepAliveTimeout: num(75, 'Seconds an idle keep-alive connection stays open between requests', { exclusiveMinimum: 0 }),
     maxPerAddress: int(256, 'Open connections one client address may hold, push connections included (0: no cap)', { minimum: 0 }),
+    uncapped: strList(['127.0.0.1', '::1', '::ffff:127.0.0.1'], 'Addresses without the cap: a reverse proxy on this host carries every client'),
   }, 'Connection limits'),
 });
 

@@ -12,6 +12,8 @@ export interface ConnectionLimits {
   keepAliveTimeout: number;
   /** Open sockets per remote address; 0 means no cap. */
   maxPerAddress: number;
+  /** Addresses the cap does not apply to (this host: a reverse proxy there speaks for every client). */
+  uncapped: readonly string[];
 }
 
 /**
@@ -32,7 +34,7 @@ interface BodyWatch { socket: Socket; req: IncomingMessage; since: number; bytes
 
 /**
  * Guards a server against clients that hold sockets without making progress:
- * - sockets beyond `maxPerAddress` from one address are closed as they connect;
+ * - sockets beyond `maxPerAddress` from one address (except the `uncapped` ones) are closed as they connect;
  * - a request whose body does not average `bodyMinRate` B/s over each `bodyTimeout` window (a trickle or a stall) is
  *   closed. Only while the body is still arriving: a client waiting for its answer, a push stream or an upgraded
  *   websocket is never timed out here, and a body the server itself has paused (back-pressure) does not count.
@@ -43,8 +45,8 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
   const onConnection = (socket: Socket): void => {
     const address = socket.remoteAddress ?? '';
     const open = (perAddress.get(address) ?? 0) + 1;
-    const cap = limits().maxPerAddress;
-    if (cap > 0 && open > cap) {
+    const { maxPerAddress: cap, uncapped } = limits();
+    if (cap > 0 && open > cap && !uncapped.includes(address)) {
       logger.warn({ address, cap }, 'connection refused: too many open connections from this address');
       socket.destroy();
       return;

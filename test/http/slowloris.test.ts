@@ -68,6 +68,7 @@ test('300 sockets trickling headers and bodies are closed after the timeouts whi
 });
 
 test('one client address may hold only maxPerAddress sockets; other addresses are still served', async (t) => {
+  // 127.0.0.2: loopback, but not this host's own address, which is uncapped by default (a local reverse proxy).
   const s = await startTestServer(t, { settings: { server: { connections: { ...FAST, headersTimeout: 30, maxPerAddress: 20 } } } });
   const open = await Promise.all(Array.from({ length: 30 }, () => trickle(s, 'GET / HTTP/1.1\r\nHost: x\r\n', 'x', '127.0.0.2')));
   t.after(() => { for (const x of open) x.socket.destroy(); });

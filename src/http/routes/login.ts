@@ -9,7 +9,7 @@ import type { EventBus } from '../../core/event-bus.ts';
 import type { Identity, LoginMechanism } from '../../access/identity.ts';
 import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { cookieName, setLoginCookies, setLogoutCookies } from '../auth.ts';
+import { cookieName, fromOtherSite, setLoginCookies, setLogoutCookies } from '../auth.ts';
 import { identityRecord, effectivePermissionKeys } from './access-records.ts';
 import { truthy } from '../../core/values.ts';
 import { USERNAME_PATTERN } from '../../access/user-store.ts';
@@ -74,6 +74,14 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
 
     scope.post('/api/login', { config: { access: 'anonymous' }, schema: { body: LoginBody } }, async (request, reply) => {
       reply.header('Vary', 'Cookie');
+      // Login CSRF: another site must not log the visitor's browser into an account of its choosing. A form post needs
+      // no CORS preflight, so a cross-site one is refused here; a cross-origin JSON login has passed a preflight, which
+      // only api.allowCrossOrigin lets through. API-key callers are not cookie sessions and are exempt.
+      if (config.current.devel.enableCsrfProtection && request.authVia !== 'apikey' && request.authVia !== 'basic' && fromOtherSite(request)
+        && !(config.current.api.allowCrossOrigin && /^application\/json\b/i.test(request.headers['content-type'] ?? ''))) {
+        request.log.warn({ origin: request.headers.origin, referer: request.headers.referer }, 'cross-site login refused');
+        return sendError(reply, 400, 'CSRF validation failed');
+      }
       const body = request.body ?? {};
       if (body.user !== undefined && body.pass !== undefined) {
         const address = request.ip;

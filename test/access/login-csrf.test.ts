@@ -13,7 +13,7 @@ const sessionCookie = (res: Response) => res.headers.getSetCookie().some((c) => 
 test('cross-site login form posts are refused with the CSRF error and set no session', async (t) => {
   const s = await startTestServer(t);
   await addUser(s, 'bob', 'hunter22');
-  for (const headers of [
+  for (const headers of <Array<Record<string, string>>>[
     { Origin: 'http://evil.example' },
     { Origin: 'null' },
     { Referer: 'http://evil.example/page.html' },

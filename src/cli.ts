@@ -7,7 +7,8 @@ import { ConfigStore, ConfigError } from './config/config-store.ts';
 import { AccessService } from './access/access-service.ts';
 import { systemClock } from './core/clock.ts';
 import { silentLogger } from './core/logger.ts';
-import { DomainError } from './core/errors.ts';
+import { DomainError, ErrorCodes } from './core/errors.ts';
+import { findRunningServer, type ControlInfo } from './access/local-control.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
 const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -23,6 +24,8 @@ Usage:
   gantry apikey [--regenerate] [--basedir DIR]
   gantry install-service [--user | --system] [--print] [--host H] [--port P] [--basedir DIR]
   gantry import-octoprint --from <octoprint basedir | backup .zip> [--basedir DIR] [--dry-run] [--merge] [--link]
+
+While a server runs on the base dir, user and apikey commands act through it (it sees changes at once).
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -34,6 +37,65 @@ async function offlineAccess(baseDir: string): Promise<{ config: ConfigStore; ac
   const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, systemClock, silentLogger);
   await access.users.load();
   return { config, access };
+}
+
+/** One API call to the running server with its local control token; its JSON error becomes the command's error. */
+async function remoteCall<T>(server: ControlInfo, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { 'X-Api-Key': server.token, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) {
+    let message = `${method} ${path} answered ${res.status}`;
+    try { message = (JSON.parse(text) as { error?: string }).error ?? message; } catch { /* not JSON */ }
+    throw new DomainError(res.status === 409 ? ErrorCodes.CONFLICT : ErrorCodes.INVALID_REQUEST, message);
+  }
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+/**
+ * `gantry user …` and `gantry apikey` while a server runs on the base dir: through its API, so the server knows at
+ * once and nothing it holds in memory overwrites the change later.
+ */
+async function remoteCommand(server: ControlInfo, cmd: string, sub: string | undefined, name: string | undefined,
+  values: { password?: string; admin?: boolean; regenerate?: boolean }): Promise<number> {
+  process.stderr.write(`(through the server running at ${server.url})\n`);
+  const user = (n: string) => `/api/access/users/${encodeURIComponent(n)}`;
+  if (cmd === 'apikey') {
+    const settings = await remoteCall<{ api?: { key?: string | null } }>(server, 'GET', '/api/settings');
+    const key = values.regenerate || !settings.api?.key
+      ? (await remoteCall<{ apikey: string }>(server, 'POST', '/api/settings/apikey')).apikey
+      : settings.api.key;
+    process.stdout.write(`${key}\n`);
+    return 0;
+  }
+  switch (sub) {
+    case 'list':
+      for (const u of (await remoteCall<{ users: Array<{ name: string; active: boolean; groups: string[] }> }>(server, 'GET', '/api/access/users')).users) {
+        process.stdout.write(`${u.name}\t${u.active ? 'active' : 'inactive'}\t${u.groups.join(',')}\n`);
+      }
+      return 0;
+    case 'add':
+      if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user add NAME --password PW [--admin]');
+      await remoteCall(server, 'POST', '/api/access/users', { name, password: values.password, active: true, ...(values.admin ? { groups: ['admins', 'users'] } : {}) });
+      process.stdout.write(`added user ${name}\n`);
+      return 0;
+    case 'remove':
+      if (!name) throw new DomainError('INVALID_REQUEST', 'usage: gantry user remove NAME');
+      await remoteCall(server, 'DELETE', user(name));
+      process.stdout.write(`removed user ${name}\n`);
+      return 0;
+    case 'password':
+      if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user password NAME --password PW');
+      await remoteCall(server, 'PUT', `${user(name)}/password`, { password: values.password });
+      process.stdout.write(`changed password of ${name}\n`);
+      return 0;
+    default:
+      process.stdout.write(USAGE);
+      return 1;
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -93,6 +155,11 @@ async function main(argv: string[]): Promise<number> {
     const gantry = await state.starting;
     if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     return -1; // keep running
+  }
+
+  if (cmd === 'user' || cmd === 'apikey') {
+    const running = await findRunningServer(baseDir);
+    if (running) return remoteCommand(running, cmd, sub, name, values);
   }
 
   if (cmd === 'user') {

@@ -35,6 +35,7 @@ import { LanguagePacks } from './system/language-packs.ts';
 import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
 import { TimelapseService } from './timelapse/timelapse-service.ts';
+import { publishLocalControl } from './access/local-control.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -229,6 +230,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const addr = app.server.address();
   const boundPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+  // `gantry user …` / `gantry apikey` on this machine go through this server's API while it runs.
+  const withdrawLocalControl = await publishLocalControl(paths.base, url, access);
   events.emit('Startup', {});
   logger.info({ url }, 'Gantry listening');
 
@@ -236,6 +239,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       events.emit('Shutdown', {});
+      await withdrawLocalControl();
       await app.close();
       for (const s of [...started].reverse()) {
         try {

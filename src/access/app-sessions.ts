@@ -2,7 +2,7 @@
 // `appid:appversion:key` with its RSA private key; the verified key then acts like the global API key until it expires.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
-import { forbidden, invalid } from '../core/errors.ts';
+import { DomainError, ErrorCodes, forbidden, invalid } from '../core/errors.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 
 export interface AppEntry { pubkey: string; enabled?: boolean }
@@ -12,9 +12,14 @@ export interface AppSessionTimeouts {
   unverifiedMs: number;
   /** How long a verified key works. */
   verifiedMs: number;
+  /** Unverified keys one client address may hold at once (an app needs one per handshake). */
+  maxPendingPerClient: number;
+  /** Unverified keys held at once in all. */
+  maxPending: number;
 }
 
-interface KeyState { key: string; verified: boolean; validUntil: number }
+/** `client` is the address that asked for an unverified key. */
+interface KeyState { key: string; verified: boolean; validUntil: number; client?: string }
 
 export class AppSessionKeys {
   private keys = new Map<string, KeyState>();
@@ -22,15 +27,35 @@ export class AppSessionKeys {
 
   constructor(private readonly apps: () => Readonly<Record<string, AppEntry>>, private readonly clock: Clock,
     timeouts: Partial<AppSessionTimeouts> = {}) {
-    this.timeouts = { unverifiedMs: 60_000, verifiedMs: 2 * 3_600_000, ...timeouts };
+    this.timeouts = { unverifiedMs: 60_000, verifiedMs: 2 * 3_600_000, maxPendingPerClient: 10, maxPending: 1_000, ...timeouts };
   }
 
-  /** A new unverified key; `validUntil` in milliseconds since the epoch. */
-  createTemporary(): { key: string; validUntil: number } {
+  /**
+   * A new unverified key for `client`; `validUntil` in milliseconds since the epoch. Anyone may ask, so what is held is
+   * bounded: with no app configured nothing can ever be verified and nothing is kept; otherwise a client gets at most
+   * `maxPendingPerClient` and everyone together `maxPending` outstanding keys (429 beyond, until some expire or are used).
+   */
+  createTemporary(client = ''): { key: string; validUntil: number } {
     this.prune();
-    const s: KeyState = { key: generateApiKey(), verified: false, validUntil: this.clock.now() + this.timeouts.unverifiedMs };
+    const s: KeyState = { key: generateApiKey(), verified: false, validUntil: this.clock.now() + this.timeouts.unverifiedMs, client };
+    if (!Object.values(this.apps()).some((a) => a.enabled !== false)) return { key: s.key, validUntil: s.validUntil };
+    let pending = 0, mine = 0;
+    for (const k of this.keys.values()) {
+      if (k.verified) continue;
+      pending++;
+      if (k.client === client) mine++;
+    }
+    if (mine >= this.timeouts.maxPendingPerClient || pending >= this.timeouts.maxPending) {
+      throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'Too many unverified app session keys outstanding, try again later');
+    }
     this.keys.set(s.key, s);
     return { key: s.key, validUntil: s.validUntil };
+  }
+
+  /** Unverified keys held now. */
+  pendingCount(): number {
+    this.prune();
+    return [...this.keys.values()].filter((k) => !k.verified).length;
   }
 
   /**

@@ -6,6 +6,7 @@ import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
 import { PERMISSIONS, permissionByKey } from './permissions.ts';
 import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
+import { assertBoundedJson } from '../core/bounded-json.ts';
 
 export interface GroupRecord {
   key: string;
@@ -46,10 +47,23 @@ export function defaultGroups(): GroupRecord[] {
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 
+/** A user's stored settings stay small and shallow enough for YAML, JSON and the UI to handle (OctoPrint's are tiny). */
+export const USER_SETTINGS_BOUNDS = { maxDepth: 16, maxBytes: 64 * 1024 };
+
+/** The state one change works on: copies of both tables, and which files it dirtied. */
+interface Draft {
+  users: Map<string, UserRecord>;
+  groups: Map<string, GroupRecord>;
+  usersChanged: boolean;
+  groupsChanged: boolean;
+}
+
 export class UserStore {
   private users = new Map<string, UserRecord>();
   private groups = new Map<string, GroupRecord>();
   private changeListeners: Array<(name: string) => void> = [];
+  /** Changes run one at a time, so each works on the state the previous one left (no lost updates, one winner). */
+  private queue: Promise<unknown> = Promise.resolve();
   private groupListeners: Array<(key: string) => void> = [];
 
   constructor(private readonly usersPath: string, private readonly groupsPath: string) {}
@@ -111,22 +125,39 @@ export class UserStore {
     for (const l of this.changeListeners) l(name);
   }
 
-  private async saveUsers(): Promise<void> {
-    const out: Record<string, Omit<UserRecord, 'name'>> = {};
-    for (const u of this.users.values()) {
-      const { name: _name, ...rest } = u;
-      out[u.name] = rest;
-    }
-    await writeFileAtomic(this.usersPath, stringify(out), 0o600);
-  }
-
-  private async saveGroups(): Promise<void> {
-    const out: Record<string, Omit<GroupRecord, 'key'>> = {};
-    for (const g of this.groups.values()) {
-      const { key: _key, ...rest } = g;
-      out[g.key] = rest;
-    }
-    await writeFileAtomic(this.groupsPath, stringify(out), 0o600);
+  /**
+   * Applies one change: `fn` edits copies of the tables (marking what it dirtied), the copies are written to disk, and
+   * only then do they replace the tables in memory. A change that throws — while validating, serialising or writing —
+   * leaves memory and disk exactly as they were, so what is in memory is always what a restart would load.
+   */
+  private change<T>(fn: (draft: Draft) => T): Promise<T> {
+    const run = async (): Promise<T> => {
+      const draft: Draft = {
+        users: new Map([...this.users].map(([k, v]) => [k, structuredClone(v)])),
+        groups: new Map([...this.groups].map(([k, v]) => [k, structuredClone(v)])),
+        usersChanged: false,
+        groupsChanged: false,
+      };
+      const result = fn(draft);
+      // Serialise both before writing either, so a value YAML cannot take fails before anything is on disk.
+      const usersText = draft.usersChanged ? stringify(usersDocument(draft.users)) : undefined;
+      const groupsText = draft.groupsChanged ? stringify(groupsDocument(draft.groups)) : undefined;
+      if (groupsText !== undefined) await writeFileAtomic(this.groupsPath, groupsText, 0o600);
+      if (usersText !== undefined) {
+        try {
+          await writeFileAtomic(this.usersPath, usersText, 0o600);
+        } catch (err) {
+          if (groupsText !== undefined) await writeFileAtomic(this.groupsPath, stringify(groupsDocument(this.groups)), 0o600).catch(() => {});
+          throw err;
+        }
+      }
+      this.users = draft.users;
+      this.groups = draft.groups;
+      return result;
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
   }
 
   // --- groups ---
@@ -145,45 +176,52 @@ export class UserStore {
   }
 
   async addGroup(g: Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>): Promise<void> {
-    if (this.groups.has(g.key)) throw conflict('A group with this key already exists');
-    this.checkGroupRefs(g.key, g.permissions, g.subgroups);
-    this.groups.set(g.key, { ...g, removable: true, changeable: true, toggleable: true });
-    await this.saveGroups();
+    await this.change((d) => {
+      if (d.groups.has(g.key)) throw conflict('A group with this key already exists');
+      this.checkGroupRefs(d.groups, g.key, g.permissions, g.subgroups);
+      d.groups.set(g.key, { ...structuredClone(g), removable: true, changeable: true, toggleable: true });
+      d.groupsChanged = true;
+    });
   }
 
   async updateGroup(key: string, patch: Partial<Pick<GroupRecord, 'permissions' | 'subgroups' | 'default' | 'description'>>): Promise<void> {
-    const g = this.groups.get(key);
-    if (!g) throw notFound('Unknown group');
-    if (!g.changeable) throw forbidden('This group cannot be changed');
-    const next = { ...g, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as GroupRecord;
-    this.checkGroupRefs(key, next.permissions, next.subgroups);
-    if (key === 'guests') next.permissions = next.permissions.filter((p) => !permissionByKey(p)?.dangerous);
-    this.groups.set(key, next);
-    await this.saveGroups();
+    await this.change((d) => {
+      const g = d.groups.get(key);
+      if (!g) throw notFound('Unknown group');
+      if (!g.changeable) throw forbidden('This group cannot be changed');
+      const next = { ...g, ...structuredClone(Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))) } as GroupRecord;
+      this.checkGroupRefs(d.groups, key, next.permissions, next.subgroups);
+      if (key === 'guests') next.permissions = next.permissions.filter((p) => !permissionByKey(p)?.dangerous);
+      d.groups.set(key, next);
+      d.groupsChanged = true;
+    });
     this.notifyGroup(key);
     for (const u of this.users.values()) if (u.groups.includes(key)) this.notify(u.name);
   }
 
   async removeGroup(key: string): Promise<void> {
-    const g = this.groups.get(key);
-    if (!g) throw notFound('Unknown group');
-    if (!g.removable) throw forbidden('This group cannot be removed');
-    this.groups.delete(key);
-    for (const other of this.groups.values()) other.subgroups = other.subgroups.filter((s) => s !== key);
-    const affected: string[] = [];
-    for (const u of this.users.values()) {
-      if (u.groups.includes(key)) { u.groups = u.groups.filter((x) => x !== key); affected.push(u.name); }
-    }
-    await this.saveGroups();
-    if (affected.length) await this.saveUsers();
+    const affected = await this.change((d) => {
+      const g = d.groups.get(key);
+      if (!g) throw notFound('Unknown group');
+      if (!g.removable) throw forbidden('This group cannot be removed');
+      d.groups.delete(key);
+      for (const other of d.groups.values()) other.subgroups = other.subgroups.filter((s) => s !== key);
+      d.groupsChanged = true;
+      const names: string[] = [];
+      for (const u of d.users.values()) {
+        if (u.groups.includes(key)) { u.groups = u.groups.filter((x) => x !== key); names.push(u.name); }
+      }
+      d.usersChanged = names.length > 0;
+      return names;
+    });
     this.notifyGroup(key);
     for (const n of affected) this.notify(n);
   }
 
-  private checkGroupRefs(key: string, permissions: string[], subgroups: string[]): void {
+  private checkGroupRefs(groups: Map<string, GroupRecord>, key: string, permissions: string[], subgroups: string[]): void {
     for (const p of permissions) if (!permissionByKey(p)) throw invalid(`Unknown permission: ${p}`);
     for (const s of subgroups) {
-      const sg = this.groups.get(s);
+      const sg = groups.get(s);
       if (!sg || s === key) throw invalid(`Unknown group: ${s}`);
       if (!sg.toggleable) throw invalid(`Group ${s} cannot be used as a subgroup`);
     }
@@ -205,37 +243,47 @@ export class UserStore {
     if (!USERNAME_PATTERN.test(opts.name) || opts.name.startsWith('_')) throw invalid('Invalid user name');
     if (this.users.has(opts.name)) throw conflict('User already exists');
     if (!opts.password) throw invalid('A password is required');
-    const groups = opts.groups ?? [...this.groups.values()].filter((g) => g.default).map((g) => g.key);
-    this.checkUserRefs(groups, opts.permissions ?? []);
-    const rec: UserRecord = {
-      name: opts.name,
-      passwordHash: await hashPassword(opts.password),
-      active: opts.active ?? true,
-      groups,
-      permissions: opts.permissions ?? [],
-      apikey: null,
-      settings: {},
-    };
-    this.users.set(rec.name, rec);
-    await this.saveUsers();
-    return rec;
+    // Hashed outside the queue: other changes need not wait for scrypt. The name is checked again inside it.
+    const passwordHash = await hashPassword(opts.password);
+    return this.change((d) => {
+      if (d.users.has(opts.name)) throw conflict('User already exists');
+      const groups = opts.groups ? [...opts.groups] : [...d.groups.values()].filter((g) => g.default).map((g) => g.key);
+      this.checkUserRefs(d.groups, groups, opts.permissions ?? []);
+      const rec: UserRecord = {
+        name: opts.name, passwordHash, active: opts.active ?? true, groups, permissions: [...opts.permissions ?? []], apikey: null, settings: {},
+      };
+      d.users.set(rec.name, rec);
+      d.usersChanged = true;
+      return rec;
+    });
   }
 
   async updateUser(name: string, patch: Partial<Pick<UserRecord, 'active' | 'groups' | 'permissions'>>): Promise<UserRecord> {
-    const u = this.users.get(name);
-    if (!u) throw notFound('Unknown user');
-    if (patch.groups || patch.permissions) this.checkUserRefs(patch.groups ?? u.groups, patch.permissions ?? u.permissions);
-    if (patch.active !== undefined) u.active = patch.active;
-    if (patch.groups) u.groups = patch.groups;
-    if (patch.permissions) u.permissions = patch.permissions;
-    await this.saveUsers();
+    const u = await this.changeUser(name, (u, d) => {
+      if (patch.groups || patch.permissions) this.checkUserRefs(d.groups, patch.groups ?? u.groups, patch.permissions ?? u.permissions);
+      if (patch.active !== undefined) u.active = patch.active;
+      if (patch.groups) u.groups = [...patch.groups];
+      if (patch.permissions) u.permissions = [...patch.permissions];
+      return u;
+    });
     this.notify(name);
     return u;
   }
 
-  private checkUserRefs(groups: string[], permissions: string[]): void {
+  /** One change to one existing user (404 when the name is unknown by the time the change runs). */
+  private changeUser<T>(name: string, fn: (u: UserRecord, d: Draft) => T): Promise<T> {
+    return this.change((d) => {
+      const u = d.users.get(name);
+      if (!u) throw notFound('Unknown user');
+      const result = fn(u, d);
+      d.usersChanged = true;
+      return result;
+    });
+  }
+
+  private checkUserRefs(known: Map<string, GroupRecord>, groups: string[], permissions: string[]): void {
     for (const g of groups) {
-      const rec = this.groups.get(g);
+      const rec = known.get(g);
       if (!rec) throw invalid(`Unknown group: ${g}`);
       if (!rec.toggleable) throw invalid(`Group ${g} cannot be assigned to users`);
     }
@@ -243,17 +291,18 @@ export class UserStore {
   }
 
   async removeUser(name: string): Promise<void> {
-    if (!this.users.delete(name)) throw notFound('Unknown user');
-    await this.saveUsers();
+    await this.change((d) => {
+      if (!d.users.delete(name)) throw notFound('Unknown user');
+      d.usersChanged = true;
+    });
     this.notify(name);
   }
 
   async setPassword(name: string, password: string): Promise<void> {
-    const u = this.users.get(name);
-    if (!u) throw notFound('Unknown user');
+    if (!this.users.has(name)) throw notFound('Unknown user');
     if (!password) throw invalid('A password is required');
-    u.passwordHash = await hashPassword(password);
-    await this.saveUsers();
+    const passwordHash = await hashPassword(password);
+    await this.changeUser(name, (u) => { u.passwordHash = passwordHash; });
     this.notify(name);
   }
 
@@ -267,8 +316,8 @@ export class UserStore {
     if (!(await verifyPassword(password, u.passwordHash))) return undefined;
     // A hash imported from OctoPrint: the password is known now, so store it in Gantry's own scheme.
     if (!isOwnHash(u.passwordHash)) {
-      u.passwordHash = await hashPassword(password);
-      await this.saveUsers();
+      const upgraded = await hashPassword(password);
+      return this.changeUser(name, (rec) => { rec.passwordHash = upgraded; return rec; });
     }
     return u;
   }
@@ -278,39 +327,46 @@ export class UserStore {
    * included; existing records of the same name are replaced. References are checked like any change.
    */
   async importRecords(users: UserRecord[], groups: Array<Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>>): Promise<void> {
-    for (const g of groups) {
-      const base = this.groups.get(g.key);
-      this.groups.set(g.key, { ...g, removable: base?.removable ?? true, changeable: base?.changeable ?? true, toggleable: base?.toggleable ?? true });
-    }
-    for (const g of groups) this.checkGroupRefs(g.key, g.permissions, g.subgroups);
-    for (const u of users) {
-      this.checkUserRefs(u.groups, u.permissions);
-      this.users.set(u.name, { ...u });
-    }
-    await this.saveGroups();
-    await this.saveUsers();
+    await this.change((d) => {
+      for (const g of groups) {
+        const base = d.groups.get(g.key);
+        d.groups.set(g.key, { ...structuredClone(g), removable: base?.removable ?? true, changeable: base?.changeable ?? true, toggleable: base?.toggleable ?? true });
+      }
+      for (const g of groups) this.checkGroupRefs(d.groups, g.key, g.permissions, g.subgroups);
+      for (const u of users) {
+        this.checkUserRefs(d.groups, u.groups, u.permissions);
+        d.users.set(u.name, structuredClone(u));
+      }
+      d.usersChanged = true;
+      d.groupsChanged = true;
+    });
   }
 
   async setSettings(name: string, settings: Record<string, unknown>): Promise<void> {
-    const u = this.users.get(name);
-    if (!u) throw notFound('Unknown user');
-    u.settings = settings;
-    await this.saveUsers();
+    assertBoundedJson(settings, USER_SETTINGS_BOUNDS, 'User settings');
+    const copy = structuredClone(settings);
+    await this.changeUser(name, (u) => { u.settings = copy; });
+  }
+
+  /** Merges `patch` over the user's settings (top-level keys replaced) against the latest state, bounded like setSettings. */
+  async patchSettings(name: string, patch: Record<string, unknown>): Promise<void> {
+    assertBoundedJson(patch, USER_SETTINGS_BOUNDS, 'User settings');
+    const copy = structuredClone(patch);
+    await this.changeUser(name, (u) => {
+      const next = { ...u.settings, ...copy };
+      assertBoundedJson(next, USER_SETTINGS_BOUNDS, 'User settings');
+      u.settings = next;
+    });
   }
 
   async generateUserKey(name: string): Promise<string> {
-    const u = this.users.get(name);
-    if (!u) throw notFound('Unknown user');
-    u.apikey = generateApiKey();
-    await this.saveUsers();
-    return u.apikey;
+    const key = generateApiKey();
+    await this.changeUser(name, (u) => { u.apikey = key; });
+    return key;
   }
 
   async deleteUserKey(name: string): Promise<void> {
-    const u = this.users.get(name);
-    if (!u) throw notFound('Unknown user');
-    u.apikey = null;
-    await this.saveUsers();
+    await this.changeUser(name, (u) => { u.apikey = null; });
   }
 
   findByApiKey(key: string): UserRecord | undefined {
@@ -319,6 +375,24 @@ export class UserStore {
     for (const u of this.users.values()) if (u.apikey && safeEqual(u.apikey, key)) found = u;
     return found;
   }
+}
+
+function usersDocument(users: Map<string, UserRecord>): Record<string, Omit<UserRecord, 'name'>> {
+  const out: Record<string, Omit<UserRecord, 'name'>> = {};
+  for (const u of users.values()) {
+    const { name: _name, ...rest } = u;
+    out[u.name] = rest;
+  }
+  return out;
+}
+
+function groupsDocument(groups: Map<string, GroupRecord>): Record<string, Omit<GroupRecord, 'key'>> {
+  const out: Record<string, Omit<GroupRecord, 'key'>> = {};
+  for (const g of groups.values()) {
+    const { key: _key, ...rest } = g;
+    out[g.key] = rest;
+  }
+  return out;
 }
 
 async function readYaml(path: string): Promise<unknown> {

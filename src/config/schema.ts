@@ -49,6 +49,15 @@ export const ServerSection = obj({
     samesite: Type.Union([Type.Literal('Lax'), Type.Literal('Strict'), Type.Literal('None'), Type.Null()], { default: 'Lax' }),
     secure: bool(false, 'Mark cookies Secure'),
   }),
+  // Slow or idle clients must not hold sockets forever (slowloris). Timeouts apply at start; the cap at once.
+  connections: obj({
+    headersTimeout: num(15, 'Seconds a client has to send the request line and all headers', { exclusiveMinimum: 0 }),
+    bodyTimeout: num(30, 'Window in seconds over which an incoming request body must keep moving at bodyMinRate', { exclusiveMinimum: 0 }),
+    bodyMinRate: num(64, 'Bytes per second a request body must average over each bodyTimeout window (0: only a full stall counts)', { minimum: 0 }),
+    keepAliveTimeout: num(75, 'Seconds an idle keep-alive connection stays open between requests', { exclusiveMinimum: 0 }),
+    maxPerAddress: int(256, 'Open connections one client address may hold, push connections included (0: no cap)', { minimum: 0 }),
+    uncapped: strList(['127.0.0.1', '::1', '::ffff:127.0.0.1'], 'Addresses without the cap: a reverse proxy on this host carries every client'),
+  }, 'Connection limits'),
 });
 
 export const AccessControlSection = obj({

@@ -13,6 +13,7 @@ import type { SlicingService } from '../slicing/slicing-service.ts';
 import { registerSlicingRoutes } from './routes/slicing.ts';
 import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
+import { guardConnections, serverTimeouts } from './connection-guard.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
@@ -95,10 +96,13 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
       const path = q === -1 ? url : url.slice(0, q);
       return path.includes('//') ? path.replace(/\/{2,}/g, '/') + (q === -1 ? '' : url.slice(q)) : url;
     },
-    keepAliveTimeout: 75_000,
+    // Header and keep-alive timeouts (server.connections); the body-progress watch and per-address cap follow below.
+    ...serverTimeouts(config.current.server.connections),
     return503OnClosing: false,
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
+
+  guardConnections(app.server, () => config.current.server.connections, services.logger);
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {

@@ -189,6 +189,32 @@ function remoteUser(request: FastifyRequest, access: AccessService, config: Conf
   return user?.active ? access.identityForUser(user, 'remote_user') : undefined;
 }
 
+const sameHost = (url: string, request: FastifyRequest): boolean => {
+  try {
+    const host = new URL(url).host;
+    const forwarded = request.headers['x-forwarded-host'];
+    const proxied = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0].trim();
+    return host === request.headers.host || (proxied !== undefined && host === proxied);
+  } catch {
+    return false; // `Origin: null` (sandboxed frames, privacy redirects) and garbage
+  }
+};
+
+/**
+ * Whether a browser sent this request on behalf of another site: `Sec-Fetch-Site`, else `Origin`, else `Referer`.
+ * Programs (curl, farm managers, slicers) send none of these and are never taken for another site.
+ */
+export function fromOtherSite(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'same-origin' || site === 'none') return false;
+  if (site === 'cross-site' || site === 'same-site') return true;
+  const origin = request.headers.origin;
+  if (origin !== undefined) return !sameHost(origin, request);
+  const referer = request.headers.referer;
+  if (referer !== undefined) return !sameHost(referer, request);
+  return false;
+}
+
 /** Double-submit check for cookie-authenticated state-changing requests; API-key callers and cookie-less callers skip it. */
 function csrfOk(request: FastifyRequest, config: ConfigStore): boolean {
   if (SAFE_METHODS.has(request.method)) return true;

@@ -152,7 +152,7 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     async (request) => {
       requireSelfOrAdmin(request, request.params.name);
       const u = userOr404(request.params.name);
-      await users.setSettings(u.name, { ...u.settings, ...request.body });
+      await users.patchSettings(u.name, request.body);
       return {};
     });
 

@@ -16,8 +16,8 @@ const seconds = (ms: number) => ms / 1000;
 export function registerAppsAuthRoutes(app: GantryApp, deps: { access: AccessService }): void {
   const sessions = deps.access.appSessions;
 
-  app.get('/apps/auth', { config: { access: 'public' } }, async () => {
-    const t = sessions.createTemporary();
+  app.get('/apps/auth', { config: { access: 'public' } }, async (request) => {
+    const t = sessions.createTemporary(request.ip);
     return { unverifiedKey: t.key, validUntil: seconds(t.validUntil) };
   });
 

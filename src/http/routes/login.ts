@@ -9,9 +9,10 @@ import type { EventBus } from '../../core/event-bus.ts';
 import type { Identity, LoginMechanism } from '../../access/identity.ts';
 import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { cookieName, setLoginCookies, setLogoutCookies } from '../auth.ts';
+import { cookieName, fromOtherSite, setLoginCookies, setLogoutCookies } from '../auth.ts';
 import { identityRecord, effectivePermissionKeys } from './access-records.ts';
 import { truthy } from '../../core/values.ts';
+import { USERNAME_PATTERN } from '../../access/user-store.ts';
 
 const LoginBody = Type.Object({
   user: Type.Optional(Type.String()),
@@ -73,20 +74,30 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
 
     scope.post('/api/login', { config: { access: 'anonymous' }, schema: { body: LoginBody } }, async (request, reply) => {
       reply.header('Vary', 'Cookie');
+      // Login CSRF: another site must not log the visitor's browser into an account of its choosing. A form post needs
+      // no CORS preflight, so a cross-site one is refused here; a cross-origin JSON login has passed a preflight, which
+      // only api.allowCrossOrigin lets through. API-key callers are not cookie sessions and are exempt.
+      if (config.current.devel.enableCsrfProtection && request.authVia !== 'apikey' && request.authVia !== 'basic' && fromOtherSite(request)
+        && !(config.current.api.allowCrossOrigin && /^application\/json\b/i.test(request.headers['content-type'] ?? ''))) {
+        request.log.warn({ origin: request.headers.origin, referer: request.headers.referer }, 'cross-site login refused');
+        return sendError(reply, 400, 'CSRF validation failed');
+      }
       const body = request.body ?? {};
       if (body.user !== undefined && body.pass !== undefined) {
         const address = request.ip;
         const limited = config.current.devel.enableRateLimiter;
-        if (limited && access.loginThrottle.blocked(address)) {
+        // Counted before the slow password check, per address and per user name, so parallel attempts cannot all
+        // pass a check that only later failures would have closed. Names no user can have are counted by address only.
+        const keys = [`address:${address}`, ...(USERNAME_PATTERN.test(body.user) ? [`user:${body.user}`] : [])];
+        const attempt = limited ? access.loginThrottle.begin(keys) : undefined;
+        if (limited && !attempt) {
           // Tells people (and the web UI) how long to wait, not just "later".
-          reply.header('Retry-After', String(access.loginThrottle.retryAfter(address)));
+          reply.header('Retry-After', String(Math.max(1, ...keys.map((k) => access.loginThrottle.retryAfter(k)))));
           throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'You have made too many failed login attempts. Please try again later.');
         }
         const user = await access.checkCredentials(body.user, body.pass);
-        if (!user) {
-          if (limited) access.loginThrottle.recordFailure(address);
-          return sendError(reply, 403);
-        }
+        if (!user) return sendError(reply, 403);
+        attempt?.succeeded();
         const old = request.cookies[cookieName(request, 'session')];
         if (old) access.sessions.delete(old, 'logout');
         const session = access.sessions.create(user.name, 'http');

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect as tcpConnect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
@@ -66,7 +66,8 @@ function makeCerts(dir: string): void {
 export async function startBroker(t: { after: (fn: () => Promise<void>) => void }, opts: BrokerOptions = {}): Promise<Broker> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-mqtt-'));
   const port = await freePort();
-  const lines = ['persistence false', 'log_dest stderr', 'log_type error', `listener ${port} 127.0.0.1`];
+  // Run as root, mosquitto would switch to its own user, which cannot read the private temp dir.
+  const lines = ['persistence false', 'log_dest stderr', 'log_type error', `user ${userInfo().username}`, `listener ${port} 127.0.0.1`];
   if (opts.users) {
     const pw = join(dir, 'passwd');
     await writeFile(pw, '');

@@ -2,9 +2,7 @@
 // during a real print on the virtual printer, progress, temperatures with the threshold, discovery as captured.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { startTestServer } from '../helpers/server.ts';
-import { SMALL_GCODE } from '../helpers/shared-data.ts';
 import { Recorder, SKIP, startBroker } from './helpers.ts';
 
 const NODE = 'caea63f6f7bc4d6f8f4c0ed1b1665846';
@@ -84,7 +82,10 @@ test('OctoPrint-MQTT topics during a real print, temperatures with the threshold
   assert.ok(samples.length > temps.length, `${samples.length} samples, ${temps.length} published`);
   assert.equal((await server.api('/api/printer/bed', { method: 'POST', json: { command: 'target', target: 0 } })).status, 204);
 
-  const gcode = await readFile(SMALL_GCODE);
+  // A short print with a few layers (the virtual printer runs at ten times real speed here).
+  const lines = ['G28', 'G90', 'M83'];
+  for (let layer = 1; layer <= 5; layer++) lines.push(`G1 Z${(layer * 0.2).toFixed(1)} F600`, 'G1 X60 Y10 E1 F6000', 'G1 X10 Y10 E1 F6000');
+  const gcode = Buffer.from(lines.join('\n') + '\n');
   const form = new FormData();
   form.append('file', new Blob([gcode]), 'small.gcode');
   form.append('print', 'true');

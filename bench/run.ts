@@ -8,6 +8,7 @@ const BENCHMARKS = [
   'push.ts',
   'analysis.ts',
   'upload.ts',
+  'mqtt-scale.ts',
 ];
 
 const wanted = process.argv.slice(2);

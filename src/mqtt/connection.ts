@@ -10,6 +10,8 @@ export interface OutMessage {
   retain: boolean;
   /** MQTT 5 correlation data of an API response. */
   correlationData?: Buffer;
+  /** When it was produced (ms since the epoch); MQTT 5 messages carry it as the user property `ts`. */
+  producedAt?: number;
 }
 
 export interface ConnectionOptions {
@@ -69,7 +71,7 @@ export class BrokerConnection {
     // Retained state: only the newest value per topic matters, so it replaces the queued one (and moves to the end).
     const key = msg.retain ? `r ${msg.topic}` : `n ${this.seq++}`;
     this.outbox.delete(key);
-    this.outbox.set(key, msg);
+    this.outbox.set(key, msg.producedAt === undefined ? { ...msg, producedAt: Date.now() } : msg);
     if (this.outbox.size > Math.max(this.opts.queueSize, 1)) this.dropOne();
     this.scheduleDrain();
   }
@@ -202,7 +204,10 @@ export class BrokerConnection {
         return;
       }
       this.outbox.delete(key);
-      const properties = msg.correlationData ? { correlationData: msg.correlationData } : undefined;
+      // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
+      const properties = this.opts.client.protocolVersion === 5
+        ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
+        : undefined;
       client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
       this.stats.published++;
     }

@@ -124,6 +124,19 @@ test('hassControl commands: refused while off, then run as the configured user w
   assert.equal((await command('shutdown', 'PRESS')).status, 403, 'operators may not shut the host down');
   assert.equal((await command('nonsense', 'PRESS')).status, 400);
 
+  // The whole tree posted back (as settings dialogs do) pins no plugin defaults in config.yaml.
+  const all = (await (await server.api('/api/settings')).json()) as { plugins: Record<string, unknown> };
+  assert.equal((await server.api('/api/settings', { method: 'POST', json: { plugins: all.plugins } })).status, 200);
+  const stored = server.config.overrides.plugins as { mqtt: { publish: Record<string, unknown> } };
+  assert.deepEqual(stored.mqtt.publish, { baseTopic: BASE });
+  // Broker credentials are shown only to those who may change settings.
+  await server.config.patch({ plugins: { mqtt: { broker: { password: 'secret' } } } });
+  const readerKey = await server.access.users.generateUserKey('viewer');
+  const asReader = (await (await server.api('/api/settings', { key: readerKey })).json()) as { plugins: { mqtt: { broker: { password: string } } } };
+  assert.equal(asReader.plugins.mqtt.broker.password, '');
+  const asAdmin = (await (await server.api('/api/settings')).json()) as { plugins: { mqtt: { broker: { password: string } } } };
+  assert.equal(asAdmin.plugins.mqtt.broker.password, 'secret');
+
   // Settings validation: a bad value is refused by /api/settings and nothing changes.
   const bad = await server.api('/api/settings', { method: 'POST', json: { plugins: { mqtt: { broker: { port: 'many' } } } } });
   assert.equal(bad.status, 400);

@@ -73,6 +73,9 @@ export function mqttSettings(c: Config): MqttSettings | null {
     ...(nonEmpty(tls.ciphers) ? { ciphers: tls.ciphers as string } : {}),
     ...(b.tls_insecure ? { checkServerIdentity: () => undefined } : {}),
     rejectUnauthorized: true,
+    // MQTT 5 lets the broker know what we accept: far larger than a request may be (those get a 413 answer), small
+    // enough that nobody can make the host buffer a giant message.
+    ...(b.protocol === 'MQTTv5' ? { properties: { maximumPacketSize: Math.max(16 * 1024 * 1024, m.gantry.api.maxPayload * 2) } } : {}),
   };
   const ha = c.plugins.homeassistant;
   const uuid = c.server.uuid ?? '00000000-0000-0000-0000-000000000000';

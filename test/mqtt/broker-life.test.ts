@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
-import { SMALL_GCODE } from '../helpers/shared-data.ts';
 import { Recorder, SKIP, startBroker } from './helpers.ts';
 
 const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
@@ -81,7 +80,9 @@ test('broker restarted mid-print: the print is unaffected, Gantry reconnects and
   assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
   await rec.topic('octoPrint/event/Connected', 'Connected', 20_000);
   const form = new FormData();
-  form.append('file', new Blob([await readFile(SMALL_GCODE)]), 'small.gcode');
+  const lines = ['G28', 'G90', 'M83'];
+  for (let layer = 1; layer <= 60; layer++) lines.push(`G1 Z${(layer * 0.2).toFixed(1)} F600`, 'G1 X60 Y10 E1 F6000', 'G1 X10 Y10 E1 F6000');
+  form.append('file', new Blob([lines.join('\n') + '\n']), 'layers.gcode');
   form.append('print', 'true');
   assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
   await rec.topic('octoPrint/event/PrintStarted', 'PrintStarted', 20_000);

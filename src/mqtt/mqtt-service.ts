@@ -126,16 +126,17 @@ export class MqttService {
   private key = '';
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: Array<() => void> = [];
+  private pending: Array<(s: Session) => void> = [];
 
   constructor(private readonly deps: MqttServiceDeps) {}
 
   async start(): Promise<void> {
     const { events, printer, config } = this.deps;
-    events.onAny('mqtt', (name, payload) => this.session?.event(name, payload));
+    events.onAny('mqtt', (name, payload) => this.later((s) => s.event(name, payload)));
     this.unsubscribe.push(
       () => events.removeOwner('mqtt'),
-      printer.subscribe({ temperature: (entry) => this.session?.temperature(entry) }),
-      printer.watchReplies((line) => { if (line.startsWith('echo:busy: paused')) this.session?.reply(line); }),
+      printer.subscribe({ temperature: (entry) => this.later((s) => s.temperature(entry)) }),
+      printer.watchReplies((line) => { if (line.startsWith('echo:busy: paused')) this.later((s) => s.reply(line)); }),
       config.onChange((now) => { if (sessionKey(now) !== this.key) this.restart(); }),
     );
     this.restart();
@@ -144,12 +145,40 @@ export class MqttService {
 
   async stop(): Promise<void> {
     for (const u of this.unsubscribe.splice(0)) u();
+    // What was emitted last (Shutdown) still goes out, ahead of `disconnected`.
+    const session = this.session;
+    for (const w of this.pending.splice(0)) if (session) w(session);
     this.chain = this.chain.then(() => this.close());
     await this.chain;
   }
 
   slicingProgress(p: SlicingProgress): void {
-    this.session?.slicing(p);
+    this.later((s) => s.slicing(p));
+  }
+
+  /**
+   * Whoever emits (the printer's reply handling, above all) pays for one array push: building payloads and topics
+   * happens on a later turn of the event loop. Bounded, so a stalled loop cannot make it grow without end.
+   */
+  private later(work: (s: Session) => void): void {
+    if (!this.session) return;
+    if (this.pending.length >= 10_000) return;
+    this.pending.push(work);
+    if (this.pending.length === 1) {
+      setImmediate(() => {
+        const batch = this.pending;
+        this.pending = [];
+        for (const w of batch) {
+          const s = this.session;
+          if (!s) return;
+          try {
+            w(s);
+          } catch (err) {
+            this.deps.logger.error({ err }, 'MQTT: publishing failed');
+          }
+        }
+      });
+    }
   }
 
   /** For tests and the benchmark: the broker link's state. */

@@ -8,6 +8,7 @@ const COMM_EVENTS = new Set(['Connecting', 'Connected', 'Disconnecting', 'Discon
 const PRINTING_DATA_EVENTS = new Set([...COMM_EVENTS, 'FileSelected', 'FileDeselected', 'CaptureDone', 'ZChange',
   'PrintStarted', 'PrintFailed', 'PrintDone', 'PrintCancelled', 'PrintPaused', 'PrintResumed']);
 const SOC_SENSOR = '/sys/class/thermal/thermal_zone0/temp';
+const PRINTING_MIN_INTERVAL_MS = 500;
 
 /** `H:MM:SS` like Python's str(timedelta) for under a day, null for no value. */
 export function formatDuration(seconds: unknown): string | null {
@@ -21,6 +22,8 @@ export class HassState {
   private socTimer: NodeJS.Timeout | undefined;
   private lastPercent: number | null = null;
   private ticks = 0;
+  private lastPrinting = 0;
+  private printingTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly s: MqttSettings,
@@ -54,8 +57,25 @@ export class HassState {
     };
   }
 
+  /**
+   * At most one hass/printing every 500 ms (the newest state, sent at the end of the interval): the plugin sends it on
+   * every ZChange, which in vase mode is every line, and a ~1 KB document per line is a cost to nobody's benefit.
+   */
   private publishPrinting(): void {
-    this.state('printing', this.printingData());
+    const now = Date.now();
+    if (this.printingTimer) return;
+    const wait = this.lastPrinting + PRINTING_MIN_INTERVAL_MS - now;
+    if (wait <= 0) {
+      this.lastPrinting = now;
+      this.state('printing', this.printingData());
+      return;
+    }
+    this.printingTimer = setTimeout(() => {
+      this.printingTimer = undefined;
+      this.lastPrinting = Date.now();
+      this.state('printing', this.printingData());
+    }, wait);
+    this.printingTimer.unref();
   }
 
   private publishConnected(): void {
@@ -79,6 +99,7 @@ export class HassState {
   stop(): void {
     clearInterval(this.ticker);
     clearInterval(this.socTimer);
+    clearTimeout(this.printingTimer);
     this.ticker = undefined;
   }
 

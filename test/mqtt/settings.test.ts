@@ -6,6 +6,7 @@ import { effectiveConfig } from '../../src/config/config-store.ts';
 import { mqttSettings, hostKey, eventClass } from '../../src/mqtt/settings.ts';
 import { commandCall } from '../../src/mqtt/hass-control.ts';
 import { formatDuration } from '../../src/mqtt/hass-state.ts';
+import { discoveryMessages } from '../../src/mqtt/hass-discovery.ts';
 
 const UUID = 'caea63f6-f7bc-4d6f-8f4c-0ed1b1665846';
 
@@ -50,4 +51,19 @@ test('Home Assistant command payloads map onto the API calls, anything else is r
   assert.deepEqual(commandCall('restart', 'PRESS'), { method: 'POST', path: '/api/system/commands/core/restart', body: {} });
   for (const [c, p] of [['connect', 'maybe'], ['home', 'not json'], ['psu', 'True'], ['__proto__', 'x']]) assert.ok('error' in commandCall(c, p), c);
   assert.deepEqual([formatDuration(3725), formatDuration(59), formatDuration(null)], ['1:02:05', '0:00:59', null]);
+});
+
+test('discovery: one sensor pair per heater of the profile, camera entities only with a snapshot URL', () => {
+  const s = mqttSettings(effectiveConfig({ server: { uuid: UUID }, plugins: { mqtt: { broker: { url: 'b' } } } }))!;
+  const ids = (camera: boolean, chamber: boolean) => discoveryMessages(s, { heaters: { extruders: 2, bed: false, chamber }, camera, version: '1.0' })
+    .map((m) => m.topic.split('/')[2].slice(UUID.replace(/-/g, '').length + 1));
+  const plain = ids(false, false);
+  for (const id of ['TOOL0', 'TOOL0_TARGET', 'TOOL1', 'TOOL1_TARGET', 'SOC', 'CONNECT', 'STOP', 'SHUTDOWN']) assert.ok(plain.includes(id), id);
+  assert.ok(!plain.includes('BED') && !plain.includes('CHAMBER') && !plain.some((i) => i.startsWith('CAMERA')));
+  const full = ids(true, true);
+  for (const id of ['CHAMBER', 'CHAMBER_TARGET', 'CAMERA_SNAPSHOT', 'CAMERA']) assert.ok(full.includes(id), id);
+  const camera = discoveryMessages(s, { heaters: { extruders: 1, bed: true, chamber: false }, camera: true, version: '1.0' })
+    .find((m) => m.topic.endsWith('_CAMERA/config'))!;
+  assert.equal(camera.topic, `homeassistant/camera/${UUID.replace(/-/g, '')}_CAMERA/config`);
+  assert.deepEqual([camera.payload['~'], camera.payload.t], [s.base, '~camera']);
 });

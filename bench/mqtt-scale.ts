@@ -15,7 +15,7 @@ const N = Number(process.env.MQTT_SCALE_N ?? 5);
 const WINDOW_S = Number(process.env.MQTT_SCALE_SECONDS ?? 20);
 /** Virtual printer time scale: 0.2 runs a print five times faster than real (about a layer a second here); 0 as fast as the link allows. */
 const THROTTLE = Number(process.env.MQTT_SCALE_THROTTLE ?? 0.2);
-const BIN = new URL('../bin/gantry.js', import.meta.url).pathname;
+const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
 const KEY = 'MQTTSCALEBENCHKEY';
 const CLK_TCK = 100;
 
@@ -69,7 +69,7 @@ async function startInstance(i: number, brokerPort: number | null): Promise<Inst
     gcodeAnalysis: { runAt: 'never' },
     ...(brokerPort ? { plugins: { mqtt: { broker: { url: '127.0.0.1', port: brokerPort, protocol: 'MQTTv5' } } } } : {}),
   }));
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--basedir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--basedir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { Recorder, SKIP, startBroker } from './helpers.ts';
 
-const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
+// The CLI from source through tsx (as the test runner itself runs), so the test needs no prior build of dist/.
+const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 
 test('kill -9 of a Gantry process: the broker publishes the retained last will "disconnected"', { skip: SKIP }, async (t) => {
   const broker = await startBroker(t);
@@ -21,7 +22,7 @@ test('kill -9 of a Gantry process: the broker publishes the retained last will "
     plugins: { mqtt: { broker: { url: '127.0.0.1', port: broker.port }, gantry: { reconnectMin: 0.1 } } },
   }));
   const rec = await Recorder.connect(t, broker.url, 'gantry/#');
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--basedir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--basedir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
   child.stdout.resume();
   child.stderr.resume();

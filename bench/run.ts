@@ -10,6 +10,7 @@ const BENCHMARKS = [
   'upload.ts',
   'memory.ts',
   'api.ts',
+  'mqtt-scale.ts',
 ];
 
 const wanted = process.argv.slice(2);

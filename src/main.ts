@@ -36,6 +36,8 @@ import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
 import { TimelapseService } from './timelapse/timelapse-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
+import { MqttService } from './mqtt/mqtt-service.ts';
+import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -62,6 +64,7 @@ export interface Gantry {
   printerProfiles: PrinterProfiles;
   printer: PrinterService;
   timelapse: TimelapseService;
+  mqtt: MqttService;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -221,6 +224,23 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
   const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
+  // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
+  const mqtt = new MqttService({
+    config, events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
+    printer: {
+      state: () => printer.state(), currentZ: () => printer.currentZ(), offsets: () => printer.offsets(), resends: () => printer.resends(),
+      subscribe: (l) => printer.subscribe(l), watchReplies: (w) => printer.watchReplies(w),
+      heaters: () => {
+        const p = printerProfiles.getCurrentOrDefault();
+        return { extruders: p.extruder.count, bed: p.heatedBed, chamber: p.heatedChamber };
+      },
+    },
+    jobs: jobStatusFrom(jobRunner, () => []),
+  });
+  await mqtt.start();
+  const unbridgeMqttSlicing = slicing.onProgress((p) => mqtt.slicingProgress(p));
+  // Stopped before the app closes so `disconnected` goes out and no API request arrives at a closing app.
+  app.addHook('preClose', async () => { unbridgeMqttSlicing(); await mqtt.stop(); });
   push.attach(app.server);
   // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
   app.addHook('preClose', () => push.detach());
@@ -254,5 +274,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, logger, stop };
+  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt, logger, stop };
 }

@@ -1,6 +1,7 @@
 // Settings schema: every key of config.yaml with its type, default and meaning. Keys follow OctoPrint's config.yaml
 // layout (the settings API in src/http maps the renamed ones). Unknown keys (plugin settings) are kept on save.
 import { Type, type Static, type TSchema } from 'typebox';
+import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
 
 const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 const num = (def: number, description: string, extra: object = {}) => Type.Number({ default: def, description, ...extra });
@@ -363,7 +364,7 @@ export const Schema = Type.Object({
     sizeThreshold: int(20971520, 'Files above this size are not previewed'),
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
-  plugins: Type.Object({}, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({

@@ -107,6 +107,11 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     const plugins = c.plugins as Plain;
     const pluginDiscovery = isPlain(plugins.discovery) ? plugins.discovery : {};
     out.plugins = { ...structuredClone(plugins), discovery: { ...structuredClone(pluginDiscovery), upnpUuid: c.server.uuid } };
+    // Broker credentials are for those who may change settings, not for every reader.
+    if (!request.identity.has('SETTINGS')) {
+      const broker = ((out.plugins as Plain).mqtt as Plain | undefined)?.broker as Plain | undefined;
+      if (broker) for (const k of ['username', 'password']) if (broker[k] !== null) broker[k] = '';
+    }
 
     if (request.identity.has('WEBCAM')) {
       const w = out.webcam as Plain;
@@ -155,7 +160,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     const shown = { ...DEFAULTS, scripts: { ...DEFAULTS.scripts, gcode: await unconfiguredScripts() } };
     patch = withoutRestatedDefaults(patch, shown, config.overrides);
     if ('plugins' in body) {
-      const plugins = pluginPatch(body.plugins);
+      // Plugin defaults echoed back (a settings dialog posts the whole tree) are not pinned in config.yaml.
+      const plugins = withoutRestatedDefaults(pluginPatch(body.plugins), DEFAULTS.plugins, config.overrides.plugins);
       if (Object.keys(plugins).length > 0) patch.plugins = plugins;
     }
 

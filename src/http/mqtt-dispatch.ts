@@ -1,0 +1,45 @@
+// The API over MQTT, HTTP side: runs a call through the app's own routes with app.inject (same validation, same
+// permission checks, no second implementation), and lets MQTT commands act as a configured user.
+import { randomBytes } from 'node:crypto';
+import type { HTTPMethods } from 'fastify';
+import type { AccessService } from '../access/access-service.ts';
+import { safeEqual } from '../access/keys.ts';
+import type { ApiDispatch } from '../mqtt/types.ts';
+import type { GantryApp } from './types.ts';
+
+/**
+ * MQTT requests come from the broker, not from a browser on the local network: a documentation address keeps them
+ * out of local-network privileges (autologin) and counts their failed logins apart.
+ */
+const MQTT_REMOTE_ADDRESS = '192.0.2.1';
+
+export function createInjectDispatch(app: GantryApp, access: AccessService): ApiDispatch {
+  // Acting as a user goes through a per-process secret key that never leaves memory, so the normal API-key path
+  // resolves the user and their current permissions (a deactivated or deleted user is refused like any key).
+  const prefix = `mqtt-as-user:${randomBytes(32).toString('base64url')}:`;
+  access.registerKeyResolver((key) => (key.length > prefix.length && safeEqual(key.slice(0, prefix.length), prefix)
+    ? { user: key.slice(prefix.length), mechanism: 'apikey' } : undefined));
+
+  return async (call) => {
+    const headers: Record<string, string> = {};
+    const key = call.asUser !== undefined ? prefix + call.asUser : call.apikey;
+    if (key) headers['x-api-key'] = key;
+    let payload: string | undefined;
+    if (call.body !== undefined && call.method !== 'GET' && call.method !== 'HEAD') {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(call.body);
+    }
+    const res = await app.inject({ method: call.method as HTTPMethods, url: call.path, headers, payload, remoteAddress: MQTT_REMOTE_ADDRESS });
+    const type = String(res.headers['content-type'] ?? '');
+    if (res.rawPayload.length === 0) return { status: res.statusCode, body: null };
+    if (type.includes('json')) {
+      try {
+        return { status: res.statusCode, body: JSON.parse(res.payload) as unknown };
+      } catch {
+        return { status: res.statusCode, body: res.payload };
+      }
+    }
+    if (type.startsWith('text/')) return { status: res.statusCode, body: res.payload };
+    return { status: res.statusCode, body: res.rawPayload.toString('base64'), encoding: 'base64' };
+  };
+}

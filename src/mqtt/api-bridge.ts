@@ -1,0 +1,81 @@
+// The HTTP API over MQTT: a request on <base>api/request runs through the same routes, validation and permission
+// checks as HTTP (the dispatch main.ts builds) and is answered on <base>api/response/<id>, a reply topic the client
+// chose, or the MQTT 5 response topic with its correlation data.
+import type { IPublishPacket } from 'mqtt';
+import type { Logger } from '../core/logger.ts';
+import type { MqttSettings } from './settings.ts';
+import type { ApiDispatch, Publish } from './types.ts';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const MAX_ID = 128;
+const MAX_TOPIC = 1024;
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class ApiBridge {
+  private inFlight = 0;
+
+  constructor(
+    private readonly s: MqttSettings,
+    private readonly publish: Publish,
+    private readonly dispatch: ApiDispatch,
+    private readonly logger: Logger,
+  ) {}
+
+  get requestTopic(): string {
+    return `${this.s.base}api/request`;
+  }
+
+  private get responseBase(): string {
+    return `${this.s.base}api/response`;
+  }
+
+  /** A reply topic is honoured unless it has wildcards or points into this host's own topics outside api/response. */
+  private usableReplyTopic(topic: unknown): topic is string {
+    if (typeof topic !== 'string' || topic === '' || topic.length > MAX_TOPIC || /[+#\0]/.test(topic)) return false;
+    return !topic.startsWith(this.s.base) || topic.startsWith(`${this.responseBase}/`);
+  }
+
+  handle(payload: Buffer, packet: IPublishPacket): void {
+    const props = packet.properties;
+    const correlationData = props?.correlationData;
+    const v5Reply = this.usableReplyTopic(props?.responseTopic) ? props?.responseTopic : undefined;
+    const reply = (topic: string | undefined, id: unknown, status: number, body: unknown, encoding?: string) => {
+      this.publish(v5Reply ?? topic ?? this.responseBase, { id, status, body, ...(encoding ? { encoding } : {}) },
+        { retain: false, qos: 1, correlationData });
+    };
+    const fail = (topic: string | undefined, id: unknown, status: number, error: string) => reply(topic, id, status, { error });
+
+    if (payload.length > this.s.api.maxPayload) return fail(undefined, null, 413, `Request larger than ${this.s.api.maxPayload} bytes`);
+    let req: unknown;
+    try {
+      req = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return fail(undefined, null, 400, 'Malformed JSON request');
+    }
+    if (!isPlain(req)) return fail(undefined, null, 400, 'The request must be a JSON object');
+    const id = req.id;
+    const idOk = (typeof id === 'string' && id !== '' && id.length <= MAX_ID && !/[/+#\0]/.test(id)) || (typeof id === 'number' && Number.isSafeInteger(id));
+    if (!idOk && !v5Reply && !this.usableReplyTopic(req.replyTo)) {
+      return fail(undefined, id ?? null, 400, 'id must be a non-empty string without / + # (at most 128 characters) or an integer');
+    }
+    const topic = this.usableReplyTopic(req.replyTo) ? req.replyTo : idOk ? `${this.responseBase}/${String(id)}` : undefined;
+    const method = typeof req.method === 'string' ? req.method.toUpperCase() : '';
+    if (!METHODS.has(method)) return fail(topic, id, 400, `method must be one of ${[...METHODS].join(', ')}`);
+    const path = req.path;
+    if (typeof path !== 'string' || !/^\/api(\/|$|\?)/.test(path) || path.length > 4096) {
+      return fail(topic, id, 400, 'path must be an API path starting with /api/');
+    }
+    if (req.apikey !== undefined && typeof req.apikey !== 'string') return fail(topic, id, 400, 'apikey must be a string');
+    if (this.inFlight >= this.s.api.concurrency) return fail(topic, id, 503, 'Too many API requests in flight, try again');
+
+    this.inFlight++;
+    this.dispatch({ method, path, body: req.body, apikey: req.apikey as string | undefined })
+      .then((res) => reply(topic, id, res.status, res.body, res.encoding), (err: unknown) => {
+        this.logger.error({ err, path }, 'MQTT: API request failed');
+        fail(topic, id, 500, 'Internal error');
+      })
+      .finally(() => { this.inFlight--; });
+  }
+}

@@ -1,0 +1,215 @@
+// Broker connection: one MQTT.js client at a time, reconnect with doubling back-off, and a bounded outbox that keeps
+// what is produced while the broker is away (retained state coalesced per topic) and flushes it on reconnect.
+import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import type { Logger } from '../core/logger.ts';
+
+export interface OutMessage {
+  topic: string;
+  payload: string | Buffer;
+  qos: 0 | 1;
+  retain: boolean;
+  /** MQTT 5 correlation data of an API response. */
+  correlationData?: Buffer;
+  /** When it was produced (ms since the epoch); MQTT 5 messages carry it as the user property `ts`. */
+  producedAt?: number;
+}
+
+export interface ConnectionOptions {
+  url: string;
+  client: IClientOptions;
+  /** Most messages kept while offline (0: none). */
+  queueSize: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  /** Topics (QoS 1) subscribed after every connect. */
+  subscriptions: string[];
+  /** Sent first on every connect, ahead of anything queued (the `connected` status). */
+  birth?: OutMessage;
+  logger: Logger;
+}
+
+export interface ConnectionHandlers {
+  /** After every successful connect (the outbox is flushed right after); `first` only for the first one. */
+  onConnect(first: boolean): void;
+  onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void;
+}
+
+/** Bytes the socket may hold before publishing waits: a slow broker must not grow memory without bound. */
+const SOCKET_HIGH_WATER = 1024 * 1024;
+
+export class BrokerConnection {
+  private client: MqttClient | undefined;
+  private readonly outbox = new Map<string, OutMessage>();
+  private seq = 0;
+  private delayMs: number;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private drainScheduled = false;
+  private stopped = false;
+  private everConnected = false;
+  private lastError = '';
+  readonly stats = { published: 0, dropped: 0, connects: 0 };
+
+  constructor(private readonly opts: ConnectionOptions, private readonly handlers: ConnectionHandlers) {
+    this.delayMs = opts.reconnectMinMs;
+  }
+
+  get connected(): boolean {
+    return this.client?.connected === true;
+  }
+
+  get queued(): number {
+    return this.outbox.size;
+  }
+
+  start(): void {
+    this.attempt();
+  }
+
+  /** Never blocks and never throws: the message goes to the outbox, sent on the next turn of the event loop. */
+  publish(msg: OutMessage): void {
+    if (this.stopped) return;
+    // Retained state: only the newest value per topic matters, so it replaces the queued one (and moves to the end).
+    const key = msg.retain ? `r ${msg.topic}` : `n ${this.seq++}`;
+    this.outbox.delete(key);
+    this.outbox.set(key, msg.producedAt === undefined ? { ...msg, producedAt: Date.now() } : msg);
+    if (this.outbox.size > Math.max(this.opts.queueSize, 1)) this.dropOne();
+    this.scheduleDrain();
+  }
+
+  /** Publishes `last` (when connected) and disconnects; bounded in time so a dead broker cannot hold up shutdown. */
+  async stop(last?: OutMessage): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    client.removeAllListeners('close');
+    client.on('error', () => {});
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { client.end(true); resolve(); }, 1500);
+      const end = () => client.end(false, {}, () => { clearTimeout(timer); resolve(); });
+      if (client.connected && last) {
+        this.flushNow(client);
+        client.publish(last.topic, last.payload, { qos: last.qos, retain: last.retain }, end);
+      } else {
+        end();
+      }
+    });
+  }
+
+  private dropOne(): void {
+    // Events go first; retained state survives as long as there is anything else to drop.
+    for (const [key] of this.outbox) {
+      if (key.startsWith('n ')) {
+        this.outbox.delete(key);
+        this.stats.dropped++;
+        return;
+      }
+    }
+    const first = this.outbox.keys().next();
+    if (!first.done) {
+      this.outbox.delete(first.value);
+      this.stats.dropped++;
+    }
+  }
+
+  private attempt(): void {
+    if (this.stopped) return;
+    const { logger } = this.opts;
+    let client: MqttClient;
+    try {
+      client = mqtt.connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false });
+    } catch (err) {
+      this.noteError(err);
+      this.retry();
+      return;
+    }
+    this.client = client;
+    let closed = false;
+    const onDown = () => {
+      if (closed || this.stopped || this.client !== client) return;
+      closed = true;
+      client.removeAllListeners();
+      client.on('error', () => {});
+      client.end(true);
+      this.client = undefined;
+      if (this.everConnected) logger.info({ url: this.opts.url }, 'MQTT: connection lost, reconnecting');
+      this.retry();
+    };
+    client.on('connect', () => {
+      this.delayMs = this.opts.reconnectMinMs;
+      this.lastError = '';
+      this.stats.connects++;
+      const first = !this.everConnected;
+      this.everConnected = true;
+      logger.info({ url: this.opts.url }, 'MQTT: connected');
+      const birth = this.opts.birth;
+      if (birth) client.publish(birth.topic, birth.payload, { qos: birth.qos, retain: birth.retain });
+      if (this.opts.subscriptions.length > 0) {
+        client.subscribe(this.opts.subscriptions, { qos: 1 }, (err) => { if (err) logger.warn({ err }, 'MQTT: subscribe failed'); });
+      }
+      try {
+        this.handlers.onConnect(first);
+      } catch (err) {
+        logger.error({ err }, 'MQTT: connect handler failed');
+      }
+      this.scheduleDrain();
+    });
+    client.on('message', (topic, payload, packet) => {
+      try {
+        this.handlers.onMessage(topic, payload, packet);
+      } catch (err) {
+        logger.error({ err, topic }, 'MQTT: message handler failed');
+      }
+    });
+    client.on('error', (err) => {
+      this.noteError(err);
+      if (!client.connected) onDown();
+    });
+    client.on('close', onDown);
+  }
+
+  private noteError(err: unknown): void {
+    const text = err instanceof Error ? err.message : String(err);
+    // A broker that stays away would otherwise log the same line at every retry.
+    if (text !== this.lastError) this.opts.logger.warn({ url: this.opts.url, err: text }, 'MQTT: cannot connect');
+    this.lastError = text;
+  }
+
+  private retry(): void {
+    if (this.stopped) return;
+    clearTimeout(this.retryTimer);
+    const delay = this.delayMs;
+    this.delayMs = Math.min(this.delayMs * 2, this.opts.reconnectMaxMs);
+    this.retryTimer = setTimeout(() => this.attempt(), delay);
+    this.retryTimer.unref();
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      const client = this.client;
+      if (client?.connected) this.flushNow(client);
+    });
+  }
+
+  private flushNow(client: MqttClient): void {
+    for (const [key, msg] of this.outbox) {
+      if (client.stream.writableLength > SOCKET_HIGH_WATER) {
+        // The broker reads slower than we produce: keep the rest queued (bounded) and look again shortly.
+        setTimeout(() => this.scheduleDrain(), 20).unref();
+        return;
+      }
+      this.outbox.delete(key);
+      // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
+      const properties = this.opts.client.protocolVersion === 5
+        ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
+        : undefined;
+      client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
+      this.stats.published++;
+    }
+  }
+}

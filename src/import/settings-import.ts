@@ -1,6 +1,7 @@
 // OctoPrint's config.yaml in Gantry's settings: every key Gantry's schema has is taken as it is (both follow
 // OctoPrint's layout), the few that moved are mapped (classic webcam plugin, discovery uuid, virtual printer), and
-// every other key is listed in the report with the reason. Missing keys keep Gantry's defaults (OctoPrint's too).
+// every other key is listed in the report with the reason. OctoPrint-MQTT and OctoPrint-HomeAssistant settings map
+// one to one onto Gantry's MQTT service. Missing keys keep Gantry's defaults (OctoPrint's too).
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Schema } from '../config/schema.ts';
@@ -97,10 +98,27 @@ function flattenSnippets(gcode: Plain): Plain {
   return out;
 }
 
+/** Plugins whose settings Gantry keeps under the same keys (its built-in MQTT service speaks both plugins' topics). */
+const SAME_KEY_PLUGINS = ['mqtt', 'homeassistant'];
+
 function walkPlugins(w: Walk, plugins: Plain): void {
   const webcam = schemaProps(schemaProps(Schema)!.webcam)!;
+  const pluginProps = schemaProps(schemaProps(Schema)!.plugins)!;
   for (const [id, section] of Object.entries(plugins)) {
     const base = ['plugins', id];
+    if (SAME_KEY_PLUGINS.includes(id) && isPlain(section)) {
+      const { _config_version: version, ...rest } = section;
+      if (version !== undefined) notTaken(w, [...base, '_config_version'], version, 'OctoPrint plugin settings version');
+      walkSection(w, { [id]: rest }, pluginProps, ['plugins']);
+      // OctoPrint-MQTT's default base topic is "octoPrint/"; Gantry's default is per host. An imported broker set-up keeps
+      // the topics its dashboards and flows subscribe to.
+      const publish = isPlain(rest.publish) ? rest.publish : undefined;
+      if (id === 'mqtt' && isPlain(rest.broker) && rest.broker.url && !publish?.baseTopic) {
+        setIn(w.patch, ['plugins', 'mqtt', 'publish', 'baseTopic'], 'octoPrint/');
+        w.report.note('plugins.mqtt.publish.baseTopic set to OctoPrint-MQTT\'s default "octoPrint/" so subscribers keep their topics');
+      }
+      continue;
+    }
     if (!isPlain(section)) {
       notTaken(w, base, section, id === '_disabled' ? 'OctoPrint\'s list of disabled plugins; Gantry has no plugins' : 'Gantry has no such plugin');
       continue;

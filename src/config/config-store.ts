@@ -7,6 +7,7 @@ import { Value } from 'typebox/value';
 import { Schema, type Config } from './schema.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
+import { deepMerge } from '../core/deep-merge.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -17,17 +18,6 @@ export class ConfigError extends Error {
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Deep merge where objects merge key by key and anything else (arrays included) replaces. */
-export function deepMerge(base: unknown, patch: unknown): unknown {
-  if (!isPlain(base) || !isPlain(patch)) return structuredClone(patch);
-  const out: Plain = { ...base };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) continue;
-    out[k] = k in out ? deepMerge(out[k], v) : structuredClone(v);
-  }
-  return out;
-}
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {

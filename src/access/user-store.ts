@@ -51,6 +51,8 @@ export class UserStore {
   private groups = new Map<string, GroupRecord>();
   private changeListeners: Array<(name: string) => void> = [];
   private groupListeners: Array<(key: string) => void> = [];
+  /** Names being created: hashing a password takes ~90 ms, and a second create of the same name meanwhile is a conflict. */
+  private creating = new Set<string>();
 
   constructor(private readonly usersPath: string, private readonly groupsPath: string) {}
 
@@ -203,22 +205,27 @@ export class UserStore {
 
   async addUser(opts: { name: string; password: string; active?: boolean; groups?: string[]; permissions?: string[] }): Promise<UserRecord> {
     if (!USERNAME_PATTERN.test(opts.name) || opts.name.startsWith('_')) throw invalid('Invalid user name');
-    if (this.users.has(opts.name)) throw conflict('User already exists');
+    if (this.users.has(opts.name) || this.creating.has(opts.name)) throw conflict('User already exists');
     if (!opts.password) throw invalid('A password is required');
     const groups = opts.groups ?? [...this.groups.values()].filter((g) => g.default).map((g) => g.key);
     this.checkUserRefs(groups, opts.permissions ?? []);
-    const rec: UserRecord = {
-      name: opts.name,
-      passwordHash: await hashPassword(opts.password),
-      active: opts.active ?? true,
-      groups,
-      permissions: opts.permissions ?? [],
-      apikey: null,
-      settings: {},
-    };
-    this.users.set(rec.name, rec);
-    await this.saveUsers();
-    return rec;
+    this.creating.add(opts.name);
+    try {
+      const rec: UserRecord = {
+        name: opts.name,
+        passwordHash: await hashPassword(opts.password),
+        active: opts.active ?? true,
+        groups,
+        permissions: opts.permissions ?? [],
+        apikey: null,
+        settings: {},
+      };
+      this.users.set(rec.name, rec);
+      await this.saveUsers();
+      return rec;
+    } finally {
+      this.creating.delete(opts.name);
+    }
   }
 
   async updateUser(name: string, patch: Partial<Pick<UserRecord, 'active' | 'groups' | 'permissions'>>): Promise<UserRecord> {

@@ -193,6 +193,7 @@ export async function fuzz(s: TestServer, opts: FuzzOptions): Promise<FuzzResult
       const sample = fc.sample(arb, { seed: seed + w * 1_000_003 + batch++, numRuns: 25 });
       for (const r of sample) {
         if (Date.now() >= end) break;
+        if (!s.config.current.api.key) await s.access.regenerateGlobalKey().catch(() => {});
         const answer = await send(base, agent, r, key());
         result.requests++;
         result.statuses.set(answer.status, (result.statuses.get(answer.status) ?? 0) + 1);

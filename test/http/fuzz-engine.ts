@@ -14,8 +14,9 @@ const HOSTILE_SEGMENTS = ['..', '.', '%2e%2e', '..%2f..%2fcanary.gcode', '%00', 
   'é'.repeat(130), '%20', '~', 'con', 'cube.gcode', 'parts', 'parts%2Fcube.gcode', 'a:b', '*', '%5c..%5c', 'current', 'local', 'sdcard', 'cura', 'prusaslicer', 'en', '_default',
   ...PROTO_NAMES.map(encodeURIComponent)];
 
-/** Settings sections the fuzzer may write: never folders, commands, event hooks or binaries (the fuzzer runs as root on CI). */
-const SAFE_SECTIONS = ['appearance', 'feature', 'serial', 'temperature', 'terminalFilters', 'api', 'printerParameters', 'gcodeAnalysis',
+/** Settings sections the fuzzer may write: never folders, commands, event hooks or binaries (the fuzzer runs as root on CI),
+ * nor `api` (api.enabled false would turn the rest of the run into 403s). */
+const SAFE_SECTIONS = ['appearance', 'feature', 'serial', 'temperature', 'terminalFilters', 'printerParameters', 'gcodeAnalysis',
   'accessControl', 'devel', 'plugins', 'temperatureProfiles'];
 
 const BOUNDARY = 'fuzzboundary42';
@@ -134,7 +135,7 @@ function requests(routes: RouteInfo[], maxBodyBytes: number): fc.Arbitrary<FuzzR
     route: fc.constantFrom(...routes),
     segments: fc.array(segment, { minLength: 8, maxLength: 8 }),
     tail: fc.array(segment, { minLength: 0, maxLength: 3 }),
-    query: fc.option(fc.dictionary(fc.constantFrom('recursive', 'force', 'filter', 'exclude', 'history', 'limit', 'apikey', 'level', 'path',
+    query: fc.option(fc.dictionary(fc.constantFrom('recursive', 'force', 'filter', 'exclude', 'history', 'limit', 'level', 'path',
       '__proto__', 'constructor'), fc.oneof(fc.constantFrom('true', '-1', '1e999', '%ff', '', 'x'.repeat(3000)), fc.string({ maxLength: 6 }).map(encodeURIComponent))), { nil: undefined }),
     body: bodyCases(maxBodyBytes),
   }).map(({ route, segments, tail, query, body }) => {

@@ -13,9 +13,12 @@ const BENCHMARKS = [
   'mqtt-scale.ts',
 ];
 
+/** Long attack runs: only when named (`npm run bench -- fuzz`, `npm run bench -- memory-load`). */
+const ON_REQUEST = ['fuzz.ts', 'memory-load.ts'];
+
 const wanted = process.argv.slice(2);
 let failed = 0;
-for (const file of BENCHMARKS) {
+for (const file of [...BENCHMARKS, ...ON_REQUEST.filter((f) => wanted.some((w) => f.includes(w)))]) {
   if (wanted.length && !wanted.some((w) => file.includes(w))) continue;
   console.log(`\n=== bench/${file}`);
   const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit' });

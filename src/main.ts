@@ -2,6 +2,8 @@
 import { pino, multistream } from 'pino';
 import { readFileSync } from 'node:fs';
 import { consoleLogStream } from './system/console-log.ts';
+import { join } from 'node:path';
+import { removeStaleTempFiles } from './core/atomic-file.ts';
 import { ConfigStore } from './config/config-store.ts';
 import { resolvePaths, createFolders, type Paths } from './config/paths.ts';
 import { EventBus } from './core/event-bus.ts';
@@ -91,11 +93,14 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   if (opts.settings) await config.patch(opts.settings);
   paths = resolvePaths(opts.baseDir, config.current);
   await createFolders(paths);
+  // Temp files of atomic writes interrupted by a kill -9 (they may hold the API key); nothing writes yet.
+  const staleTemps = await removeStaleTempFiles([paths.base, paths.data, join(paths.data, 'appkeys'), paths.printerProfiles, paths.slicingProfiles]);
   await ensureInstallationId(config);
 
   // Reopenable so deleting gantry.log through the API does not leave the logger writing to an unlinked file.
   const logStream = new ReopenableLogStream(paths.logs);
   const logger = await createLogger(logStream, opts);
+  if (staleTemps.length > 0) logger.warn({ files: staleTemps }, 'removed temp files left by an interrupted save');
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
   const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));

@@ -1,5 +1,5 @@
 // Access service: turns credentials (API keys, sessions, passwords) into an Identity, and owns first-run set-up.
-import type { ConfigStore } from '../config/config-store.ts';
+import { ConfigError, type ConfigStore } from '../config/config-store.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
@@ -104,6 +104,11 @@ export class AccessService {
    */
   private async firstRun(): Promise<void> {
     if (!this.enabled || this.users.hasUsers()) return;
+    // An existing file without users is damage (a truncated save, a bad edit), not a first run: a silent new admin
+    // with a fresh password would hand the printer to whoever reads the console.
+    if (this.users.usersFileFound) {
+      throw new ConfigError(`${this.users.usersPath}: holds no users; refusing to start. Restore it, add a user with "gantry user add NAME --password PW --admin", or delete the file to start over with a new admin.`);
+    }
     const password = randomBytes(12).toString('base64url');
     await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'] });
     let key = this.config.current.api.key;

@@ -11,11 +11,19 @@ export interface Session {
   lastSeen: number;
 }
 
+/**
+ * Sessions one user may hold. Every passive login (API-key clients such as FDM Monster log in again on each reconnect)
+ * makes one that would otherwise live for the whole validity period; beyond this the least recently used one ends.
+ */
+export const MAX_SESSIONS_PER_USER = 100;
+
 /** Why a session ended (the push channel turns it into `reauthRequired`). */
 export type SessionEndReason = 'logout' | 'stale' | 'removed' | 'modified';
 
 export class SessionStore {
   private sessions = new Map<string, Session>();
+  /** Session ids by user, so the per-user cap costs O(sessions of that user), not O(all sessions). */
+  private byUser = new Map<string, Set<string>>();
   private endListeners: Array<(s: Session, reason: SessionEndReason) => void> = [];
 
   constructor(private readonly clock: Clock, private readonly validityMs: () => number) {}
@@ -29,8 +37,25 @@ export class SessionStore {
     this.prune();
     const now = this.clock.now();
     const s: Session = { id: generateSessionId(), user, mechanism, created: now, lastSeen: now };
+    const mine = this.byUser.get(user) ?? new Set<string>();
+    while (mine.size >= MAX_SESSIONS_PER_USER) {
+      let oldest: Session | undefined;
+      for (const id of mine) {
+        const other = this.sessions.get(id);
+        if (other && (!oldest || other.lastSeen < oldest.lastSeen)) oldest = other;
+      }
+      if (!oldest) break;
+      this.end(oldest, 'stale');
+    }
     this.sessions.set(s.id, s);
+    mine.add(s.id);
+    this.byUser.set(user, mine);
     return s;
+  }
+
+  /** Live sessions (expired ones linger until the next login prunes them). */
+  get size(): number {
+    return this.sessions.size;
   }
 
   /** The live session, touched (its idle timer restarts); undefined when unknown or expired. */
@@ -64,6 +89,9 @@ export class SessionStore {
 
   private end(s: Session, reason: SessionEndReason): void {
     this.sessions.delete(s.id);
+    const mine = this.byUser.get(s.user);
+    mine?.delete(s.id);
+    if (mine?.size === 0) this.byUser.delete(s.user);
     for (const l of this.endListeners) l(s, reason);
   }
 }

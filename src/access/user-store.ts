@@ -1,6 +1,6 @@
 // Users and groups: records, effective permissions, persistence in users.yaml / groups.yaml (atomic writes).
-import { readFile } from 'node:fs/promises';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { readRecordFile } from './yaml-records.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
 import { PERMISSIONS, permissionByKey } from './permissions.ts';
@@ -65,43 +65,44 @@ export class UserStore {
   /** Changes run one at a time, so each works on the state the previous one left (no lost updates, one winner). */
   private queue: Promise<unknown> = Promise.resolve();
   private groupListeners: Array<(key: string) => void> = [];
+  /** Names being created: hashing a password takes ~90 ms, and a second create of the same name meanwhile is a conflict. */
+  private creating = new Set<string>();
+  /** users.yaml existed at load (even empty): only its absence means a first run. */
+  usersFileFound = false;
 
-  constructor(private readonly usersPath: string, private readonly groupsPath: string) {}
+  constructor(readonly usersPath: string, private readonly groupsPath: string) {}
 
   async load(): Promise<void> {
-    const users = await readYaml(this.usersPath);
+    const users = await readRecordFile(this.usersPath);
+    this.usersFileFound = users.found;
     this.users.clear();
-    if (users && typeof users === 'object') {
-      for (const [name, rec] of Object.entries(users as Record<string, Partial<UserRecord>>)) {
-        this.users.set(name, {
-          name,
-          passwordHash: String(rec.passwordHash ?? ''),
-          active: rec.active !== false,
-          groups: Array.isArray(rec.groups) ? rec.groups.map(String) : ['users'],
-          permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : [],
-          apikey: typeof rec.apikey === 'string' ? rec.apikey : null,
-          settings: (rec.settings && typeof rec.settings === 'object' ? rec.settings : {}) as Record<string, unknown>,
-        });
-      }
+    for (const [name, rec] of users.records as Map<string, Partial<UserRecord>>) {
+      this.users.set(name, {
+        name,
+        passwordHash: String(rec.passwordHash ?? ''),
+        active: rec.active !== false,
+        groups: Array.isArray(rec.groups) ? rec.groups.map(String) : ['users'],
+        permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : [],
+        apikey: typeof rec.apikey === 'string' ? rec.apikey : null,
+        settings: (rec.settings && typeof rec.settings === 'object' ? rec.settings : {}) as Record<string, unknown>,
+      });
     }
-    const groups = await readYaml(this.groupsPath);
+    const groups = await readRecordFile(this.groupsPath);
     this.groups.clear();
     for (const g of defaultGroups()) this.groups.set(g.key, g);
-    if (groups && typeof groups === 'object') {
-      for (const [key, rec] of Object.entries(groups as Record<string, Partial<GroupRecord>>)) {
-        const base = this.groups.get(key);
-        this.groups.set(key, {
-          key,
-          name: String(rec.name ?? base?.name ?? key),
-          description: String(rec.description ?? base?.description ?? ''),
-          permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : base?.permissions ?? [],
-          subgroups: Array.isArray(rec.subgroups) ? rec.subgroups.map(String) : base?.subgroups ?? [],
-          default: typeof rec.default === 'boolean' ? rec.default : base?.default ?? false,
-          removable: base ? base.removable : true,
-          changeable: base ? base.changeable : true,
-          toggleable: base ? base.toggleable : true,
-        });
-      }
+    for (const [key, rec] of groups.records as Map<string, Partial<GroupRecord>>) {
+      const base = this.groups.get(key);
+      this.groups.set(key, {
+        key,
+        name: String(rec.name ?? base?.name ?? key),
+        description: String(rec.description ?? base?.description ?? ''),
+        permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : base?.permissions ?? [],
+        subgroups: Array.isArray(rec.subgroups) ? rec.subgroups.map(String) : base?.subgroups ?? [],
+        default: typeof rec.default === 'boolean' ? rec.default : base?.default ?? false,
+        removable: base ? base.removable : true,
+        changeable: base ? base.changeable : true,
+        toggleable: base ? base.toggleable : true,
+      });
     }
   }
 
@@ -241,21 +242,27 @@ export class UserStore {
 
   async addUser(opts: { name: string; password: string; active?: boolean; groups?: string[]; permissions?: string[] }): Promise<UserRecord> {
     if (!USERNAME_PATTERN.test(opts.name) || opts.name.startsWith('_')) throw invalid('Invalid user name');
-    if (this.users.has(opts.name)) throw conflict('User already exists');
+    if (this.users.has(opts.name) || this.creating.has(opts.name)) throw conflict('User already exists');
     if (!opts.password) throw invalid('A password is required');
-    // Hashed outside the queue: other changes need not wait for scrypt. The name is checked again inside it.
-    const passwordHash = await hashPassword(opts.password);
-    return this.change((d) => {
-      if (d.users.has(opts.name)) throw conflict('User already exists');
-      const groups = opts.groups ? [...opts.groups] : [...d.groups.values()].filter((g) => g.default).map((g) => g.key);
-      this.checkUserRefs(d.groups, groups, opts.permissions ?? []);
-      const rec: UserRecord = {
-        name: opts.name, passwordHash, active: opts.active ?? true, groups, permissions: [...opts.permissions ?? []], apikey: null, settings: {},
-      };
-      d.users.set(rec.name, rec);
-      d.usersChanged = true;
-      return rec;
-    });
+    // Hashed outside the queue: other changes need not wait for scrypt. A second create of the same name meanwhile is
+    // a conflict at once, and the name is checked again inside the queue.
+    this.creating.add(opts.name);
+    try {
+      const passwordHash = await hashPassword(opts.password);
+      return await this.change((d) => {
+        if (d.users.has(opts.name)) throw conflict('User already exists');
+        const groups = opts.groups ? [...opts.groups] : [...d.groups.values()].filter((g) => g.default).map((g) => g.key);
+        this.checkUserRefs(d.groups, groups, opts.permissions ?? []);
+        const rec: UserRecord = {
+          name: opts.name, passwordHash, active: opts.active ?? true, groups, permissions: [...opts.permissions ?? []], apikey: null, settings: {},
+        };
+        d.users.set(rec.name, rec);
+        d.usersChanged = true;
+        return rec;
+      });
+    } finally {
+      this.creating.delete(opts.name);
+    }
   }
 
   async updateUser(name: string, patch: Partial<Pick<UserRecord, 'active' | 'groups' | 'permissions'>>): Promise<UserRecord> {
@@ -393,13 +400,4 @@ function groupsDocument(groups: Map<string, GroupRecord>): Record<string, Omit<G
     out[g.key] = rest;
   }
   return out;
-}
-
-async function readYaml(path: string): Promise<unknown> {
-  try {
-    return parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`Cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
 }

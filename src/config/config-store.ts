@@ -7,6 +7,7 @@ import { Value } from 'typebox/value';
 import { Schema, type Config } from './schema.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
+import { deepMerge } from '../core/deep-merge.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -17,17 +18,6 @@ export class ConfigError extends Error {
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Deep merge where objects merge key by key and anything else (arrays included) replaces. */
-export function deepMerge(base: unknown, patch: unknown): unknown {
-  if (!isPlain(base) || !isPlain(patch)) return structuredClone(patch);
-  const out: Plain = { ...base };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) continue;
-    out[k] = k in out ? deepMerge(out[k], v) : structuredClone(v);
-  }
-  return out;
-}
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
@@ -57,6 +47,8 @@ export class ConfigStore {
   private raw: Plain;
   private effective: Config;
   private listeners: ConfigListener[] = [];
+  /** Tail of the write queue: changes apply one at a time, each to the state the previous one committed. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly path: string, raw: Plain) {
     this.raw = raw;
@@ -127,12 +119,25 @@ export class ConfigStore {
    * validates the result and saves it atomically. An invalid patch throws INVALID_REQUEST naming the field and changes nothing.
    */
   async patch(partial: Plain): Promise<Config> {
-    const nextRaw = deepMerge(this.raw, partial) as Plain;
-    return this.replace(nextRaw);
+    return this.serially(() => this.replace(deepMerge(this.raw, partial) as Plain));
   }
 
   /** Removes a key path from the stored document so its default applies again. */
   async unset(path: string[]): Promise<Config> {
+    return this.serially(() => this.unsetNow(path));
+  }
+
+  /**
+   * Runs one change after every earlier one has committed (or failed), so concurrent saves never merge against a
+   * state that is about to be replaced: without it two saves both start from the same document and one is lost.
+   */
+  private serially(change: () => Promise<Config>): Promise<Config> {
+    const run = this.queue.then(change, change);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async unsetNow(path: string[]): Promise<Config> {
     const nextRaw = structuredClone(this.raw);
     let node: unknown = nextRaw;
     for (let i = 0; i < path.length - 1; i++) {
@@ -147,6 +152,7 @@ export class ConfigStore {
     const next = effectiveConfig(nextRaw);
     const problem = firstProblem(next);
     if (problem) throw invalid(`Invalid value for ${problem.path.join('.')}: ${problem.message}`);
+    // Memory follows only once the file holds the change: nobody is ever served a value config.yaml does not have.
     await writeFileAtomic(this.path, stringify(nextRaw), 0o600);
     const previous = this.effective;
     this.raw = nextRaw;

@@ -1,9 +1,30 @@
 // Atomic file replacement (temp file + fsync + rename + dir fsync): a crash mid-write leaves the old or the new file, never half of one.
-import { open, rename, unlink, mkdir } from 'node:fs/promises';
+import { open, rename, unlink, mkdir, readdir } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 const queues = new Map<string, Promise<void>>();
+
+/** Temp files are `.<name>.<12 hex>.tmp`; nothing else in a folder looks like that. */
+const TEMP_TAIL = '.tmp';
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes the temp files a killed process left mid-write in `dirs` (not recursive). They may hold secrets (config.yaml
+ * holds the API key), and nothing else ever renames them. Call at start, before anything writes. Returns what was removed.
+ */
+export async function removeStaleTempFiles(dirs: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!TEMP_NAME.test(name)) continue;
+      const full = join(dir, name);
+      await unlink(full).then(() => removed.push(full), () => {});
+    }
+  }
+  return removed;
+}
 
 export interface AtomicWriteOptions {
   mode?: number;
@@ -30,7 +51,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 async function doWrite(path: string, data: string | Uint8Array, mode: number, createFolder: boolean): Promise<void> {
   const dir = dirname(path);
   if (createFolder) await mkdir(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}${TEMP_TAIL}`);
   const fh = await open(tmp, 'w', mode);
   try {
     await fh.writeFile(data);

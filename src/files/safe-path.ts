@@ -54,8 +54,17 @@ export function sanitizePath(path: string, reallyUniversal = false): string[] {
   return out;
 }
 
-/** Absolute on-disk path of components under root; throws if the result would leave the root. */
+/** What ext4, XFS, btrfs and most others allow in one name (bytes, not characters). */
+export const MAX_NAME_BYTES = 255;
+
+/**
+ * Absolute on-disk path of components under root; throws if the result would leave the root, and INVALID_REQUEST for a
+ * name the file system could not hold (it would fail later as ENAMETOOLONG).
+ */
 export function resolveInside(root: string, parts: readonly string[]): string {
+  for (const p of parts) {
+    if (Buffer.byteLength(p) > MAX_NAME_BYTES) throw invalid(`File or folder name too long (at most ${MAX_NAME_BYTES} bytes): ${p.slice(0, 40)}…`);
+  }
   const base = resolve(root);
   const full = resolve(base, ...parts);
   if (full !== base && !full.startsWith(base + sep)) throw notFound('File not found');

@@ -105,6 +105,14 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   guardConnections(app.server, () => config.current.server.connections, services.logger);
 
   app.setErrorHandler(errorHandler);
+  // An empty body labelled application/json is no body, on every route: FDM Monster sends that header on every request
+  // (DELETE included) and OctoPrint ignores a body it does not read. Anything else goes to Fastify's own safe parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     // A known path with another method: OPTIONS is answered like Flask's automatic options (200, empty, no CORS

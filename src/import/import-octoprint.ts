@@ -4,7 +4,8 @@
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, link, copyFile, utimes, readlink, symlink, readFile, constants } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
-import { ConfigStore, deepMerge } from '../config/config-store.ts';
+import { ConfigStore } from '../config/config-store.ts';
+import { deepMerge } from '../core/deep-merge.ts';
 import { resolvePaths, createFolders, type Paths } from '../config/paths.ts';
 import { UserStore } from '../access/user-store.ts';
 import { AppKeyService } from '../access/appkeys.ts';

@@ -3,6 +3,7 @@ import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
+import { deepMerge } from '../core/deep-merge.ts';
 import { conflict, invalid, DomainError, ErrorCodes } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
@@ -80,14 +81,6 @@ export function builtinDefaultProfile(): PrinterProfile {
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Objects merge recursively; everything else (arrays included) replaces. */
-export function deepMerge(base: unknown, patch: unknown): unknown {
-  if (!isPlain(base) || !isPlain(patch)) return structuredClone(patch);
-  const out: Plain = structuredClone(base);
-  for (const [k, v] of Object.entries(patch)) out[k] = k in out ? deepMerge(out[k], v) : structuredClone(v);
-  return out;
-}
 
 /** Ids keep only ASCII letters, digits and `-_.() `, spaces turned into `_` ("My Prof!" → "My_Prof"). */
 export function sanitizeProfileId(raw: string): string {

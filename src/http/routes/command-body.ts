@@ -13,7 +13,7 @@ export function commandOf<T extends string>(body: unknown, valid: readonly T[], 
   const b = body as Body;
   const command = b.command;
   if (typeof command !== 'string' || !(valid as readonly string[]).includes(command)) throw invalid('command is invalid');
-  for (const key of required[command as T] ?? []) if (!(key in b)) throw invalid('Mandatory parameters missing');
+  for (const key of required[command as T] ?? []) if (!Object.hasOwn(b, key)) throw invalid('Mandatory parameters missing');
   return { command: command as T, body: b };
 }
 

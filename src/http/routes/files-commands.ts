@@ -25,14 +25,14 @@ const CommandBody = Type.Object({
 }, { additionalProperties: true });
 const EntryParams = Type.Object({ location: Type.String(), '*': Type.String() });
 
-const COMMAND_PERMISSIONS: Record<string, string[]> = {
+const COMMAND_PERMISSIONS: ReadonlyMap<string, string[]> = new Map(Object.entries({
   select: ['FILES_SELECT'],
   unselect: ['FILES_SELECT'],
   slice: ['SLICE'],
   analyse: ['FILES_UPLOAD'],
   copy: ['FILES_UPLOAD'],
   move: ['FILES_UPLOAD', 'FILES_DELETE'],
-};
+}));
 
 /** OctoPrint answers these two commands' errors as plain text, not JSON. */
 function plain(reply: FastifyReply, status: number, text: string) {
@@ -46,7 +46,8 @@ export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): 
     async (request, reply) => {
       const body = request.body;
       const command = body.command ?? '';
-      const perms = COMMAND_PERMISSIONS[command];
+      // A Map, so `__proto__`, `constructor` and friends are unknown commands rather than Object.prototype's members.
+      const perms = COMMAND_PERMISSIONS.get(command);
       if (!perms) throw invalid('command is invalid');
       const need = command === 'select' && truthy(body.print) ? [...perms, 'PRINT'] : perms;
       if (!need.every((p) => request.identity.has(p))) return sendError(reply, 403);

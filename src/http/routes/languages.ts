@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type {} from '@fastify/multipart';
+import { readingMultipart } from './multipart-errors.ts';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { LanguagePacks } from '../../system/language-packs.ts';
@@ -29,7 +30,7 @@ export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: La
 
   app.post('/api/languages', { config: { access: 'SETTINGS' } }, async (request, reply) => {
     if (!request.isMultipart()) return sendError(reply, 400, 'Expected a multipart/form-data upload with a "file" field');
-    const part = await request.file({ limits: { fileSize: MAX_PACK_UPLOAD, files: 1 } });
+    const part = await readingMultipart(() => request.file({ limits: { fileSize: MAX_PACK_UPLOAD, files: 1 } }));
     if (!part || part.fieldname !== 'file') {
       part?.file.resume();
       return sendError(reply, 400, 'No file included');
@@ -41,7 +42,7 @@ export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: La
     const work = await packs.workDir();
     const archive = join(work, 'upload');
     try {
-      await pipeline(part.file, createWriteStream(archive));
+      await readingMultipart(() => pipeline(part.file, createWriteStream(archive)));
       if (part.file.truncated) {
         await rm(work, { recursive: true, force: true });
         return sendError(reply, 413, 'Language pack too large');

@@ -1,4 +1,5 @@
 // /api/settings and /api/settings/templates: the settings tree in OctoPrint's wire shape, partial updates, UI template order.
+import { assertDepth } from '../../core/deep-merge.ts';
 import { createHash } from 'node:crypto';
 import { mkdir, access as fsAccess, constants } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -142,6 +143,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: { body: Type.Unknown() } }, async (request, reply) => {
     const body = request.body;
     if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
+    // Before any of the recursive mapping below can overflow the stack on a hostile shape.
+    assertDepth(body, 'Settings');
     const mapped = apiToPatch(body);
     if ('problem' in mapped) throw invalid(`Invalid value for ${mapped.problem.field}: ${mapped.problem.message}`);
     const presetProblem = temperaturePresetProblem(body);

@@ -6,6 +6,7 @@ import type { SlicingService, ProfileInfo } from '../../slicing/slicing-service.
 import { absoluteUrl } from '../urls.ts';
 import { invalid } from '../../core/errors.ts';
 import { truthy } from '../../core/values.ts';
+import { readingMultipart } from './multipart-errors.ts';
 
 const SlicerParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }) });
 const ProfileParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }), key: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -87,20 +88,22 @@ export function registerSlicingRoutes(app: GantryApp, deps: { slicing: SlicingSe
     const fields: Record<string, string> = {};
     let text: string | undefined;
     let fileName = '';
-    for await (const part of request.parts({ limits: { fileSize: 1024 * 1024, files: 1, fields: 10 } })) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          continue;
+    await readingMultipart(async () => {
+      for await (const part of request.parts({ limits: { fileSize: 1024 * 1024, files: 1, fields: 10 } })) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file') {
+            part.file.resume();
+            continue;
+          }
+          fileName = part.filename;
+          const buf = await part.toBuffer();
+          if (part.file.truncated) throw invalid('Profile file too large');
+          text = buf.toString('utf8');
+        } else {
+          fields[part.fieldname] = String(part.value);
         }
-        fileName = part.filename;
-        const buf = await part.toBuffer();
-        if (part.file.truncated) throw invalid('Profile file too large');
-        text = buf.toString('utf8');
-      } else {
-        fields[part.fieldname] = String(part.value);
       }
-    }
+    });
     if (text === undefined) throw invalid('No file included');
     const key = (fields.name || fileName.replace(/\.ini$/i, '')).replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._-]+/, '');
     if (!key) throw invalid('No profile name given');

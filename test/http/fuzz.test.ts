@@ -1,0 +1,28 @@
+// Route-table fuzzer in CI: every registered route gets hostile shapes for FUZZ_SECONDS (default 60); any 5xx, dropped
+// request or crash fails, and nothing outside the uploads folder may be touched. FUZZ_SEED replays a run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, writeFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startTestServer } from '../helpers/server.ts';
+import { fuzz, describeFindings } from './fuzz-engine.ts';
+
+const SECONDS = Number(process.env.FUZZ_SECONDS ?? 60);
+
+test(`fuzzing every route for ${SECONDS} s finds no 5xx and no crash`, { timeout: (SECONDS + 120) * 1000 }, async (t) => {
+  const s = await startTestServer(t);
+  await writeFile(join(s.baseDir, 'canary.gcode'), 'canary\n');
+  await mkdir(join(s.paths.uploads, 'parts'), { recursive: true });
+  await writeFile(join(s.paths.uploads, 'cube.gcode'), 'G28\nG1 X10 E1\n');
+  await writeFile(join(s.paths.uploads, 'parts', 'cube.gcode'), 'G28\n');
+
+  const result = await fuzz(s, { seconds: SECONDS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined,
+    maxBodyBytes: 1024 * 1024 });
+  t.diagnostic(`seed ${result.seed}: ${result.requests} requests in ${result.ms} ms; ${JSON.stringify(Object.fromEntries(result.statuses))}`);
+
+  // Still alive and still answering, and the file outside the uploads folder is untouched.
+  assert.equal((await fetch(`${s.url}/api/version`, { headers: { 'X-Api-Key': s.config.current.api.key ?? '' } })).status, 200);
+  assert.equal(await readFile(join(s.baseDir, 'canary.gcode'), 'utf8'), 'canary\n');
+  assert.ok(result.requests > SECONDS * 20, `only ${result.requests} requests`);
+  assert.equal(result.findings.size, 0, `seed ${result.seed} found:\n${describeFindings(result)}`);
+});

@@ -38,6 +38,8 @@ import { registerSettingsRoutes, type SerialOptionsProvider } from './routes/set
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
+import { registerRecoveryRoutes } from './routes/recovery.ts';
+import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerSystemInfoRoutes } from './routes/system-info.ts';
 import { registerUtilRoutes } from './routes/util.ts';
@@ -71,6 +73,8 @@ export interface AppServices {
   /** The printer link and the ports it can use. */
   printer?: PrinterService;
   ports?: PortProvider;
+  /** The print journal: resume offers for interrupted prints (/api/plugin/recovery). */
+  recovery?: PrintJournal;
   logger: Logger;
   version: string;
 }
@@ -187,6 +191,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerLogRoutes(app, services);
   registerTimelapseRoutes(app, services);
   registerUtilRoutes(app);
+  if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
 
   return app;
 }

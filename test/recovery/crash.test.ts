@@ -10,7 +10,7 @@ import { multipartBody } from '../files/multipart.ts';
 import { waitFor } from '../printer/helpers.ts';
 import { api, journalOnDisk, layeredGcode, startChild, zAfterLines, type Child, type Json } from './helpers.ts';
 
-const SETTINGS = { devel: { virtualPrinter: { throttle: 0.3, busyInterval: 0.2 } } };
+const SETTINGS = { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } };
 
 async function upload(c: Child, name: string, content: string): Promise<number> {
   const { body, contentType } = multipartBody([{ name: 'file', filename: name, value: content }]);
@@ -31,7 +31,7 @@ test('kill -9 mid-print: the restarted server offers the resume with file, line,
     for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   });
-  const gcode = layeredGcode(12, 40);
+  const gcode = layeredGcode(12, 15, 20);
   const first = await startChild(dir, SETTINGS);
   children.push(first);
   await connect(first);

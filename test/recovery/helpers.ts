@@ -3,15 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** `layers` layers of `moves` extruding moves each, absolute E; bed 60, hotend 200 (set without waiting). */
-export function layeredGcode(layers: number, moves: number): string {
+/** `layers` layers of `moves` extruding moves each (back and forth over `span` mm at 20 mm/s), absolute E; bed 60, hotend 200 (set without waiting). */
+export function layeredGcode(layers: number, moves: number, span = 2): string {
   const lines = ['; recovery test print', 'M140 S60', 'M104 S200', 'G28', 'G90', 'M82', 'G92 E0', 'M106 S128'];
   let e = 0;
   for (let l = 0; l < layers; l++) {
     lines.push(`;LAYER:${l}`, `G1 Z${((l + 1) * 0.2).toFixed(2)} F600`);
     for (let i = 0; i < moves; i++) {
       e += 0.05;
-      lines.push(`G1 X${10 + (i % 10) * 2 + l} Y${10 + Math.floor(i / 10) * 2} E${e.toFixed(4)} F3000`);
+      lines.push(`G1 X${10 + (i % 2) * span + l} Y${10 + i * 0.5} E${e.toFixed(4)} F1200`);
     }
   }
   lines.push('M107', 'M104 S0', 'M140 S0', '');

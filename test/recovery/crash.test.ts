@@ -1,6 +1,6 @@
 // kill -9 of the server mid-print on the virtual printer: after the restart the offer is there (file, line, Z,
 // temperatures, cause), a changed file is refused, discard clears it and OctoPrint's recovery file.
-import { test } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { multipartBody } from '../files/multipart.ts';
 import { waitFor } from '../printer/helpers.ts';
+import { ensureBuilt } from '../helpers/built-server.ts';
 import { api, journalOnDisk, layeredGcode, startChild, zAfterLines, type Child, type Json } from './helpers.ts';
+
+// The server runs as users run it: the built CLI (dist/ rebuilt when the sources changed).
+before(ensureBuilt);
 
 const SETTINGS = { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } };
 

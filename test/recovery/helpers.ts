@@ -1,7 +1,9 @@
 // Helpers for recovery tests: a layered G-code print with known temperatures, a Gantry child process, the journal on disk.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { ROOT, startGantryProcess } from '../helpers/built-server.ts';
 
 /** `layers` layers of `moves` extruding moves each (back and forth over `span` mm at 20 mm/s), absolute E; bed 60, hotend 200 (set without waiting). */
 export function layeredGcode(layers: number, moves: number, span = 2): string {
@@ -29,22 +31,21 @@ export function zAfterLines(gcode: string, count: number): number | null {
   return z;
 }
 
-export interface Child { proc: ChildProcess; url: string; key: string; out: () => string }
+export interface Child { proc: ChildProcess; url: string; key: string }
 
-const CHILD = new URL('./child-server.ts', import.meta.url).pathname;
+const BIN = join(ROOT, 'bin/gantry.js');
 
-export function startChild(baseDir: string, settings: Record<string, unknown>): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, baseDir, JSON.stringify(settings)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    proc.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\S+) (\S+)/.exec(out);
-      if (m) resolve({ proc, url: m[1], key: m[2], out: () => out });
-    });
-    proc.on('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) before it was up: ${out}`)));
-  });
+/**
+ * `gantry serve` (the built CLI, as users run it) on `baseDir` with `settings` written to its config.yaml first; the
+ * key is read back from config.yaml, since only the first start prints it.
+ */
+export async function startChild(baseDir: string, settings: Record<string, unknown>): Promise<Child> {
+  const configFile = join(baseDir, 'config.yaml');
+  const current = await readFile(configFile, 'utf8').then((t) => (parse(t) ?? {}) as Record<string, unknown>, () => ({}));
+  await writeFile(configFile, stringify({ ...current, ...settings }));
+  const g = await startGantryProcess(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--basedir', baseDir]);
+  const config = parse(await readFile(configFile, 'utf8')) as { api: { key: string } };
+  return { proc: g.child, url: g.url, key: config.api.key };
 }
 
 export function api(c: { url: string; key: string }, path: string, init: { method?: string; json?: unknown } = {}): Promise<Response> {

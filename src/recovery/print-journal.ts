@@ -126,8 +126,15 @@ export class PrintJournal {
   }
 
   async stop(): Promise<void> {
+    // Stopped before the job runner (reverse start order), so the cancel a shutdown makes does not clear the journal:
+    // a print stopped by a host shutdown is offered again at the next start, as after a crash.
     this.deps.events.removeOwner(OWNER);
     this.stopTimer();
+    const rec = this.record;
+    if (rec && rec.status === 'printing' && this.live) {
+      this.fill(rec);
+      this.persist(rec);
+    }
     await this.io;
   }
 
@@ -260,9 +267,11 @@ export class PrintJournal {
     };
   }
 
-  discard(): void {
+  /** Resolves once the journal and OctoPrint's recovery file are gone from disk. */
+  async discard(): Promise<void> {
     if (!this.record || this.record.status !== 'interrupted') throw conflict('There is no interrupted print to discard');
     this.clear();
+    await this.io;
   }
 
   /** Runs the recovery script and streams the rest of the file from the executed position (or `line`/`layer`). */

@@ -18,7 +18,7 @@ export function registerRecoveryRoutes(app: GantryApp, deps: { recovery: PrintJo
   app.post('/api/plugin/recovery', { config: { access: 'PRINT' }, schema: { body: RecoveryBody } }, async (request, reply) => {
     const { command, line, layer } = request.body;
     if (command === 'discard') {
-      recovery.discard();
+      await recovery.discard();
       return reply.code(204).send();
     }
     if (line !== undefined && layer !== undefined) throw invalid('Give line or layer, not both');

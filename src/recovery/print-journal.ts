@@ -235,7 +235,7 @@ export class PrintJournal {
   /** The job runner asks this, synchronously, when a print ends with an error. */
   interruption(error: string | undefined): JobInterruption | null {
     const rec = this.record;
-    const cause: InterruptionCause = this.pendingCause ?? (error && /reset/i.test(error) ? 'printer-reset' : 'link-error');
+    const cause: InterruptionCause = this.pendingCause ?? causeOf(error);
     this.pendingCause = null;
     this.stopTimer();
     this.live = null;
@@ -344,6 +344,19 @@ export class PrintJournal {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/**
+ * The link aborts the job when its state leaves Operational, which is before it emits Error with a reason: the cause is
+ * read from the error text then (the engine's texts: `Connection error: …` for a vanished port, the firmware's own
+ * text for a halt, its own wording for timeouts and resend trouble).
+ */
+function causeOf(error: string | undefined): InterruptionCause {
+  if (!error) return 'link-error';
+  if (/printer was reset/i.test(error)) return 'printer-reset';
+  if (/^Connection error/i.test(error)) return 'port-vanished';
+  if (/timeouts|requesting line|requested line|emergency stop/i.test(error)) return 'link-error';
+  return 'printer-halted';
 }
 
 function sha256(path: string): Promise<string> {

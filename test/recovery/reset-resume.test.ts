@@ -78,3 +78,21 @@ test('printer reset mid-print: cause reported, resume runs the recovery script a
   await waitFor('journal cleared', async () => (await journalOnDisk(s.baseDir)) === null || undefined);
   assert.deepEqual(await (await s.api('/api/plugin/recovery')).json(), { available: false });
 });
+
+test('the port vanishing mid-print is told apart from a reset: cause port-vanished in the job, the event and the offer', async (t) => {
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } });
+  const rec = recorder(s);
+  assert.equal((await uploadFile(s, 'part.gcode', layeredGcode(8, 15, 20))).status, 201);
+  assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
+  await waitFor('journal at layer 1', async () => ((await journalOnDisk(s.baseDir))?.layer ?? -1) >= 1 || undefined, 60_000);
+  assert.equal((await s.api('/api/printer/command', { method: 'POST', json: { command: '!!DEBUG:disconnect' } })).status, 204);
+  const failed = await waitFor('PrintFailed', () => rec.events.find((e) => e.name === 'PrintFailed'), 20_000);
+  assert.equal(failed.payload.interruption.cause, 'port-vanished');
+  assert.equal((await job(s)).interruption.cause, 'port-vanished');
+  const offer = (await (await s.api('/api/plugin/recovery')).json()) as Json;
+  assert.equal(offer.available, true);
+  assert.equal(offer.cause, 'port-vanished');
+  // Offline: a resume is refused until the printer is connected again.
+  assert.equal((await s.api('/api/plugin/recovery', { method: 'POST', json: { command: 'resume' } })).status, 409);
+  await waitFor('cause on disk', async () => (await journalOnDisk(s.baseDir))?.cause === 'port-vanished' || undefined);
+});

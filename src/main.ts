@@ -40,6 +40,7 @@ import { TimelapseService } from './timelapse/timelapse-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
+import { PrintJournal } from './recovery/print-journal.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -152,13 +153,20 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   });
   printer.watchReplies((line) => firmwareLimits.observe(line));
 
-  const jobRunner = new JobRunner({
+  const jobRunner: JobRunner = new JobRunner({
     printer, files, events, clock, logger: logger.child({ svc: 'jobs' }),
     history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
     scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
     sdPollInterval: () => config.current.serial.timeout.sdStatus,
     sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
     logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
+    interruption: (error) => journal.interruption(error),
+  });
+  // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
+  const journal: PrintJournal = new PrintJournal({
+    jobs: jobRunner, files, temperatures: () => printer.temperatures(), events, logger: logger.child({ svc: 'recovery' }),
+    now: () => clock.now() / 1000, dataDir: paths.data,
+    scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
   });
   files.setUsage(jobRunner);
   const sdFiles = new SdCardFiles({
@@ -214,6 +222,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
+    { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
   ];
   const started: Service[] = [];
   try {
@@ -227,7 +236,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   }
 
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports,
+  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
   const mqtt = new MqttService({

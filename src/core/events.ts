@@ -93,6 +93,9 @@ export interface EventMap {
   PrintPaused: JobEventPayload & { position?: EventPosition };
   PrintResumed: JobEventPayload;
   ChartMarked: { type: string; label: string; time?: number };
+  // print recovery (Gantry additions, src/recovery/)
+  PrintRecoveryAvailable: { origin: string; path: string; line: number | null; filepos: number | null; layer: number | null; cause: string };
+  PrintRecovered: { origin: string; path: string; line: number; filepos: number; user?: string };
   // gcode processing
   PowerOn: NoPayload;
   PowerOff: NoPayload;

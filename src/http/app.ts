@@ -39,6 +39,8 @@ import { registerSettingsRoutes, type SerialOptionsProvider } from './routes/set
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
+import { registerRecoveryRoutes } from './routes/recovery.ts';
+import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
 import { registerSystemInfoRoutes } from './routes/system-info.ts';
@@ -74,6 +76,8 @@ export interface AppServices {
   /** The printer link and the ports it can use. */
   printer?: PrinterService;
   ports?: PortProvider;
+  /** The print journal: resume offers for interrupted prints (/api/plugin/recovery). */
+  recovery?: PrintJournal;
   logger: Logger;
   version: string;
 }
@@ -202,6 +206,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerTimelapseRoutes(app, services);
   registerGantryExtraRoutes(app, services);
   registerUtilRoutes(app);
+  if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
 
   return app;
 }

@@ -37,6 +37,28 @@ export interface JobRunnerDeps {
    * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
    */
   logPositionOnCancel?: () => boolean;
+  /**
+   * Asked (synchronously) when a print ends with an error: why and where it stopped, from the recovery journal. It
+   * goes into PrintFailed (`interruption`), the print history and GET /api/job.
+   */
+  interruption?: (error: string | undefined) => JobInterruption | null;
+}
+
+/** Why and where a print stopped (Gantry addition). */
+export interface JobInterruption {
+  cause: string;
+  filepos: number | null;
+  line: number | null;
+  [key: string]: unknown;
+}
+
+/** What the recovery journal reads of the running stream (now and then, never per line). */
+export interface LiveJob {
+  origin: JobOrigin;
+  path: string;
+  /** Byte offset the streaming started from (non-zero for a resumed print). */
+  startOffset: number;
+  stream: JobStream;
 }
 
 /** The running job (host-streamed or SD). */
@@ -72,6 +94,9 @@ export class JobRunner implements JobControl, FileUsage {
   /** Average/last print time of the selected file on the current profile (refreshed on select and after prints). */
   private stats: { average: number | null; last: number | null } = { average: null, last: null };
   private unsubscribe: (() => void) | undefined;
+  /** Why the last print stopped, when it failed; cleared by the next start. */
+  private lastInterruption: JobInterruption | null = null;
+  private liveJob: LiveJob | null = null;
   /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
   private readonly pending = new Set<Promise<void>>();
 
@@ -242,7 +267,28 @@ export class JobRunner implements JobControl, FileUsage {
     }
   }
 
-  private async startJob(user: string | null): Promise<void> {
+  /** Why the last print failed, if it did and nothing was started since (GET /api/job). */
+  interruption(): JobInterruption | null {
+    return this.lastInterruption;
+  }
+
+  /** The streamed job being printed, for the recovery journal. */
+  live(): LiveJob | null {
+    return this.job ? this.liveJob : null;
+  }
+
+  /**
+   * Selects a local file and streams it from byte `offset`, with `prologue` (the recovery script) instead of
+   * beforePrintStarted: resuming an interrupted print.
+   */
+  async startRecovered(path: string, offset: number, prologue: string[], user: string | null): Promise<void> {
+    if (!this.deps.printer.isOperational()) throw notOperational();
+    if (this.job || this.deps.printer.isBusy()) throw conflict('Printer is already printing');
+    await this.select('local', path, { user: user ?? undefined });
+    await this.startJob(user, { offset, prologue });
+  }
+
+  private async startJob(user: string | null, resumeAt?: { offset: number; prologue: string[] }): Promise<void> {
     const sel = this.selection;
     if (!sel) throw conflict('No file selected');
     const file = sel.origin === 'local' ? await describeFile(this.deps, 'local', sel.path, sel.user) : sel;
@@ -273,7 +319,10 @@ export class JobRunner implements JobControl, FileUsage {
       },
     };
     // Job scripts whatever the origin (serial-protocol §15.7 makes no exception for SD prints).
-    const [prologue, epilogue] = await Promise.all([this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
+    const [started, epilogue] = await Promise.all([resumeAt ? resumeAt.prologue : this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
+    const prologue = started;
+    this.lastInterruption = null;
+    this.liveJob = null;
     if (file.origin === 'sdcard') {
       const pausePosition = this.deps.sdPausePosition?.() ?? { log: true, waitSeconds: 10 };
       stream = new SdJob(this.deps.printer, file.path, listener, {
@@ -286,7 +335,10 @@ export class JobRunner implements JobControl, FileUsage {
       file.size = size;
       job.positionOnCancel = this.deps.logPositionOnCancel?.() ?? false;
       const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
-      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs), estimator), listener, { prologue, epilogue, onCancel });
+      const offset = resumeAt?.offset ?? 0;
+      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs, offset), estimator), listener, { prologue, epilogue, onCancel });
+      job.filepos = offset;
+      this.liveJob = { origin: 'local', path: file.path, startOffset: offset, stream };
     }
     job.stream = stream;
     this.job = job;
@@ -420,13 +472,16 @@ export class JobRunner implements JobControl, FileUsage {
       failedAfterStatistics = { ...cancelled, position: { ...position } };
     } else {
       this.lastProgress = this.progressOf(job);
-      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error' });
+      this.lastInterruption = this.deps.interruption?.(error) ?? null;
+      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error',
+        ...(this.lastInterruption ? { interruption: this.lastInterruption } : {}) });
     }
     const end = this.deps.clock.now() / 1000;
     const result = outcome === 'done' ? 'success' : outcome === 'cancelled' ? 'cancelled' : 'failed';
     try {
       await this.deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end,
-        duration: time, result, ...(error ? { error } : {}), user: job.owner, printerProfile: profile });
+        duration: time, result, ...(error ? { error } : {}), user: job.owner, printerProfile: profile,
+        ...(outcome === 'error' && this.lastInterruption ? { interruption: this.lastInterruption } : {}) });
       if (job.file.origin === 'local') {
         await this.deps.files.recordPrint(job.file.path, { timestamp: end, success: outcome === 'done',
           ...(outcome === 'done' ? { printTime: time } : {}), printerProfile: profile });

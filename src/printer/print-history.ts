@@ -17,6 +17,8 @@ export interface PrintHistoryEntry {
   error?: string;
   user?: string | null;
   printerProfile?: string;
+  /** A failed print: why and where it stopped (cause, filepos, line; see src/recovery/). */
+  interruption?: { cause: string; filepos: number | null; line: number | null; [key: string]: unknown };
 }
 
 export class PrintHistory {

@@ -453,6 +453,8 @@ export class PrinterService implements Printer {
     streamer.start();
     return {
       get filepos() { return streamer.filepos; },
+      get linesInFlight() { return streamer.linesInFlight; },
+      positionBack: (back) => streamer.positionBack(back),
       pause: (byFirmware) => {
         if (!byFirmware) return streamer.pause();
         streamer.markPaused();

@@ -83,6 +83,10 @@ export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStr
 export interface JobStream {
   /** Bytes of the file consumed so far. */
   readonly filepos: number;
+  /** Lines sent and not yet acknowledged (recovery journal). */
+  readonly linesInFlight?: number;
+  /** Byte offset after the file line `back` command lines before the last one sent; null when not known (recovery journal). */
+  positionBack?(back: number): number | null;
   /**
    * Resolves when Paused is reached (or the job ended). No-op unless printing. `byFirmware`: the firmware paused by
    * itself (`//action:paused`), so nothing is sent to it.

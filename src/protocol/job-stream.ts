@@ -64,6 +64,8 @@ export class JobStreamer implements JobFeed {
   private batch: JobLineBatch | null = null;
   private idx = 0;
   private nextBatch: JobLineBatch | null = null;
+  /** The batch before `batch`, so a position a few lines back can still be found after a batch boundary. */
+  private prevBatch: JobLineBatch | null = null;
   private fetching = false;
   private eof = false;
   private readonly iter: AsyncIterator<JobLineBatch>;
@@ -132,6 +134,7 @@ export class JobStreamer implements JobFeed {
       }
       if (b !== null) this.listener.progress?.(this.filepos);
       if (this.nextBatch !== null) {
+        this.prevBatch = b;
         this.batch = this.nextBatch;
         this.nextBatch = null;
         this.idx = 0;
@@ -147,6 +150,33 @@ export class JobStreamer implements JobFeed {
       return null;
     }
   }
+
+  /**
+   * Byte offset just after the file line `back` command lines before the last one handed to the engine (blank and
+   * comment-only lines are not sent, so they are not counted). Asked now and then by the recovery journal, never per
+   * line. Null when the lines that far back are no longer held (then the caller keeps its previous value).
+   */
+  positionBack(back: number): number | null {
+    // The held lines as one sequence: prevBatch then batch (batch is null between batches and at the end).
+    const prev = this.prevBatch;
+    const cur = this.batch;
+    const prevLen = prev ? prev.lines.length : 0;
+    let j = cur ? prevLen + this.idx - 1 : prevLen - 1;
+    const at = (k: number): JobLineBatch | null => (k < prevLen ? prev : cur);
+    const local = (k: number): number => (k < prevLen ? k : k - prevLen);
+    if (j < 0) return back === 0 ? this.filepos : null;
+    for (let left = back; left > 0; j--) {
+      if (j < 0) return null;
+      const b = at(j)!;
+      if (isCommandLine(b.lines[local(j)])) left--;
+    }
+    if (j < 0) return null;
+    const b = at(j)!;
+    return b.ends[local(j)];
+  }
+
+  /** Lines the firmware has not acknowledged yet (job lines and anything else in the send window). */
+  get linesInFlight(): number { return this.engine.linesInFlight; }
 
   private aroundToolChange(line: string, end: number): boolean {
     const around = this.engine.toolChangeLines(line);
@@ -334,4 +364,10 @@ export class JobStreamer implements JobFeed {
     this.pauseWaiters = [];
     for (const fn of w) fn();
   }
+}
+
+/** A line the engine sends: something left once the comment is cut off. */
+function isCommandLine(line: string): boolean {
+  const semi = line.indexOf(';');
+  return (semi === -1 ? line : line.slice(0, semi)).trim().length > 0;
 }

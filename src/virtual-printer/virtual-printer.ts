@@ -57,6 +57,8 @@ export class VirtualPrinter implements Firmware {
   private killed = false;
   private stopped = false;
   private dropNextLine = false;
+  /** Raised by a reset: a command that was running when the board rebooted never answers. */
+  private generation = 0;
   /** Counters for fault injection. */
   private received = 0;
   private numbered = 0;
@@ -179,6 +181,7 @@ export class VirtualPrinter implements Firmware {
 
   private async executeQueue(): Promise<void> {
     this.executing = true;
+    const gen = this.generation;
     try {
       while (this.queue.length > 0 && !this.killed && !this.stopped) {
         const { cmd } = this.queue[0];
@@ -190,14 +193,35 @@ export class VirtualPrinter implements Firmware {
         } else if (cmd.text) {
           result = await this.execute(cmd, 'serial');
         }
+        if (gen !== this.generation) return;
         this.queue.shift();
         if (this.killed || this.stopped) return;
         if (!result?.noOk) this.sendOk(result?.okSuffix);
         this.pump();
       }
     } finally {
-      this.executing = false;
+      if (gen === this.generation) this.executing = false;
     }
+  }
+
+  /**
+   * The board reboots with the port open (watchdog, brown-out, reset button): everything received and planned is
+   * lost, heaters are off, the line counter starts again, and it greets with its boot banner (`start`).
+   */
+  reset(): void {
+    if (this.stopped) return;
+    this.generation++;
+    this.executing = false;
+    this.rx = [];
+    this.rxBytes = 0;
+    this.queue = [];
+    this.lastN = 0;
+    this.killed = false;
+    this.planner.clear();
+    for (const h of this.thermal.all()) h.target = 0;
+    Object.assign(this.state.pos, { x: 0, y: 0, z: 0, e: 0 });
+    this.state.absolute = this.state.absoluteE = true;
+    this.boot();
   }
 
   private sendOk(suffix?: string): void {
@@ -271,7 +295,10 @@ export class VirtualPrinter implements Firmware {
     const sp = text.indexOf(' ');
     const name = sp === -1 ? text : text.slice(0, sp);
     const entry = debugCommands[name];
-    const ctl: DebugControl = { fw: this, disconnect: () => this.vanish(new Error('virtual printer disconnected')), dropNext: () => { this.dropNextLine = true; } };
+    const ctl: DebugControl = {
+      fw: this, disconnect: () => this.vanish(new Error('virtual printer disconnected')), dropNext: () => { this.dropNextLine = true; },
+      reset: () => this.reset(),
+    };
     if (entry) entry.run(ctl, sp === -1 ? '' : text.slice(sp + 1));
     else for (const [k, v] of Object.entries(debugCommands)) this.send(`echo:!!DEBUG:${k} - ${v.description}`);
   }

@@ -45,7 +45,10 @@ export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; 
   app.get('/api/job', { config: { access: 'STATUS' } }, async () => {
     const snap = jobRunner.snapshot();
     const error = printer.state().error;
-    return { job: jobToWire(snap), progress: progressToWire(snap), state: jobRunner.stateText(), ...(error ? { error } : {}) };
+    // Gantry addition: why and where the last print stopped (see "When a print is interrupted" in the README).
+    const interruption = jobRunner.interruption();
+    return { job: jobToWire(snap), progress: progressToWire(snap), state: jobRunner.stateText(), ...(error ? { error } : {}),
+      ...(interruption ? { interruption } : {}) };
   });
 
   app.post('/api/job', { config: { access: 'PRINT' }, schema: { body: JobBody } }, async (request, reply) => {

@@ -7,10 +7,13 @@ export interface DebugControl {
   disconnect(): void;
   /** Drop the next received line without any answer. */
   dropNext(): void;
+  /** The board reboots with the port open: it forgets everything and prints its boot banner (`start`). */
+  reset(): void;
 }
 
 export const debugCommands: Record<string, { description: string; run(ctl: DebugControl, args: string): void }> = {
   disconnect: { description: 'Simulate a pulled USB cable', run: (ctl) => ctl.disconnect() },
+  reset: { description: 'Reboot the board with the port open (prints start)', run: (ctl) => ctl.reset() },
   kill: { description: 'Firmware halts as after M112', run: (ctl) => ctl.fw.kill('Printer halted. kill() called!') },
   thermal_runaway: {
     description: 'Fatal heater error, then halt',

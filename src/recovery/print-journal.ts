@@ -1,0 +1,367 @@
+// The print journal: while a streamed print runs, where it is (acknowledged and executed positions, layer, Z, E,
+// temperatures…) kept on disk, so a print cut short by a pulled cable, a printer reset, a halt or a host crash can
+// be resumed; tells those causes apart and offers and performs the resume (GET/POST /api/plugin/recovery).
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { writeFileAtomic } from '../core/atomic-file.ts';
+import { conflict, invalid, notOperational } from '../core/errors.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
+import type { TemperatureSnapshot } from '../printer/types.ts';
+import { initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from './gcode-state.ts';
+import { recoveryContext, renderRecoveryScript, type RecoveryScripts } from './recovery-script.ts';
+
+export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error';
+
+/** A position in the file: byte offset just after a line, and the number of whole lines before that offset. */
+export interface FilePosition { filepos: number; line: number }
+
+export interface JournalRecord {
+  version: 1;
+  status: 'printing' | 'interrupted';
+  origin: 'local' | 'sdcard';
+  path: string;
+  /** sha256 of the file when the print started (null until computed). */
+  hash: string | null;
+  size: number;
+  /** Unix seconds: print start and this record. */
+  started: number;
+  time: number;
+  /** The last line the firmware acknowledged (`ok`). */
+  acknowledged: FilePosition;
+  /** The last line known executed: acknowledged less the planner depth (see `method`). */
+  executed: FilePosition;
+  method: string;
+  layer: number | null;
+  z: number | null;
+  x: number | null;
+  y: number | null;
+  e: number;
+  extrusion: 'absolute' | 'relative';
+  feedrate: number | null;
+  fan: number;
+  tool: number;
+  /** Target temperatures (°C) the print had set: tool0…, bed, chamber. */
+  temperatures: Record<string, number | null>;
+  cause?: InterruptionCause;
+  error?: string;
+}
+
+/** What the journal needs of the job runner. */
+export interface JournalJobs {
+  live(): LiveJob | null;
+  isReady(): boolean;
+  isOperational(): boolean;
+  startRecovered(path: string, offset: number, prologue: string[], user: string | null): Promise<void>;
+}
+
+export interface PrintJournalDeps {
+  jobs: JournalJobs;
+  files: { absolutePath(path: string): Promise<string> };
+  temperatures: () => TemperatureSnapshot;
+  events: EventBus;
+  logger: Logger;
+  now: () => number;
+  /** The data folder: print-journal.json and OctoPrint's print_recovery_data.yaml live here. */
+  dataDir: string;
+  scripts: RecoveryScripts;
+  /** Moves the firmware may hold acknowledged but not yet executed (Marlin BLOCK_BUFFER_SIZE 16 + BUFSIZE 4). */
+  plannerDepth?: number;
+  /** At most this long between journal writes while printing (a layer change writes at once). */
+  intervalMs?: number;
+  /** How often the stream's position is looked at. */
+  tickMs?: number;
+}
+
+const OWNER = 'print-journal';
+
+export class PrintJournal {
+  private record: JournalRecord | null = null;
+  private live: LiveJob | null = null;
+  /** File state at the executed and at the acknowledged position, advanced incrementally from the file. */
+  private exec: MachineState = initialState();
+  private ack: MachineState = initialState();
+  private abs = '';
+  private hash: Promise<string | null> = Promise.resolve(null);
+  private timer: NodeJS.Timeout | null = null;
+  private busy = false;
+  private lastWrite = 0;
+  private lastLayer = -1;
+  /** Set by the link's events just before the stream is aborted: the real cause of the failure. */
+  private pendingCause: InterruptionCause | null = null;
+  /** The state a resume starts from, picked up by the PrintStarted of that resume. */
+  private resumeState: MachineState | null = null;
+  /** Disk writes and deletes, in order. */
+  private io: Promise<void> = Promise.resolve();
+  private readonly depth: number;
+  private readonly journalFile: string;
+  private readonly octoFile: string;
+
+  constructor(private readonly deps: PrintJournalDeps) {
+    this.depth = deps.plannerDepth ?? 20;
+    this.journalFile = join(deps.dataDir, 'print-journal.json');
+    this.octoFile = join(deps.dataDir, 'print_recovery_data.yaml');
+  }
+
+  async start(): Promise<void> {
+    const found = await readFile(this.journalFile, 'utf8').then((t) => JSON.parse(t) as JournalRecord, () => null);
+    if (found && found.version === 1 && typeof found.path === 'string') {
+      // Still "printing" on disk: the host went away mid-print (crash, kill, power cut).
+      if (found.status === 'printing') Object.assign(found, { status: 'interrupted', cause: 'host-restarted' });
+      this.record = found;
+      this.persist(found);
+    }
+    const ev = this.deps.events;
+    ev.on(OWNER, 'PrintStarted', (p) => this.onStarted(p.origin, p.path));
+    ev.on(OWNER, 'PrintDone', () => this.clear());
+    ev.on(OWNER, 'PrintCancelled', () => this.clear());
+    ev.on(OWNER, 'PrinterReset', () => { this.pendingCause ??= 'printer-reset'; });
+    ev.on(OWNER, 'Disconnecting', () => { this.pendingCause ??= 'disconnected'; });
+    ev.on(OWNER, 'Error', (p) => { this.pendingCause ??= (p as { reason?: string }).reason === 'connection' ? 'port-vanished' : 'printer-halted'; });
+    if (this.record) this.announce(this.record);
+  }
+
+  async stop(): Promise<void> {
+    // Stopped before the job runner (reverse start order), so the cancel a shutdown makes does not clear the journal:
+    // a print stopped by a host shutdown is offered again at the next start, as after a crash.
+    this.deps.events.removeOwner(OWNER);
+    this.stopTimer();
+    const rec = this.record;
+    if (rec && rec.status === 'printing' && this.live) {
+      this.fill(rec);
+      this.persist(rec);
+    }
+    await this.io;
+  }
+
+  // ---------------------------------------------------------------- while printing
+
+  private onStarted(origin: string, path: string): void {
+    const live = this.deps.jobs.live();
+    this.pendingCause = null;
+    this.stopTimer();
+    // A new print replaces any earlier offer: one journal, for the print of the moment.
+    this.record = null;
+    this.live = null;
+    if (origin !== 'local' || !live || live.path !== path) {
+      this.resumeState = null;
+      this.enqueue(() => this.remove());
+      return;
+    }
+    this.live = live;
+    const from = this.resumeState && this.resumeState.filepos === live.startOffset ? this.resumeState : null;
+    this.resumeState = null;
+    this.exec = from ? { ...from, tools: { ...from.tools } } : initialState();
+    this.ack = { ...this.exec, tools: { ...this.exec.tools } };
+    this.lastLayer = this.exec.layer;
+    this.lastWrite = 0;
+    const started = this.deps.now();
+    this.hash = this.deps.files.absolutePath(path).then(async (abs) => {
+      this.abs = abs;
+      const size = (await stat(abs)).size;
+      const hash = await sha256(abs);
+      if (this.live === live) this.record = this.snapshot(live, path, hash, size, started);
+      return hash;
+    }).catch((err: unknown) => {
+      this.deps.logger.warn({ err, path }, 'print journal: file not readable; this print is not journalled');
+      return null;
+    });
+    this.timer = setInterval(() => this.tick(), this.deps.tickMs ?? 500);
+    this.timer.unref();
+  }
+
+  private snapshot(live: LiveJob, path: string, hash: string, size: number, started: number): JournalRecord {
+    const pos = { filepos: live.startOffset, line: this.exec.line };
+    return {
+      version: 1, status: 'printing', origin: 'local', path, hash, size, started, time: started, acknowledged: pos, executed: pos,
+      method: `acknowledged minus ${this.depth} commands (planner + command buffer depth)`, layer: null, z: null, x: null, y: null, e: 0,
+      extrusion: 'absolute', feedrate: null, fan: 0, tool: 0, temperatures: {},
+    };
+  }
+
+  /** Every tickMs: where the stream is; writes at a layer change or after intervalMs. Never on the streaming path. */
+  private tick(): void {
+    const live = this.live;
+    const rec = this.record;
+    if (!live || !rec || this.busy || rec.status !== 'printing') return;
+    const inFlight = live.stream.linesInFlight ?? 0;
+    const acked = live.stream.positionBack?.(inFlight) ?? null;
+    const executed = live.stream.positionBack?.(inFlight + this.depth) ?? null;
+    this.busy = true;
+    void this.advance(rec, acked, executed).catch((err: unknown) => this.deps.logger.warn({ err }, 'print journal: update failed'))
+      .finally(() => { this.busy = false; });
+  }
+
+  private async advance(rec: JournalRecord, acked: number | null, executed: number | null): Promise<void> {
+    if (executed !== null && executed > this.exec.filepos) await scanTo(this.abs, this.exec, executed);
+    if (acked !== null && acked > this.ack.filepos) await scanTo(this.abs, this.ack, acked);
+    if (this.record !== rec || rec.status !== 'printing') return;
+    this.fill(rec);
+    const now = Date.now();
+    const layerChanged = this.exec.layer !== this.lastLayer;
+    if (!layerChanged && now - this.lastWrite < (this.deps.intervalMs ?? 3000)) return;
+    this.lastLayer = this.exec.layer;
+    this.lastWrite = now;
+    this.persist(rec);
+    await this.io;
+  }
+
+  private fill(rec: JournalRecord): void {
+    const s = this.exec;
+    rec.time = this.deps.now();
+    rec.executed = { filepos: s.filepos, line: s.line };
+    rec.acknowledged = { filepos: Math.max(this.ack.filepos, s.filepos), line: Math.max(this.ack.line, s.line) };
+    Object.assign(rec, {
+      layer: s.layer >= 0 ? s.layer : null, z: s.z, x: s.x, y: s.y, e: s.e, extrusion: s.relativeE ? 'relative' : 'absolute',
+      feedrate: s.f, fan: s.fan, tool: s.tool, temperatures: this.targets(s),
+    });
+  }
+
+  /** The targets the file set, else what the printer reports as its targets. */
+  private targets(s: MachineState): Record<string, number | null> {
+    const out: Record<string, number | null> = {};
+    const now = this.deps.temperatures() as Record<string, { target?: number | null } | undefined>;
+    for (const [k, v] of Object.entries(now)) if (v && typeof v === 'object' && 'target' in v) out[k] = v.target ?? null;
+    Object.assign(out, s.tools);
+    if (s.bed !== null) out.bed = s.bed;
+    if (s.chamber !== null) out.chamber = s.chamber;
+    return out;
+  }
+
+  /** The job runner asks this, synchronously, when a print ends with an error. */
+  interruption(error: string | undefined): JobInterruption | null {
+    const rec = this.record;
+    const cause: InterruptionCause = this.pendingCause ?? causeOf(error);
+    this.pendingCause = null;
+    this.stopTimer();
+    this.live = null;
+    if (!rec || rec.status !== 'printing') return { cause, filepos: null, line: null };
+    rec.status = 'interrupted';
+    rec.cause = cause;
+    if (error) rec.error = error;
+    rec.time = this.deps.now();
+    this.persist(rec);
+    this.announce(rec);
+    return { cause, filepos: rec.executed.filepos, line: rec.executed.line + 1, layer: rec.layer, z: rec.z };
+  }
+
+  private announce(rec: JournalRecord): void {
+    this.deps.events.emit('PrintRecoveryAvailable', { origin: rec.origin, path: rec.path, line: rec.executed.line + 1,
+      filepos: rec.executed.filepos, layer: rec.layer, cause: rec.cause ?? 'host-restarted' });
+  }
+
+  // ---------------------------------------------------------------- the offer
+
+  /** GET /api/plugin/recovery. `line` is the 1-based line a resume starts at; `filepos` its byte offset. */
+  offer(): Record<string, unknown> {
+    const rec = this.record;
+    if (!rec || rec.status !== 'interrupted') return { available: false };
+    return {
+      available: true, origin: rec.origin, path: rec.path, line: rec.executed.line + 1, filepos: rec.executed.filepos,
+      acknowledged: { line: rec.acknowledged.line, filepos: rec.acknowledged.filepos }, layer: rec.layer, z: rec.z,
+      temperatures: rec.temperatures, cause: rec.cause ?? null, error: rec.error ?? null, time: rec.time, method: rec.method,
+    };
+  }
+
+  /** Resolves once the journal and OctoPrint's recovery file are gone from disk. */
+  async discard(): Promise<void> {
+    if (!this.record || this.record.status !== 'interrupted') throw conflict('There is no interrupted print to discard');
+    this.clear();
+    await this.io;
+  }
+
+  /** Runs the recovery script and streams the rest of the file from the executed position (or `line`/`layer`). */
+  async resume(opts: { line?: number; layer?: number }, user: string | null): Promise<{ line: number; filepos: number }> {
+    const rec = this.record;
+    if (!rec || rec.status !== 'interrupted') throw conflict('There is no interrupted print to resume');
+    if (rec.origin !== 'local') throw conflict('An SD card print is run by the printer itself; it cannot be resumed from the host');
+    if (!this.deps.jobs.isOperational()) throw notOperational();
+    if (!this.deps.jobs.isReady()) throw conflict('The printer is busy; resume needs it idle');
+    let abs: string;
+    try {
+      abs = await this.deps.files.absolutePath(rec.path);
+    } catch {
+      throw conflict(`The file ${rec.path} is gone; the print cannot be resumed`);
+    }
+    const hash = await sha256(abs).catch(() => null);
+    if (hash === null || rec.hash === null || hash !== rec.hash) {
+      throw conflict(`The file ${rec.path} changed since the print was interrupted; resuming it would print something else`);
+    }
+    const size = (await stat(abs)).size;
+    let offset = rec.executed.filepos;
+    if (opts.line !== undefined) {
+      const o = await offsetOfLine(abs, opts.line);
+      if (o === null) throw invalid(`line ${opts.line} is not in the file`);
+      offset = o;
+    } else if (opts.layer !== undefined) {
+      const o = await offsetOfLayer(abs, opts.layer, size);
+      if (o === null) throw invalid(`layer ${opts.layer} is not in the file`);
+      offset = o;
+    }
+    // Starting later than the firmware acknowledged would skip lines it never received.
+    if (offset > rec.acknowledged.filepos) throw invalid('Can only resume at or before the last acknowledged line');
+    const state = await scanTo(abs, initialState(), offset);
+    const lines = await renderRecoveryScript(this.deps.scripts, recoveryContext(state, rec.temperatures));
+    this.resumeState = { ...state, tools: { ...state.tools } };
+    const line = state.line + 1;
+    await this.deps.jobs.startRecovered(rec.path, offset, lines, user);
+    this.deps.events.emit('PrintRecovered', { origin: rec.origin, path: rec.path, line, filepos: offset, ...(user ? { user } : {}) });
+    return { line, filepos: offset };
+  }
+
+  // ---------------------------------------------------------------- disk
+
+  private clear(): void {
+    this.stopTimer();
+    this.live = null;
+    this.record = null;
+    this.enqueue(() => this.remove());
+  }
+
+  private persist(rec: JournalRecord): void {
+    const json = JSON.stringify(rec, null, 1);
+    const yaml = stringify({ origin: rec.origin, path: rec.path, pos: rec.executed.filepos, date: Math.floor(rec.time) });
+    this.enqueue(async () => {
+      await writeFileAtomic(this.journalFile, json);
+      await writeFileAtomic(this.octoFile, yaml);
+    });
+  }
+
+  private async remove(): Promise<void> {
+    await unlink(this.journalFile).catch(() => {});
+    await unlink(this.octoFile).catch(() => {});
+  }
+
+  private enqueue(fn: () => Promise<void>): void {
+    this.io = this.io.then(fn).catch((err: unknown) => this.deps.logger.warn({ err }, 'print journal: write failed'));
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+/**
+ * The link aborts the job when its state leaves Operational, which is before it emits Error with a reason: the cause is
+ * read from the error text then (the engine's texts: `Connection error: …` for a vanished port, the firmware's own
+ * text for a halt, its own wording for timeouts and resend trouble).
+ */
+function causeOf(error: string | undefined): InterruptionCause {
+  if (!error) return 'link-error';
+  if (/printer was reset/i.test(error)) return 'printer-reset';
+  if (/^Connection error/i.test(error)) return 'port-vanished';
+  if (/timeouts|requesting line|requested line|emergency stop/i.test(error)) return 'link-error';
+  return 'printer-halted';
+}
+
+function sha256(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(path).on('data', (d) => h.update(d)).on('error', reject).on('end', () => resolve(h.digest('hex')));
+  });
+}

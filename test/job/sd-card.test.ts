@@ -238,7 +238,11 @@ test('SD card: uploads get a fresh 8.3 name, or keep their own name once the fir
   assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M28 \/second_part\.gcode\*?/.test(l)));
   await waitFor('second TransferDone', () => rec.names().filter((n) => n === 'TransferDone').length === 2 || undefined, 20_000);
   // The card lists it under its short name with the long one as display; the Location (long name) resolves, and select=true found it.
-  const entry = await (await s.api(`/api/files/sdcard/${remote}`)).json() as Json;
+  // The card's own listing (M20 L, asked for after TransferDone) is what the entry is found in.
+  const entry = await waitFor('listed by its long name', async () => {
+    const r = await s.api(`/api/files/sdcard/${remote}`);
+    return r.status === 200 ? await r.json() as Json : undefined;
+  }, 10_000);
   assert.equal(entry.display, 'second_part.gcode');
   assert.notEqual(entry.name, 'second_part.gcode');
   const selected = await waitFor('selected after the transfer', async () => (await job(s)).job.file.origin === 'sdcard' ? (await job(s)).job.file : undefined, 10_000);

@@ -46,7 +46,8 @@ export async function startTestServer(
   };
   t?.after(async () => {
     await g.stop();
-    if (!opts.baseDir) await rm(baseDir, { recursive: true, force: true });
+    // Retried: a write the stopped server had already started (metadata of a failed transfer) may land during removal.
+    if (!opts.baseDir) await rm(baseDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
   return server;
 }

@@ -58,6 +58,7 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
     { event: 'PrintStarted', command: 'M117 go', type: 'gcode', enabled: true },
   ] };
   config.plugins.mqtt = { broker: { url: '127.0.0.1', port: 18830 } };
+  config.plugins.octolapse = { stabilization: 'centre' };
   await writeFile(join(src, 'config.yaml'), stringify(config));
   const users = parse(await readFile(join(src, 'users.yaml'), 'utf8')) as Record<string, unknown>;
   // As OctoPrint 1.3 wrote them: version-1 entries with roles and no groups.
@@ -66,12 +67,16 @@ test('a legacy SHA-512 user (salt in config.yaml) and a PBKDF2 user log in with 
   await writeFile(join(src, 'users.yaml'), stringify(users));
 
   const { baseDir, text } = await runImport(t, src);
-  const imported = parse(await readFile(join(baseDir, 'config.yaml'), 'utf8')) as { api: unknown; events: { subscriptions: Array<Record<string, unknown>> } };
+  const imported = parse(await readFile(join(baseDir, 'config.yaml'), 'utf8')) as { api: unknown; events: { subscriptions: Array<Record<string, unknown>> };
+    plugins: { mqtt: { broker: unknown; publish: { baseTopic: string } } } };
   assert.equal(imported.events.subscriptions[0].enabled, false);
   assert.deepEqual(imported.api, { allowCrossOrigin: true, key: A.globalKey });
   assert.equal(imported.events.subscriptions[1].enabled, true);
   assert.match(text, /events\.subscriptions\[0\] \(flag\) runs a system command: imported disabled/);
-  assert.match(text, /plugins\.mqtt\.broker\.port: settings of OctoPrint plugin "mqtt"/);
+  // OctoPrint-MQTT's settings are Gantry's own MQTT settings; the topics stay OctoPrint's. Other plugins are reported.
+  assert.deepEqual(imported.plugins.mqtt.broker, { url: '127.0.0.1', port: 18830 });
+  assert.equal(imported.plugins.mqtt.publish.baseTopic, 'octoPrint/');
+  assert.match(text, /plugins\.octolapse\.stabilization: settings of OctoPrint plugin "octolapse"/);
   const s = await startTestServer(t, { baseDir });
   const login = (user: string, pass: string) => s.api('/api/login', { method: 'POST', json: { user, pass }, key: null });
   assert.equal((await login('olduser', 'wrong')).status, 403);

@@ -5,7 +5,7 @@ import { mkdtemp, rm, readdir, stat, readFile, cp, chmod } from 'node:fs/promise
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import { SHARED_DIR } from '../helpers/shared-data.ts';
 import { importOctoPrint, type ImportOptions, type ImportResult } from '../../src/import/import-octoprint.ts';
 
@@ -24,9 +24,17 @@ export const A = {
   upnpUuid: '322e96c5-efbe-4ad1-9fc0-038245dbbaa3',
 };
 
-export async function tempDir(t: TestContext, prefix = 'gantry-import-'): Promise<string> {
+/** Temp dirs of this test file, removed once all its tests (and the servers they started) have stopped. */
+const made: string[] = [];
+after(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))));
+
+/**
+ * A temp dir for one test. Removed after the whole file rather than with `t.after`: hooks run in the order they were
+ * added, so a per-test removal would run before the stop of a server started on it later.
+ */
+export async function tempDir(_t: TestContext, prefix = 'gantry-import-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  made.push(dir);
   return dir;
 }
 

@@ -55,7 +55,9 @@ test('kill -9 mid-print: the restarted server offers the resume with file, line,
   assert.ok(atKill.executed.filepos <= atKill.acknowledged.filepos, 'executed is never past acknowledged');
   const octo = parse(await readFile(join(dir, 'data', 'print_recovery_data.yaml'), 'utf8')) as Json;
   assert.deepEqual(Object.keys(octo).sort(), ['date', 'origin', 'path', 'pos']);
-  assert.deepEqual([octo.origin, octo.path, octo.pos], ['local', 'part.gcode', atKill.executed.filepos]);
+  // OctoPrint's copy is written right after the journal, so a kill between the two leaves it one write behind: never ahead.
+  assert.deepEqual([octo.origin, octo.path], ['local', 'part.gcode']);
+  assert.ok(typeof octo.pos === 'number' && octo.pos <= atKill.executed.filepos, `pos ${octo.pos} is not past the journal's ${atKill.executed.filepos}`);
 
   const second = await startChild(dir, SETTINGS);
   children.push(second);

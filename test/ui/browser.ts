@@ -47,3 +47,17 @@ export function watchErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/** A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. */
+export function stepper(t: TestContext, page: Page, prefix = '') {
+  let n = 0;
+  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
+    n++;
+    try {
+      await fn();
+    } catch (err) {
+      await screenshot(page, `${prefix}failed-step-${n}`).catch(() => undefined);
+      throw err;
+    }
+  });
+}

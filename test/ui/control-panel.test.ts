@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { buildWeb } from '../../web/build.ts';
-import { chromiumAvailable, launchBrowser, screenshot, watchErrors } from './browser.ts';
+import { chromiumAvailable, launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
 import { SMALL_GCODE } from '../helpers/shared-data.ts';
 
 const GCODE = SMALL_GCODE;
@@ -54,19 +54,6 @@ const numberIn = async (page: Page, testId: string, attr?: string): Promise<numb
   return parseFloat((attr ? await loc.getAttribute(attr) : await loc.textContent()) ?? '');
 };
 
-/** A step of the scenario; on failure the page is saved as a screenshot next to the others. */
-function stepper(t: TestContext, page: Page) {
-  let n = 0;
-  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
-    n++;
-    try {
-      await fn();
-    } catch (err) {
-      await screenshot(page, `failed-step-${n}`).catch(() => undefined);
-      throw err;
-    }
-  });
-}
 
 async function openTab(page: Page, name: string): Promise<void> {
   await page.getByRole('tab', { name }).click();
@@ -74,7 +61,7 @@ async function openTab(page: Page, name: string): Promise<void> {
 
 test('control panel: login, connect, temperatures, upload, print, pause/resume/cancel, terminal, app key', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
   const { server, page, errors } = await setUp(t);
-  const step = stepper(t, page);
+  const step = stepper(t, page, '');
 
   await step('an anonymous visitor is sent to the login page, which sets the CSRF cookie', async () => {
     await page.goto(server.url + '/');

@@ -1,12 +1,12 @@
 // The second web UI in headless Chromium: thumbnails, the Slice dialog, search and sort, safe dialogs, print-end
 // notices (in the page and the browser's Notification API), the stale job panel, history numbers after two prints,
 // preset validation, keyboard tabs and upload, the dead webcam, dark mode, the phone layout and screenshots of every page.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../helpers/server.ts';
 import { buildWeb } from '../../web/build.ts';
-import { chromiumAvailable, launchBrowser, screenshot, watchErrors } from './browser.ts';
+import { chromiumAvailable, launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
 import { uploadFile } from '../job/helpers.ts';
 import { cubeStl } from '../helpers/stl.ts';
 import { gcodeWithThumbnails } from '../helpers/thumbnail-gcode.ts';
@@ -23,18 +23,6 @@ async function until(what: string, check: () => Promise<boolean>, timeout = 20_0
   }
 }
 
-function stepper(t: TestContext, page: Page) {
-  let n = 0;
-  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
-    n++;
-    try {
-      await fn();
-    } catch (err) {
-      await screenshot(page, `gen2-failed-step-${n}`).catch(() => undefined);
-      throw err;
-    }
-  });
-}
 
 const focusedText = (page: Page) => page.evaluate<string>('document.activeElement?.textContent ?? ""');
 const openTab = (page: Page, name: string) => page.getByRole('tab', { name, exact: true }).click();
@@ -64,7 +52,7 @@ test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/c
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   const errors = watchErrors(page);
-  const step = stepper(t, page);
+  const step = stepper(t, page, 'gen2-');
   const files = page.getByRole('region', { name: 'Files' });
   // Listening from the start turns on the interception of file pickers before any is opened.
   let choosers = 0;

@@ -3,6 +3,70 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+// The layering, executable (issue #16): which other top folders of src/ each folder may import. Every folder may
+// import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
+// like main.ts. Each folder's README.md says the same in prose — change both together.
+const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
+const DOMAIN = ['access', 'files', 'system', 'events', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import'];
+const MAY_IMPORT = {
+  core: [],
+  config: ['core'],
+  gcode: ['core'],
+  protocol: ['core', 'gcode'],
+  'virtual-printer': ['core', 'gcode'],
+  transports: ['core', 'config', 'gcode', 'protocol', 'virtual-printer'],
+  // Domain services: the bottom layers, and the few services whose types or functions they build on (no cycles).
+  access: BOTTOM,
+  files: BOTTOM,
+  system: BOTTOM,
+  events: BOTTOM,
+  printer: [...BOTTOM, 'files'],
+  slicing: [...BOTTOM, 'files', 'printer'],
+  timelapse: [...BOTTOM, 'printer'],
+  mqtt: [...BOTTOM, 'printer'],
+  recovery: [...BOTTOM, 'files', 'printer'],
+  import: [...BOTTOM, 'access', 'files', 'printer', 'slicing', 'system'],
+  // The edge. octoprint/ is the OctoPrint wire vocabulary shared by http/ and push/ (if it lives in http/vocabulary/
+  // instead, push/ may import that one subfolder of http/).
+  octoprint: [...BOTTOM, ...DOMAIN],
+  http: [...BOTTOM, ...DOMAIN, 'octoprint'],
+  push: [...BOTTOM, ...DOMAIN, 'octoprint', 'http/vocabulary'],
+};
+const FOLDERS = Object.keys(MAY_IMPORT);
+// Libraries that are one folder's concrete choice: nobody else depends on them directly.
+const OWNED_PACKAGES = {
+  http: ['fastify', '@fastify/*'],
+  push: ['sockjs', 'ws'],
+  mqtt: ['mqtt'],
+  transports: ['serialport', '@serialport/*'],
+};
+// protocol/ and gcode/ do no I/O: they are driven through interfaces (line-transport.ts) and tested without devices.
+const IO_MODULES = ['fs', 'net', 'child_process', 'http', 'https', 'dgram', 'worker_threads'];
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+function boundaryRule(folder) {
+  const allowed = MAY_IMPORT[folder];
+  const forbidden = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
+  // A relative specifier whose first folder after the `../` chain is a forbidden top folder of src/.
+  const sub = allowed.filter((a) => a.includes('/')).map((a) => a.split('/'));
+  const partly = sub.map(([top, rest]) => `${escape(top)}/(?!${escape(rest)}/)`);
+  const targets = [...forbidden.filter((f) => !sub.some(([top]) => top === f)).map((f) => `${escape(f)}/`), ...partly, '(main|cli)\\.ts$'];
+  const patterns = [{
+    regex: `^(\\.{1,2}/)+(${targets.join('|')})`,
+    caseSensitive: true,
+    message: `src/${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'no other folder of src/'} (src/${folder}/README.md).`,
+  }];
+  const packages = Object.entries(OWNED_PACKAGES).filter(([owner]) => owner !== folder).flatMap(([owner, names]) =>
+    names.map((name) => ({ name, owner })));
+  const paths = packages.filter((p) => !p.name.includes('*')).map(({ name, owner }) => ({ name, message: `${name} is used only in src/${owner}/.` }));
+  for (const { name, owner } of packages.filter((p) => p.name.includes('*'))) patterns.push({ group: [name], message: `${name} is used only in src/${owner}/.` });
+  if (folder === 'protocol' || folder === 'gcode') {
+    for (const m of IO_MODULES) paths.push({ name: m, message: `src/${folder}/ does no I/O.` }, { name: `node:${m}`, message: `src/${folder}/ does no I/O.` });
+    patterns.push({ group: ['fs/*', 'node:fs/*'], message: `src/${folder}/ does no I/O.` });
+  }
+  return { files: [`src/${folder}/**`], rules: { 'no-restricted-imports': ['error', { paths, patterns }] } };
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'web/dist/', 'coverage/', '**/*.d.ts'] },
   js.configs.recommended,
@@ -15,15 +79,12 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  ...FOLDERS.map(boundaryRule),
   {
-    files: ['src/protocol/**', 'src/gcode/**'],
+    // The browser UI talks to the server only through the public HTTP and push API.
+    files: ['web/**'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['node:fs', 'node:fs/*', 'fs', 'serialport', 'fastify', '@fastify/*', '**/http/**', '**/transports/**', '**/printer/**', '**/files/**'],
-            message: 'protocol/ and gcode/ import only gcode/ and core/ (see DEVELOPERS layout).' },
-        ],
-      }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+src/', message: 'web/ uses the public API only, never the server\'s src/.' }] }],
     },
   },
 );

@@ -8,6 +8,7 @@ import { Schema, type Config } from './schema.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
 import { deepMerge } from '../core/deep-merge.ts';
+import { isPlain, type Plain } from '../core/plain.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -16,8 +17,6 @@ export class ConfigError extends Error {
   }
 }
 
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {

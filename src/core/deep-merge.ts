@@ -1,8 +1,6 @@
 // Bounded deep merge for settings and profiles: hostile depth is a 400, prototype names stay ordinary own keys.
 import { invalid } from './errors.ts';
-
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlain, type Plain } from './plain.ts';
 
 /** Deeper than any settings tree or profile needs; anything deeper is an attack or a mistake, refused before recursing. */
 export const MAX_DEPTH = 32;

@@ -3,9 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Schema, type Config } from '../config/schema.ts';
-
-type Plain = Record<string, unknown>;
-export const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlain, type Plain } from '../core/plain.ts';
 
 export interface SettingField {
   /** Dotted path in the API tree, e.g. `serial.timeoutConnection`. */

@@ -5,7 +5,8 @@ import type { UserRecord, GroupRecord } from '../access/user-store.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
 import { legacySha512Hash, isImportedHash } from '../access/imported-hash.ts';
-import { readYaml, labelOf, isPlain, type OctoPrintSource, type YamlFile } from './source.ts';
+import { readYaml, labelOf, type OctoPrintSource, type YamlFile } from './source.ts';
+import { isPlain } from '../core/plain.ts';
 import type { ImportReport } from './report.ts';
 
 export type ImportedGroup = Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>;

@@ -12,7 +12,8 @@ import { deepMerge } from '../core/deep-merge.ts';
 import { parseIni } from '../slicing/prusa-slicer.ts';
 import type { StoredProfile } from '../slicing/profile-store.ts';
 import { checkProfileKey } from '../slicing/profile-store.ts';
-import { ImportInputError, readText, readYaml, labelOf, isPlain, type OctoPrintSource, type Plain } from './source.ts';
+import { ImportInputError, readText, readYaml, labelOf, type OctoPrintSource } from './source.ts';
+import { isPlain, type Plain } from '../core/plain.ts';
 import type { ImportReport } from './report.ts';
 
 export interface UploadPlan {

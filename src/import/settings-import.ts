@@ -5,7 +5,8 @@
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Schema } from '../config/schema.ts';
-import { isPlain, type Plain, type YamlFile } from './source.ts';
+import type { YamlFile } from './source.ts';
+import { isPlain, type Plain } from '../core/plain.ts';
 import type { ImportReport } from './report.ts';
 
 /** Keys handled elsewhere in the import, or deliberately not carried over, with the reason given in the report. */

@@ -6,10 +6,8 @@ import yauzl from 'yauzl';
 import { join, resolve, isAbsolute } from 'node:path';
 import { parseDocument, LineCounter, isNode, type Document } from 'yaml';
 import { DomainError, invalid } from '../core/errors.ts';
+import { isPlain, type Plain } from '../core/plain.ts';
 import { extractArchive, safeMemberPath } from '../system/archive-extract.ts';
-
-export type Plain = Record<string, unknown>;
-export const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A problem with the OctoPrint data itself (half-written, hand-edited): names the file and, where known, the key. */
 export class ImportInputError extends DomainError {

@@ -3,15 +3,13 @@
 // chose, or the MQTT 5 response topic with its correlation data.
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from '../core/logger.ts';
+import { isPlain } from '../core/plain.ts';
 import type { MqttSettings } from './settings.ts';
 import type { ApiDispatch, Publish } from './types.ts';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const MAX_ID = 128;
 const MAX_TOPIC = 1024;
-
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class ApiBridge {
   private inFlight = 0;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { deepMerge } from '../core/deep-merge.ts';
+import { isPlain, type Plain } from '../core/plain.ts';
 import { conflict, invalid, DomainError, ErrorCodes } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
@@ -78,9 +79,6 @@ export function builtinDefaultProfile(): PrinterProfile {
     },
   };
 }
-
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Ids keep only ASCII letters, digits and `-_.() `, spaces turned into `_` ("My Prof!" → "My_Prof"). */
 export function sanitizeProfileId(raw: string): string {

@@ -14,8 +14,7 @@ const ProfileBody = Type.Object({
   basedOn: Type.Optional(Type.Unknown()),
 }, { additionalProperties: true });
 
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlain, type Plain } from '../../core/plain.ts';
 
 /** Keys clients echo back from responses; they are derived, never stored. */
 const DERIVED = ['resource', 'default', 'current'];

@@ -14,8 +14,7 @@ import { externalBase } from '../urls.ts';
 import { sendError } from '../error-mapper.ts';
 import { parseRange } from './downloads.ts';
 
-type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlain, type Plain } from '../../core/plain.ts';
 
 const FilenameParams = Type.Object({ filename: Type.String() });
 const NameParams = Type.Object({ name: Type.String() });

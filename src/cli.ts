@@ -34,7 +34,7 @@ async function offlineAccess(baseDir: string): Promise<{ config: ConfigStore; ac
   const paths = resolvePaths(baseDir);
   await createFolders(paths);
   const config = await ConfigStore.load(paths.config);
-  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, systemClock, silentLogger);
+  const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, systemClock, silentLogger);
   await access.users.load();
   return { config, access };
 }

@@ -96,7 +96,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   await createFolders(paths);
   // Temp files of atomic writes interrupted by a kill -9 (they may hold the API key); nothing writes yet.
   const staleTemps = await removeStaleTempFiles([paths.base, paths.data, join(paths.data, 'appkeys'), paths.printerProfiles, paths.slicingProfiles]);
-  await ensureInstallationId(config);
+  await ensureInstallationId(config.slice('server'));
 
   // Reopenable so deleting gantry.log through the API does not leave the logger writing to an unlinked file.
   const logStream = new ReopenableLogStream(paths.logs);
@@ -104,13 +104,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   if (staleTemps.length > 0) logger.warn({ files: staleTemps }, 'removed temp files left by an interrupted save');
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
-  const access = new AccessService(config, { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
+  const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
 
   const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
 
   const slicing = new SlicingService(
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
-    new ProfileStore(paths.slicingProfiles), config, events, logger.child({ svc: 'slicing' }));
+    new ProfileStore(paths.slicingProfiles), config.slice('slicing'), events, logger.child({ svc: 'slicing' }));
 
   // Workers start on demand and retire after 30 s idle: a warm one cost ≈ 10 MB RSS all day, while starting the
   // prebuilt dist/analysis-worker.js costs ≈ 70 ms CPU, small next to analysing a large file (bench/memory.ts).
@@ -122,7 +122,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.
   const firmwareLimits = new FirmwareLimits();
   const files = new FileService({
-    types: fileTypes, root: paths.uploads, config, events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
+    types: fileTypes, root: paths.uploads, config: config.slice('gcodeAnalysis', 'feature', 'server'), events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
     analysisOptions: () => {
       const profile = printerProfiles.getCurrentOrDefault();
       const diameter = profile.extruder.filamentDiameter;
@@ -185,16 +185,16 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
   const eventSubscriptions = new EventSubscriptions({
-    config, events, logger: logger.child({ svc: 'events' }), gcode: printer,
+    config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
   });
 
   // Start order matters: later services may use earlier ones; stop runs in reverse.
-  const systemCommands = new SystemCommands(config, logger.child({ svc: 'system' }));
+  const systemCommands = new SystemCommands(config.slice('server', 'system'), logger.child({ svc: 'system' }));
   const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
   const logFiles = new LogFiles(paths.logs, logStream);
   const timelapse = new TimelapseService({
-    config, events, clock, logger: logger.child({ svc: 'timelapse' }), moviesDir: paths.timelapse, baseDir: paths.base,
+    config: config.slice('webcam', 'folder', 'feature'), events, clock, logger: logger.child({ svc: 'timelapse' }), moviesDir: paths.timelapse, baseDir: paths.base,
     printer, printing: () => jobRunner.isPrinting(),
   });
   const unbridgeTimelapse = [
@@ -240,7 +240,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
   // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
   const mqtt = new MqttService({
-    config, events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
+    config: config.slice('plugins', 'server', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
     printer: {
       state: () => printer.state(), currentZ: () => printer.currentZ(), offsets: () => printer.offsets(), resends: () => printer.resends(),
       subscribe: (l) => printer.subscribe(l), watchReplies: (w) => printer.watchReplies(w),

@@ -1,5 +1,6 @@
 // Access service: turns credentials (API keys, sessions, passwords) into an Identity, and owns first-run set-up.
-import { ConfigError, type ConfigStore } from '../config/config-store.ts';
+import { ConfigError } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
@@ -38,16 +39,16 @@ export class AccessService {
   private reauthListeners: Array<(n: ReauthNotice) => void> = [];
 
   constructor(
-    private readonly config: ConfigStore,
+    private readonly config: ConfigSlice<'accessControl' | 'api' | 'server'>,
     paths: { users: string; groups: string; appKeys?: string },
     private readonly clock: Clock,
     private readonly logger: Logger,
     options: { appKeyTimeouts?: Partial<AppKeyTimeouts>; appSessionTimeouts?: Partial<AppSessionTimeouts> } = {},
   ) {
     this.users = new UserStore(paths.users, paths.groups);
-    this.sessions = new SessionStore(clock, () => this.config.current.accessControl.sessionValidityHours * 3600_000);
+    this.sessions = new SessionStore(clock, () => this.config.get().accessControl.sessionValidityHours * 3600_000);
     this.appKeys = new AppKeyService(paths.appKeys ?? join(dirname(paths.users), 'data', 'appkeys', 'keys.yaml'), clock, options.appKeyTimeouts);
-    this.appSessions = new AppSessionKeys(() => this.config.current.api.apps, clock, options.appSessionTimeouts);
+    this.appSessions = new AppSessionKeys(() => this.config.get().api.apps, clock, options.appSessionTimeouts);
     this.loginThrottle = new LoginThrottle(clock);
     this.sessions.onEnd((s, reason) => this.reauth({ user: s.user, session: s.id, reason }));
     this.users.onGroupChanged((key) => { if (key === 'guests') this.reauth({ user: undefined, reason: 'modified' }); });
@@ -84,13 +85,13 @@ export class AccessService {
   }
 
   get enabled(): boolean {
-    return this.config.current.accessControl.enabled;
+    return this.config.get().accessControl.enabled;
   }
 
   async start(): Promise<void> {
     await this.users.load();
     await this.appKeys.start();
-    if (!this.config.current.server.secretKey) await this.config.patch({ server: { secretKey: randomBytes(32).toString('base64url') } });
+    if (!this.config.get().server.secretKey) await this.config.patch({ server: { secretKey: randomBytes(32).toString('base64url') } });
     await this.firstRun();
   }
 
@@ -111,7 +112,7 @@ export class AccessService {
     }
     const password = randomBytes(12).toString('base64url');
     await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'] });
-    let key = this.config.current.api.key;
+    let key = this.config.get().api.key;
     if (!key) key = await this.regenerateGlobalKey();
     await this.config.patch({ server: { firstRun: false } });
     const banner = [
@@ -154,7 +155,7 @@ export class AccessService {
 
   /** Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). */
   identityForApiKey(key: string): Identity | undefined {
-    const global = this.config.current.api.key;
+    const global = this.config.get().api.key;
     if (global && safeEqual(global, key)) return this.globalKeyIdentity();
     const u = this.users.findByApiKey(key);
     if (u) return u.active ? this.identityForUser(u, 'apikey') : undefined;
@@ -208,18 +209,18 @@ export class AccessService {
 
   private secret(): string {
     // Without a stored secret (offline CLI use) nothing can be remembered; an empty secret would be guessable.
-    return this.config.current.server.secretKey ?? randomBytes(32).toString('hex');
+    return this.config.get().server.secretKey ?? randomBytes(32).toString('hex');
   }
 
   /** Whether a login response should flag the client as outside the local network. */
   isExternalClient(address: string | undefined): boolean {
-    const ipCheck = this.config.current.server.ipCheck;
+    const ipCheck = this.config.get().server.ipCheck;
     return ipCheck.enabled && isExternalAddress(address, ipCheck.trustedSubnets);
   }
 
   /** The user a passive login from `address` is logged in as automatically, if local autologin is configured. */
   autologinUser(address: string | undefined): UserRecord | undefined {
-    const ac = this.config.current.accessControl;
+    const ac = this.config.get().accessControl;
     if (!this.enabled || !ac.autologinLocal || !ac.autologinAs) return undefined;
     if (!inNetworks(address, networkList(ac.localNetworks))) return undefined;
     const u = this.users.getUser(ac.autologinAs);

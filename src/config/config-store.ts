@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { parseDocument, LineCounter, stringify, isNode } from 'yaml';
 import { Value } from 'typebox/value';
 import { Schema, type Config } from './schema.ts';
+import { configSlice, type ConfigSlice, type Section } from './config-slice.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
 import { deepMerge } from '../core/deep-merge.ts';
@@ -106,6 +107,11 @@ export class ConfigStore {
   /** What the file holds (overrides only), as a copy. */
   get overrides(): Plain {
     return structuredClone(this.raw);
+  }
+
+  /** The named sections only, for a service that owns them: read live, changes reported, saves go through this store. */
+  slice<K extends Section>(...sections: K[]): ConfigSlice<K> {
+    return configSlice(this, sections);
   }
 
   onChange(fn: ConfigListener): () => void {

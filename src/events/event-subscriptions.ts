@@ -1,7 +1,7 @@
 // Event subscriptions (config `events.subscriptions`): run a system command or send G-code when an event fires, with
 // OctoPrint's placeholders. System commands run as child processes (never blocking the loop), bounded and timed out.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { PAYLOADLESS_EVENTS } from '../core/events.ts';
@@ -31,7 +31,7 @@ export interface Subscription {
 }
 
 export interface EventSubscriptionsDeps {
-  config: ConfigStore;
+  config: ConfigSlice<'events'>;
   events: EventBus;
   logger: Logger;
   context?: EventContext;
@@ -118,7 +118,7 @@ export class EventSubscriptions {
     this.queue = this.queue.filter((q) => q.event === 'Shutdown');
     for (const [p, event] of this.running) if (event !== 'Shutdown') killTree(p);
     if (this.active > 0) {
-      const graceMs = Math.min(SHUTDOWN_GRACE_MS, this.deps.config.current.events.commandTimeout * 1000);
+      const graceMs = Math.min(SHUTDOWN_GRACE_MS, this.deps.config.get().events.commandTimeout * 1000);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         new Promise<void>((r) => this.idle.push(r)),
@@ -143,7 +143,7 @@ export class EventSubscriptions {
   private load(): void {
     const { config, logger } = this.deps;
     this.byEvent.clear();
-    const section = config.current.events;
+    const section = config.get().events;
     if (!section.enabled) return;
     section.subscriptions.forEach((raw, i) => {
       const problem = entryProblem(raw);
@@ -269,7 +269,7 @@ export class EventSubscriptions {
 
   private runOne(event: string, sub: Subscription, line: string): Promise<number> {
     const { logger } = this.deps;
-    const timeoutMs = this.deps.config.current.events.commandTimeout * 1000;
+    const timeoutMs = this.deps.config.get().events.commandTimeout * 1000;
     return new Promise((resolve) => {
       let child: ChildProcess;
       try {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import { LocalStorage } from './local-storage.ts';
 import { UploadSink, TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
 import { parseStoredPath, sanitizeName, sanitizePath, joinPath } from './safe-path.ts';
@@ -18,7 +18,7 @@ import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type Store
 
 export interface FileServiceDeps {
   root: string;
-  config: ConfigStore;
+  config: ConfigSlice<'gcodeAnalysis' | 'feature' | 'server'>;
   events: EventBus;
   logger: Logger;
   /** The analysis queue (src/files/analysis); without it files are stored unanalysed. */
@@ -57,7 +57,7 @@ export class FileService {
     this.storage = new LocalStorage(deps.root, deps.logger, deps.types);
     this.analysis = new AnalysisRunner({
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
-      options: deps.analysisOptions, runAt: () => deps.config.current.gcodeAnalysis.runAt,
+      options: deps.analysisOptions, runAt: () => deps.config.get().gcodeAnalysis.runAt,
       isPrinting: () => this.usage.isPrinting(),
       progress: (p) => { for (const l of this.progressListeners) l(p); },
     });
@@ -105,7 +105,7 @@ export class FileService {
   }
 
   private get reallyUniversal(): boolean {
-    return this.deps.config.current.feature.enforceReallyUniversalFilenames;
+    return this.deps.config.get().feature.enforceReallyUniversalFilenames;
   }
 
   private emitChanged(): void {
@@ -167,7 +167,7 @@ export class FileService {
 
   /** A temp sink in the uploads folder for an incoming upload (the HTTP layer streams into it). */
   async newUploadSink(): Promise<UploadSink> {
-    const sink = new UploadSink(this.deps.root, this.deps.config.current.server.uploads.maxSize);
+    const sink = new UploadSink(this.deps.root, this.deps.config.get().server.uploads.maxSize);
     await sink.open();
     return sink;
   }

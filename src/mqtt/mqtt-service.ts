@@ -2,13 +2,13 @@
 // printer's listeners. Every listener only queues; the broker, the API bridge and commands never hold up the printer.
 import { readFile } from 'node:fs/promises';
 import type { IPublishPacket } from 'mqtt';
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { Config } from '../config/schema.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { BrokerConnection, type OutMessage } from './connection.ts';
-import { mqttSettings, type MqttSettings } from './settings.ts';
+import { mqttSettings, type MqttSettings, type MqttSections } from './settings.ts';
 import { OctoPrintMqttPublisher } from './publisher.ts';
 import { HassState } from './hass-state.ts';
 import { discoveryMessages } from './hass-discovery.ts';
@@ -17,7 +17,7 @@ import { HassControl } from './hass-control.ts';
 import type { ApiDispatch, MqttJobSource, MqttPrinterSource, Publish, SlicingProgress } from './types.ts';
 
 export interface MqttServiceDeps {
-  config: ConfigStore;
+  config: ConfigSlice<MqttSections>;
   events: EventBus;
   printer: MqttPrinterSource;
   jobs: MqttJobSource;
@@ -28,7 +28,7 @@ export interface MqttServiceDeps {
 }
 
 /** Settings that shape the session: a change to any of them reconnects (the plugin does the same on save). */
-function sessionKey(c: Config): string {
+function sessionKey(c: Pick<Config, MqttSections>): string {
   return JSON.stringify([c.plugins.mqtt, c.plugins.homeassistant, c.server.uuid, c.appearance.name, c.webcam.snapshot]);
 }
 
@@ -84,7 +84,7 @@ class Session {
 
   discovery(): void {
     if (!this.s.discovery) return;
-    const c = this.deps.config.current;
+    const c = this.deps.config.get();
     for (const m of discoveryMessages(this.s, { heaters: this.deps.printer.heaters(), camera: c.webcam.snapshot !== '', version: this.deps.version })) {
       this.conn.publish({ topic: m.topic, payload: JSON.stringify(m.payload), qos: this.s.stateQos, retain: this.s.retain });
     }
@@ -114,7 +114,7 @@ class Session {
   }
 
   private async snapshot(): Promise<Buffer> {
-    const w = this.deps.config.current.webcam;
+    const w = this.deps.config.get().webcam;
     const res = await fetch(w.snapshot, { signal: AbortSignal.timeout(w.snapshotTimeout * 1000) });
     if (!res.ok) throw new Error(`snapshot answered ${res.status}`);
     return Buffer.from(await res.arrayBuffer());
@@ -191,7 +191,7 @@ export class MqttService {
   private restart(): void {
     this.chain = this.chain.then(async () => {
       await this.close();
-      const c = this.deps.config.current;
+      const c = this.deps.config.get();
       this.key = sessionKey(c);
       const s = mqttSettings(c);
       if (!s) {

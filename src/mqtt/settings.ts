@@ -2,6 +2,9 @@
 import type { IClientOptions } from 'mqtt';
 import type { Config } from '../config/schema.ts';
 
+/** The settings sections MQTT reads (its config slice): a change to any of them may reshape the session. */
+export type MqttSections = 'plugins' | 'server' | 'appearance' | 'webcam';
+
 export interface MqttSettings {
   url: string;
   client: IClientOptions;
@@ -53,7 +56,7 @@ function subTopic(base: string, template: string, active: boolean, value: string
 }
 
 /** The settings in effect, or null while no broker is configured (MQTT is off). */
-export function mqttSettings(c: Config): MqttSettings | null {
+export function mqttSettings(c: Pick<Config, MqttSections>): MqttSettings | null {
   const m = c.plugins.mqtt;
   const b = m.broker;
   const host = nonEmpty(b.url);

@@ -1,5 +1,5 @@
 // Slicing service: the slicer registry, profiles (defaults + overrides) and slicing jobs with progress, events and cancel.
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { DomainError, invalid, notFound } from '../core/errors.ts';
@@ -71,7 +71,7 @@ export class SlicingService {
   constructor(
     adapters: SlicerAdapter[],
     private readonly store: ProfileStore,
-    private readonly config: ConfigStore,
+    private readonly config: ConfigSlice<'slicing'>,
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {
@@ -127,7 +127,7 @@ export class SlicingService {
   }
 
   defaultSlicer(): string | undefined {
-    const wanted = this.config.current.slicing.defaultSlicer;
+    const wanted = this.config.get().slicing.defaultSlicer;
     if (wanted && this.adapters.has(wanted)) return wanted;
     for (const a of this.adapters.values()) if (this.isConfigured(a.key)) return a.key;
     return undefined;
@@ -150,7 +150,7 @@ export class SlicingService {
   }
 
   private defaultProfileKey(slicer: string): string | undefined {
-    return this.config.current.slicing.defaultProfiles[slicer];
+    return this.config.get().slicing.defaultProfiles[slicer];
   }
 
   private info(slicer: string, p: StoredProfile): ProfileInfo {

@@ -1,6 +1,6 @@
 // System commands: core host actions (shutdown, reboot, restart) and user-defined actions from config, run through the shell off the event loop.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { Logger } from '../core/logger.ts';
 import { DomainError, ErrorCodes, invalid, notFound } from '../core/errors.ts';
 
@@ -38,7 +38,7 @@ export class SystemCommands {
   private readonly timeoutMs: number;
   private readonly running = new Set<ChildProcess>();
 
-  constructor(private readonly config: ConfigStore, private readonly logger: Logger, opts: SystemCommandsOptions = {}) {
+  constructor(private readonly config: ConfigSlice<'server' | 'system'>, private readonly logger: Logger, opts: SystemCommandsOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 60_000;
   }
 
@@ -56,7 +56,7 @@ export class SystemCommands {
 
   /** Core commands appear only when their command line is configured (they are useless otherwise). */
   list(source: CommandSource): SystemCommand[] {
-    const c = this.config.current;
+    const c = this.config.get();
     if (source === 'core') {
       return CORE.filter((d) => c.server.commands[d.key]).map((d) => ({
         source: 'core', action: d.action, name: d.name, confirm: d.confirm, command: c.server.commands[d.key] ?? undefined,

@@ -3,7 +3,7 @@
 // behind /api/timelapse.
 import { mkdir, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
@@ -25,7 +25,7 @@ export interface InjectorHost {
 }
 
 export interface TimelapseDeps {
-  config: ConfigStore;
+  config: ConfigSlice<'webcam' | 'folder' | 'feature'>;
   events: EventBus;
   logger: Logger;
   clock: Clock;
@@ -60,7 +60,7 @@ export class TimelapseService {
 
   constructor(private readonly deps: TimelapseDeps) {
     this.renderer = new Renderer({
-      events: deps.events, logger: deps.logger, webcam: () => deps.config.current.webcam,
+      events: deps.events, logger: deps.logger, webcam: () => deps.config.get().webcam,
       moviesDir: () => deps.moviesDir, framesDir: () => this.framesDir(),
       progress: (p) => { for (const l of this.progressListeners) l(p); },
     });
@@ -68,7 +68,7 @@ export class TimelapseService {
 
   /** folder.timelapse_tmp, else `<timelapse>/tmp`. */
   framesDir(): string {
-    const configured = this.deps.config.current.folder.timelapse_tmp;
+    const configured = this.deps.config.get().folder.timelapse_tmp;
     return configured ? resolve(this.deps.baseDir, configured) : join(this.deps.moviesDir, 'tmp');
   }
 
@@ -86,7 +86,7 @@ export class TimelapseService {
     this.unwatch = this.deps.config.onChange((now, before) => {
       if (JSON.stringify(now.webcam.stabilize) !== JSON.stringify(before.webcam.stabilize)) this.updateInjector();
     });
-    const saved = configFromSettings(this.deps.config.current.webcam.timelapse);
+    const saved = configFromSettings(this.deps.config.get().webcam.timelapse);
     const problem = saved.type === 'off' ? null : await this.precondition();
     if (problem !== null) this.deps.logger.warn({ problem }, 'timelapse: saved config not applied, capture is off');
     this.apply(problem === null ? saved : OFF);
@@ -103,7 +103,7 @@ export class TimelapseService {
   }
 
   current(): TimelapseConfig { return this.config; }
-  enabled(): boolean { return this.deps.config.current.webcam.timelapseEnabled; }
+  enabled(): boolean { return this.deps.config.get().webcam.timelapseEnabled; }
   pushPayload(): Record<string, unknown> | null { return pushPayload(this.config); }
   /** The render under way (for a push client registering meanwhile). */
   rendering(): (MoviePayload & { prefix: string }) | null { return this.renderer.current(); }
@@ -120,7 +120,7 @@ export class TimelapseService {
 
   /** Why a capturing config cannot work, or null. */
   private async precondition(): Promise<string | null> {
-    const w = this.deps.config.current.webcam;
+    const w = this.deps.config.get().webcam;
     if (!w.snapshot) return 'Timelapse needs a camera: set webcam.snapshotUrl to the snapshot URL of the webcam';
     try {
       await checkFfmpegPath(w.ffmpeg);
@@ -168,7 +168,7 @@ export class TimelapseService {
   }
 
   private stabilizing(): boolean {
-    return this.config.type === 'zchange' && this.deps.config.current.webcam.stabilize.enabled;
+    return this.config.type === 'zchange' && this.deps.config.get().webcam.stabilize.enabled;
   }
 
   /** The injector stays off the job path unless stabilised snapshots can happen. */
@@ -185,7 +185,7 @@ export class TimelapseService {
     const session = new CaptureSession(prefix, gcode, config, stabilized, {
       events: this.deps.events, logger: this.deps.logger, framesDir: this.framesDir(), monotonic: () => this.deps.clock.monotonic(),
       camera: () => {
-        const w = this.deps.config.current.webcam;
+        const w = this.deps.config.get().webcam;
         return { url: w.snapshot, timeout: w.snapshotTimeout, validateSsl: w.snapshotSslValidation };
       },
     });
@@ -196,7 +196,7 @@ export class TimelapseService {
   }
 
   private newStabilizer(session: CaptureSession): Stabilizer {
-    const c = this.deps.config.current;
+    const c = this.deps.config.get();
     const s = c.webcam.stabilize;
     return new Stabilizer({
       park: { x: s.x, y: s.y, retract: s.retract, retractSpeed: s.retractSpeed, lift: s.lift, zSpeed: s.zSpeed, travelSpeed: s.travelSpeed },
@@ -216,7 +216,7 @@ export class TimelapseService {
 
   /** While the head is parked: settle, take the frame; bounded so a dead camera holds the print for the timeout only. */
   private async parkedFrame(session: CaptureSession): Promise<void> {
-    const w = this.deps.config.current.webcam;
+    const w = this.deps.config.get().webcam;
     await sleep(w.stabilize.delay);
     const limit = (Math.max(1, w.snapshotTimeout) + 2) * 1000;
     let timer: NodeJS.Timeout | undefined;
@@ -239,7 +239,7 @@ export class TimelapseService {
   }
 
   private rendersAfter(postfix: string): boolean {
-    const when = this.deps.config.current.webcam.renderAfterPrint;
+    const when = this.deps.config.get().webcam.renderAfterPrint;
     return when === 'always' || (when === 'success' && postfix === '') || (when === 'failure' && postfix !== '');
   }
 
@@ -257,7 +257,7 @@ export class TimelapseService {
 
   /** Unrendered jobs, after the age cleanup (which runs only here, as in 1.9.3). */
   async listUnrendered(): Promise<UnrenderedEntry[]> {
-    const days = this.deps.config.current.webcam.cleanTmpAfterDays;
+    const days = this.deps.config.get().webcam.cleanTmpAfterDays;
     await cleanOldFrames(this.framesDir(), days, this.deps.clock.now(),
       (prefix) => this.deps.logger.info({ prefix }, `Deleted old unrendered timelapse ${prefix}`));
     return (await listFrameGroups(this.framesDir())).map((g) => {
@@ -300,8 +300,8 @@ export class TimelapseService {
     if (this.deps.printing()) throw conflict('Printer is currently printing, cannot render timelapse');
     if (!isPlainName(name)) throw invalid('name is invalid');
     if (this.recording.has(name) || this.renderer.isRendering(name)) throw conflict('Timelapse is being recorded or rendered already');
-    const fps = configFromSettings(this.deps.config.current.webcam.timelapse);
-    void this.renderer.render({ prefix: name, gcode: 'unknown', postfix: '', fps: fps.type === 'off' ? this.deps.config.current.webcam.timelapse.fps : fps.fps });
+    const fps = configFromSettings(this.deps.config.get().webcam.timelapse);
+    void this.renderer.render({ prefix: name, gcode: 'unknown', postfix: '', fps: fps.type === 'off' ? this.deps.config.get().webcam.timelapse.fps : fps.fps });
   }
 }
 

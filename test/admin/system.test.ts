@@ -92,7 +92,7 @@ test('a command running past the time limit is killed and reported as 500', asyn
   const { silentLogger } = await import('../../src/core/logger.ts');
   const s = await startTestServer(t);
   const config = ConfigStore.fromObject(join(s.baseDir, 'other.yaml'), { system: { actions: [{ action: 'slow', command: 'sleep 30' }] } });
-  const commands = new SystemCommands(config, silentLogger, { timeoutMs: 200 });
+  const commands = new SystemCommands(config.slice('server', 'system'), silentLogger, { timeoutMs: 200 });
   await assert.rejects(commands.execute('custom', 'slow'), /did not finish/);
   await commands.stop();
 });

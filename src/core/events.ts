@@ -34,7 +34,7 @@ export interface SlicingEventPayload {
   [key: string]: unknown;
 }
 
-/** SD transfers: `path` and the deprecated `local` carry the same value (spec, Events). */
+/** SD transfers: `path` and the deprecated `local` carry the same value (docs/reference/interface-spec.md, Events). */
 export interface TransferEventPayload {
   path: string;
   local: string;

@@ -275,7 +275,7 @@ export class FileService {
   }
 
   /**
-   * files-api.md §6/§7: printed, paused or streamed to the SD card. A background analysis does not count: clients
+   * docs/reference/files-api.md §6/§7: printed, paused or streamed to the SD card. A background analysis does not count: clients
    * (OctoRest, FDM Monster) delete or move a file right after uploading it, while its analysis runs; it is cancelled.
    */
   private busy(path: string): boolean {

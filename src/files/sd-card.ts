@@ -113,7 +113,7 @@ export class SdCardFiles {
     this.checkUploadable();
     const taken = new Set(this.deps.printer.sdFiles().map((f) => stripSlash(f.name).toLowerCase()));
     const base = localPath.split('/').pop() ?? 'file.gcode';
-    // A firmware that writes long names gets the file's own name; others a fresh 8.3 one (serial-protocol §13.4).
+    // A firmware that writes long names gets the file's own name; others a fresh 8.3 one (docs/reference/serial-protocol.md §13.4).
     const remote = this.deps.printer.sdLongNames?.() ? base : dosName(base, taken);
     const abs = await this.deps.files.absolutePath(localPath);
     const { events, logger } = this.deps;

@@ -107,7 +107,8 @@ export const SETTINGS_FIELDS: readonly SettingField[] = [
     'enableShutdownActionCommand', 'notifySuppressedCommands', 'advancedOk']),
   ...same('serial', ['identicalResendsCountdown', 'ackMax', 'resendRatioThreshold', 'resendRatioStart', 'maxWritePasses',
     'terminalLogSize', 'lastLineBufferSize', 'rxBufferSize'], { min: 0 }),
-  // The spec spells this one with a capital I; both spellings read and write the same key.
+  // docs/reference/interface-spec.md (Settings tree) spells this one with a capital I; both spellings read and write
+  // the same key.
   field('serial.supportResendsWIthoutOk', 'serial.supportResendsWithoutOk'),
   field('serial.supportResendsWithoutOk', 'serial.supportResendsWithoutOk'),
   field('serial.waitForStart', 'serial.waitForStartOnConnect'),

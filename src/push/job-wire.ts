@@ -1,4 +1,4 @@
-// Job and progress snapshots in the wire shapes of push `current`/`history` (printer-extra-api.md §7, §8).
+// Job and progress snapshots in the wire shapes of push `current`/`history` (docs/reference/printer-extra-api.md §7, §8).
 import type { JobProgressSnapshot, JobSnapshot } from '../printer/job-types.ts';
 import { noJob, type JobStatusSource } from './sources.ts';
 

@@ -13,7 +13,7 @@ export interface PrinterStatusSource {
   subscribe(listener: PrinterListener): () => void;
 }
 
-/** Job and progress in the wire shapes of printer-extra-api.md §7/§8, and the files in use. */
+/** Job and progress in the wire shapes of docs/reference/printer-extra-api.md §7/§8, and the files in use. */
 export interface JobStatusSource {
   job(): Record<string, unknown>;
   progress(): Record<string, unknown>;
@@ -29,7 +29,7 @@ export const offlinePrinter: PrinterStatusSource = {
   subscribe: () => () => {},
 };
 
-/** What OctoPrint reports before anything was selected (printer-extra-api.md §7, §8 quirks included). */
+/** What OctoPrint reports before anything was selected (docs/reference/printer-extra-api.md §7, §8 quirks included). */
 export const noJob: JobStatusSource = {
   job: () => ({
     file: { name: null, path: null, size: null, origin: null, date: null },

@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { createHash, randomBytes } from 'node:crypto';
 import { invalid } from '../core/errors.ts';
 
-/** Named status ranges of the spec (inclusive bounds). */
+/** Named status ranges of docs/reference/interface-spec.md, Utility tests (inclusive bounds). */
 export const STATUS_RANGES: Record<string, [number, number]> = {
   informational: [100, 199], success: [200, 299], redirection: [300, 399], client_error: [400, 499], server_error: [500, 599],
   normal: [100, 399], error: [400, 599], any: [100, Number.MAX_SAFE_INTEGER],

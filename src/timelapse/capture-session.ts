@@ -1,5 +1,5 @@
 // One print's timelapse capture: numbered frames from the camera, taken strictly in order off the streaming path,
-// the z-change and timed triggers, and the end of the job (post roll, then the render request) — timelapse.md §5.
+// the z-change and timed triggers, and the end of the job (post roll, then the render request) — docs/reference/timelapse.md §5.
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventBus } from '../core/event-bus.ts';

@@ -23,7 +23,7 @@ export interface EncodeOptions {
   rotate90: boolean;
 }
 
-/** `mpg`/`vob` for mpeg2video, else `mp4`/`mp4` (timelapse.md §6.1, §6.2). */
+/** `mpg`/`vob` for mpeg2video, else `mp4`/`mp4` (docs/reference/timelapse.md §6.1, §6.2). */
 export function containerFor(codec: string): { ext: string; format: string } {
   return codec === 'mpeg2video' ? { ext: 'mpg', format: 'vob' } : { ext: 'mp4', format: 'mp4' };
 }

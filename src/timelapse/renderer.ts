@@ -1,5 +1,5 @@
 // Rendering queue: one ffmpeg at a time, jobs in order; each writes a hidden file renamed when done, makes the
-// thumbnail, removes the frames and reports MovieRendering / renderProgress / MovieDone or MovieFailed (timelapse.md §6).
+// thumbnail, removes the frames and reports MovieRendering / renderProgress / MovieDone or MovieFailed (docs/reference/timelapse.md §6).
 import { access, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Config } from '../config/schema.ts';

@@ -1,6 +1,6 @@
-// Job runner: the selected file and the print job — select/start/pause/resume/cancel/restart with the spec's
-// transition rules, streaming a stored file line by line through the printer link, job scripts, progress and
-// time-left estimation, Print* events and the print history.
+// Job runner: the selected file and the print job — select/start/pause/resume/cancel/restart with the transition
+// rules of docs/reference/interface-spec.md, streaming a stored file line by line through the printer link, job
+// scripts, progress and time-left estimation, Print* events and the print history.
 import { stat } from 'node:fs/promises';
 import { DomainError, ErrorCodes, conflict, invalid, notOperational } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
@@ -187,7 +187,10 @@ export class JobRunner implements JobControl, FileUsage {
 
   // ---------------------------------------------------------------- job commands (POST /api/job)
 
-  /** Applies a job command with the spec's transition table; throws 409 (conflict/not operational) or 400. */
+  /**
+   * Applies a job command with the transition table of docs/reference/interface-spec.md (States and transitions);
+   * throws 409 (conflict/not operational) or 400.
+   */
   async command(command: string, opts: { action?: string; user?: string } = {}): Promise<void> {
     if (!['start', 'cancel', 'restart', 'pause'].includes(command)) throw invalid('command is invalid');
     if (command === 'pause' && opts.action !== undefined && !['pause', 'resume', 'toggle'].includes(opts.action)) {
@@ -311,14 +314,15 @@ export class JobRunner implements JobControl, FileUsage {
       stateChanged: (s: string) => this.onState(job, s),
       finished: (outcome: JobOutcome, pos: number, error?: string) => {
         const p = this.onFinished(job, outcome, pos, error);
-        // events.md: PrintDone/PrintFailed and the statistics come before PrinterStateChanged(OPERATIONAL).
+        // docs/reference/events.md: PrintDone/PrintFailed and the statistics come before
+        // PrinterStateChanged(OPERATIONAL).
         if (outcome !== 'error') this.deps.printer.holdStateEvents?.(p);
         job.finished = p;
         this.pending.add(p);
         void p.finally(() => this.pending.delete(p));
       },
     };
-    // Job scripts whatever the origin (serial-protocol §15.7 makes no exception for SD prints).
+    // Job scripts whatever the origin (docs/reference/serial-protocol.md §15.7 makes no exception for SD prints).
     const [started, epilogue] = await Promise.all([resumeAt ? resumeAt.prologue : this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
     const prologue = started;
     this.lastInterruption = null;
@@ -467,8 +471,8 @@ export class JobRunner implements JobControl, FileUsage {
       const cancelled = { ...base, time, reason: 'cancelled' as const, position };
       this.deps.events.emit('PrintCancelled', cancelled);
       this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
-      // events.md: PrintCancelled → ChartMarked → MetadataStatisticsUpdated → PrintFailed. OctoPrint repeats the
-      // cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
+      // docs/reference/events.md: PrintCancelled → ChartMarked → MetadataStatisticsUpdated → PrintFailed. OctoPrint
+      // repeats the cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
       failedAfterStatistics = { ...cancelled, position: { ...position } };
     } else {
       this.lastProgress = this.progressOf(job);
@@ -539,7 +543,8 @@ export class JobRunner implements JobControl, FileUsage {
     const analysis = file.analysis;
     return {
       file,
-      // The statistical total of gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
+      // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the
+      // analysis.
       estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
       averagePrintTime: stats.average,
       lastPrintTime: stats.last,

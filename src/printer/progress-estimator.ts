@@ -76,7 +76,7 @@ export class ProgressEstimator {
   }
 
   timeLeft(filepos: number, printTime: number): TimeLeft {
-    // gcode-analysis.md §6.1: at progress 1 nothing is left and nothing was estimated.
+    // docs/reference/gcode-analysis.md §6.1: at progress 1 nothing is left and nothing was estimated.
     if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: null };
     if (this.m73?.remainingMin !== undefined) {
       // The slicer's remaining time, counted down since the line was reached.

@@ -5,7 +5,7 @@ export type ConnectionStateId =
   | 'STARTING' | 'PRINTING' | 'PAUSING' | 'PAUSED' | 'RESUMING' | 'CANCELLING' | 'FINISHING'
   | 'TRANSFERING_FILE' | 'ERROR' | 'CLOSED' | 'CLOSED_WITH_ERROR';
 
-/** Display texts clients match on verbatim (Home Assistant, OctoApp), see printer-extra-api.md §6.1. */
+/** Display texts clients match on verbatim (Home Assistant, OctoApp), see docs/reference/printer-extra-api.md §6.1. */
 export const STATE_TEXT: Record<ConnectionStateId, string> = {
   OFFLINE: 'Offline',
   NONE: 'Offline',

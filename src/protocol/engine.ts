@@ -500,7 +500,7 @@ export class ProtocolEngine extends EngineSender {
     }, 250);
   }
 
-  /** Effective communication timeout in ms (§8.2 of the serial reference). */
+  /** Effective communication timeout in ms (docs/reference/serial-protocol.md §8.2). */
   communicationTimeoutMs(): number {
     const t = this.settings.timeout;
     const comm = this.busyConfirmed ? t.communicationBusy : t.communication;

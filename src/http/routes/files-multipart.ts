@@ -1,6 +1,7 @@
 // Streaming multipart/form-data reader for uploads: yields part headers and body chunks as they arrive (pull-based, so
-// a slow disk slows the socket instead of filling memory). Own parser rather than busboy because the spec's Encoding
-// rule needs the raw header bytes: UTF-8 with an ISO-8859-1 fallback, and `filename*` (RFC 5987) over `filename`.
+// a slow disk slows the socket instead of filling memory). Own parser rather than busboy because the Encoding rule
+// (docs/reference/interface-spec.md, Authentication 10) needs the raw header bytes: UTF-8 with an ISO-8859-1
+// fallback, and `filename*` (RFC 5987) over `filename`.
 
 export interface PartInfo {
   /** Form field name. */

@@ -21,7 +21,8 @@ export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: La
 
   const listing = async () => {
     const components = await packs.list();
-    // The spec's table calls the display name `display`, its examples `name`; clients read either.
+    // docs/reference/interface-spec.md's table (Language packs) calls the display name `display`, its examples
+    // `name`; clients read either.
     const language_packs = Object.fromEntries(Object.entries(components).map(([id, c]) => [id, { ...c, name: c.display }]));
     return { language_packs };
   };

@@ -42,7 +42,8 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
 
   const passive = (request: FastifyRequest, reply: FastifyReply) => {
     const id = request.identity;
-    // A passive login is a login too (events.md): farm managers that log in with their key each time are announced.
+    // A passive login is a login too (docs/reference/events.md): farm managers that log in with their key each time
+    // are announced.
     if (!id.isAnonymous && request.authVia === 'session' && id.sessionId) {
       if (id.name !== undefined) events.emit('UserLoggedIn', { username: id.name });
       return loginResponse(request, id, id.sessionId, id.loginMechanism);

@@ -1,5 +1,6 @@
-// /api/timelapse and /downloads/timelapse(s): OctoPrint 1.9.3's timelapse API (timelapse.md §2–§3) over the timelapse
-// service — listing with ETag, config with save, movies, unrendered jobs, downloads and the zip bundle.
+// /api/timelapse and /downloads/timelapse(s): OctoPrint 1.9.3's timelapse API (docs/reference/timelapse.md §2–§3)
+// over the timelapse service — listing with ETag, config with save, movies, unrendered jobs, downloads and the zip
+// bundle.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';

@@ -14,6 +14,7 @@ import { AppSessionKeys, type AppSessionTimeouts } from './app-sessions.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { makeRememberToken, checkRememberToken } from './remember.ts';
 import { isExternalAddress, inNetworks, networkList } from './network.ts';
+import { Listeners } from '../core/listeners.ts';
 
 /**
  * Someone must authenticate again: the sessions of `user` (or, with `user` undefined, every anonymous caller) lost or
@@ -36,7 +37,7 @@ export class AccessService {
   /** Failed password logins per client address. */
   readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
-  private reauthListeners: Array<(n: ReauthNotice) => void> = [];
+  private readonly reauthListeners: Listeners<[ReauthNotice]>;
 
   constructor(
     private readonly config: ConfigSlice<'accessControl' | 'api' | 'server'>,
@@ -45,6 +46,7 @@ export class AccessService {
     private readonly logger: Logger,
     options: { appKeyTimeouts?: Partial<AppKeyTimeouts>; appSessionTimeouts?: Partial<AppSessionTimeouts> } = {},
   ) {
+    this.reauthListeners = new Listeners((err) => logger.error({ err }, 'reauth listener failed'));
     this.users = new UserStore(paths.users, paths.groups);
     this.sessions = new SessionStore(clock, () => this.config.get().accessControl.sessionValidityHours * 3600_000);
     this.appKeys = new AppKeyService(paths.appKeys ?? join(dirname(paths.users), 'data', 'appkeys', 'keys.yaml'), clock, options.appKeyTimeouts);
@@ -70,18 +72,11 @@ export class AccessService {
   }
 
   onReauthRequired(fn: (n: ReauthNotice) => void): () => void {
-    this.reauthListeners.push(fn);
-    return () => { this.reauthListeners = this.reauthListeners.filter((l) => l !== fn); };
+    return this.reauthListeners.add(fn);
   }
 
   private reauth(n: ReauthNotice): void {
-    for (const l of this.reauthListeners) {
-      try {
-        l(n);
-      } catch (err) {
-        this.logger.error({ err }, 'reauth listener failed');
-      }
-    }
+    this.reauthListeners.emit(n);
   }
 
   get enabled(): boolean {

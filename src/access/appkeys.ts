@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import type { Clock } from '../core/clock.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid, notFound, forbidden } from '../core/errors.ts';
+import { Listeners } from '../core/listeners.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 
 export interface PendingAppRequest {
@@ -38,8 +39,8 @@ export class AppKeyService {
   private pending = new Map<string, PendingState>(); // by app token
   private approved = new Map<string, Approval>(); // by app token
   private keys: AppKey[] = [];
-  private requestListeners: Array<(r: PendingAppRequest) => void> = [];
-  private endListeners: Array<(userToken: string) => void> = [];
+  private readonly requestListeners = new Listeners<[PendingAppRequest]>();
+  private readonly endListeners = new Listeners<[string]>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly timeouts: AppKeyTimeouts;
 
@@ -61,14 +62,12 @@ export class AppKeyService {
 
   /** A new request waits for a decision (the push channel shows it to users who may grant it). */
   onRequest(fn: (r: PendingAppRequest) => void): () => void {
-    this.requestListeners.push(fn);
-    return () => { this.requestListeners = this.requestListeners.filter((l) => l !== fn); };
+    return this.requestListeners.add(fn);
   }
 
   /** A request was decided, timed out or abandoned (UIs close their prompt). */
   onEnd(fn: (userToken: string) => void): () => void {
-    this.endListeners.push(fn);
-    return () => { this.endListeners = this.endListeners.filter((l) => l !== fn); };
+    return this.endListeners.add(fn);
   }
 
   request(appId: string, userId: string | null): PendingAppRequest {
@@ -78,7 +77,7 @@ export class AppKeyService {
     const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now };
     this.pending.set(r.appToken, r);
     const pub = publicRequest(r);
-    for (const l of this.requestListeners) l(pub);
+    this.requestListeners.emit(pub);
     return pub;
   }
 
@@ -177,7 +176,7 @@ export class AppKeyService {
   }
 
   private emitEnd(userToken: string): void {
-    for (const l of this.endListeners) l(userToken);
+    this.endListeners.emit(userToken);
   }
 
   private async load(): Promise<void> {

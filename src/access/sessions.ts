@@ -2,6 +2,7 @@
 import { generateSessionId } from './keys.ts';
 import type { LoginMechanism } from './identity.ts';
 import type { Clock } from '../core/clock.ts';
+import { Listeners } from '../core/listeners.ts';
 
 export interface Session {
   id: string;
@@ -24,13 +25,12 @@ export class SessionStore {
   private sessions = new Map<string, Session>();
   /** Session ids by user, so the per-user cap costs O(sessions of that user), not O(all sessions). */
   private byUser = new Map<string, Set<string>>();
-  private endListeners: Array<(s: Session, reason: SessionEndReason) => void> = [];
+  private readonly endListeners = new Listeners<[Session, SessionEndReason]>();
 
   constructor(private readonly clock: Clock, private readonly validityMs: () => number) {}
 
   onEnd(fn: (s: Session, reason: SessionEndReason) => void): () => void {
-    this.endListeners.push(fn);
-    return () => { this.endListeners = this.endListeners.filter((l) => l !== fn); };
+    return this.endListeners.add(fn);
   }
 
   create(user: string, mechanism: LoginMechanism): Session {
@@ -92,6 +92,6 @@ export class SessionStore {
     const mine = this.byUser.get(s.user);
     mine?.delete(s.id);
     if (mine?.size === 0) this.byUser.delete(s.user);
-    for (const l of this.endListeners) l(s, reason);
+    this.endListeners.emit(s, reason);
   }
 }

@@ -7,6 +7,7 @@ import { PERMISSIONS, permissionByKey } from './permissions.ts';
 import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
 import { generateApiKey, safeEqual } from './keys.ts';
 import { assertBoundedJson } from '../core/bounded-json.ts';
+import { Listeners } from '../core/listeners.ts';
 
 export interface GroupRecord {
   key: string;
@@ -61,10 +62,10 @@ interface Draft {
 export class UserStore {
   private users = new Map<string, UserRecord>();
   private groups = new Map<string, GroupRecord>();
-  private changeListeners: Array<(name: string) => void> = [];
+  private readonly changeListeners = new Listeners<[string]>();
   /** Changes run one at a time, so each works on the state the previous one left (no lost updates, one winner). */
   private queue: Promise<unknown> = Promise.resolve();
-  private groupListeners: Array<(key: string) => void> = [];
+  private readonly groupListeners = new Listeners<[string]>();
   /** Names being created: hashing a password takes ~90 ms, and a second create of the same name meanwhile is a conflict. */
   private creating = new Set<string>();
   /** users.yaml existed at load (even empty): only its absence means a first run. */
@@ -108,22 +109,20 @@ export class UserStore {
 
   /** Called with the user name whenever a user's record changes (push channel sends reauthRequired). */
   onUserChanged(fn: (name: string) => void): () => void {
-    this.changeListeners.push(fn);
-    return () => { this.changeListeners = this.changeListeners.filter((l) => l !== fn); };
+    return this.changeListeners.add(fn);
   }
 
   /** Called with the group key whenever a group changes or is removed (guests: anonymous sockets must re-auth). */
   onGroupChanged(fn: (key: string) => void): () => void {
-    this.groupListeners.push(fn);
-    return () => { this.groupListeners = this.groupListeners.filter((l) => l !== fn); };
+    return this.groupListeners.add(fn);
   }
 
   private notifyGroup(key: string): void {
-    for (const l of this.groupListeners) l(key);
+    this.groupListeners.emit(key);
   }
 
   private notify(name: string): void {
-    for (const l of this.changeListeners) l(name);
+    this.changeListeners.emit(name);
   }
 
   /**

@@ -10,6 +10,7 @@ import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
 import { deepMerge } from '../core/deep-merge.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
+import { Listeners } from '../core/listeners.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -46,7 +47,7 @@ export type ConfigListener = (config: Config, previous: Config) => void;
 export class ConfigStore {
   private raw: Plain;
   private effective: Config;
-  private listeners: ConfigListener[] = [];
+  private readonly listeners = new Listeners<Parameters<ConfigListener>>();
   /** Tail of the write queue: changes apply one at a time, each to the state the previous one committed. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -115,8 +116,7 @@ export class ConfigStore {
   }
 
   onChange(fn: ConfigListener): () => void {
-    this.listeners.push(fn);
-    return () => { this.listeners = this.listeners.filter((l) => l !== fn); };
+    return this.listeners.add(fn);
   }
 
   /**
@@ -162,7 +162,7 @@ export class ConfigStore {
     const previous = this.effective;
     this.raw = nextRaw;
     this.effective = deepFreeze(next);
-    for (const l of this.listeners) l(this.effective, previous);
+    this.listeners.emit(this.effective, previous);
     return this.effective;
   }
 

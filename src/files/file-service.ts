@@ -14,6 +14,7 @@ import { isGcode, type FileTypes } from './file-types.ts';
 import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
 import { AnalysisRunner, type Analyser, type AnalysisProgressReport } from './analysis-runner.ts';
+import { Listeners } from '../core/listeners.ts';
 import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type StoredFile, type StoredFolder } from './types.ts';
 
 export interface FileServiceDeps {
@@ -46,7 +47,7 @@ export class FileService {
   /** Files read by something other than a print (an SD transfer), with how many such readers each. */
   private readonly held = new Map<string, number>();
   private readonly analysis: AnalysisRunner;
-  private progressListeners: Array<(p: AnalysisProgressReport) => void> = [];
+  private readonly progressListeners = new Listeners<[AnalysisProgressReport]>();
   /** When the listing last changed (ms); Last-Modified of listings. */
   lastModified = Date.now();
 
@@ -59,7 +60,7 @@ export class FileService {
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
       options: deps.analysisOptions, runAt: () => deps.config.get().gcodeAnalysis.runAt,
       isPrinting: () => this.usage.isPrinting(),
-      progress: (p) => { for (const l of this.progressListeners) l(p); },
+      progress: (p) => this.progressListeners.emit(p),
     });
     const touch = () => { this.lastModified = Math.max(Date.now(), this.lastModified + 1000); };
     deps.events.on('file-service', 'UpdatedFiles', touch);
@@ -81,8 +82,7 @@ export class FileService {
 
   /** Progress of long analyses (push clients show it); returns the unsubscribe. */
   onAnalysisProgress(fn: (p: AnalysisProgressReport) => void): () => void {
-    this.progressListeners.push(fn);
-    return () => { this.progressListeners = this.progressListeners.filter((l) => l !== fn); };
+    return this.progressListeners.add(fn);
   }
 
   /** Local files being analysed, with the fraction done. */

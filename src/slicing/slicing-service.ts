@@ -6,6 +6,7 @@ import { DomainError, invalid, notFound } from '../core/errors.ts';
 import type { ProfileStore} from './profile-store.ts';
 import { checkProfileKey, type StoredProfile } from './profile-store.ts';
 import type { ProfileData, SlicerAdapter, SlicingPrinter } from './types.ts';
+import { Listeners } from '../core/listeners.ts';
 
 export interface SlicerInfo {
   key: string;
@@ -64,7 +65,7 @@ export function toSettings(input: Record<string, unknown> | undefined): ProfileD
 export class SlicingService {
   private readonly adapters = new Map<string, SlicerAdapter>();
   private readonly configured = new Map<string, boolean>();
-  private progressListeners: SlicingProgressListener[] = [];
+  private readonly progressListeners: Listeners<Parameters<SlicingProgressListener>>;
   private readonly running = new Map<string, AbortController>();
   private queue: Promise<void> = Promise.resolve();
 
@@ -75,6 +76,7 @@ export class SlicingService {
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {
+    this.progressListeners = new Listeners((err) => logger.warn({ err }, 'slicing progress listener failed'));
     for (const a of adapters) this.adapters.set(a.key, a);
   }
 
@@ -105,8 +107,7 @@ export class SlicingService {
   }
 
   onProgress(fn: SlicingProgressListener): () => void {
-    this.progressListeners.push(fn);
-    return () => { this.progressListeners = this.progressListeners.filter((l) => l !== fn); };
+    return this.progressListeners.add(fn);
   }
 
   isConfigured(key: string): boolean {
@@ -307,12 +308,6 @@ export class SlicingService {
       slicer: job.slicer, source_location: job.source.location, source_path: job.source.path,
       dest_location: job.dest.location, dest_path: job.dest.path, progress: percent,
     };
-    for (const l of this.progressListeners) {
-      try {
-        l(p);
-      } catch (err) {
-        this.logger.warn({ err }, 'slicing progress listener failed');
-      }
-    }
+    this.progressListeners.emit(p);
   }
 }

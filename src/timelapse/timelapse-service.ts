@@ -14,6 +14,7 @@ import { checkFfmpegPath } from './ffmpeg.ts';
 import { Renderer, type MoviePayload } from './renderer.ts';
 import { Stabilizer } from './stabilizer.ts';
 import { OFF, configFromRequest, configFromSettings, pushPayload, settingsFromConfig, type TimelapseConfig } from './timelapse-config.ts';
+import { Listeners } from '../core/listeners.ts';
 import {
   cleanOldFrames, deleteFrames, folderMtime, isMovieName, isPlainName, isThumbnailName, listFrameGroups, listMovies,
   thumbnailOf, type MovieEntry,
@@ -51,8 +52,8 @@ export class TimelapseService {
   private readonly recording = new Set<string>();
   private stabilizer: Stabilizer | null = null;
   private readonly renderer: Renderer;
-  private readonly configListeners = new Set<Listener<TimelapseConfig>>();
-  private readonly progressListeners = new Set<Listener<number>>();
+  private readonly configListeners = new Listeners<[TimelapseConfig]>();
+  private readonly progressListeners = new Listeners<[number]>();
   private configuring: Promise<unknown> = Promise.resolve();
   private readonly finishing = new Set<Promise<unknown>>();
   private readonly owner = 'timelapse';
@@ -62,7 +63,7 @@ export class TimelapseService {
     this.renderer = new Renderer({
       events: deps.events, logger: deps.logger, webcam: () => deps.config.get().webcam,
       moviesDir: () => deps.moviesDir, framesDir: () => this.framesDir(),
-      progress: (p) => { for (const l of this.progressListeners) l(p); },
+      progress: (p) => this.progressListeners.emit(p),
     });
   }
 
@@ -109,13 +110,11 @@ export class TimelapseService {
   rendering(): (MoviePayload & { prefix: string }) | null { return this.renderer.current(); }
 
   onConfig(fn: Listener<TimelapseConfig>): () => void {
-    this.configListeners.add(fn);
-    return () => this.configListeners.delete(fn);
+    return this.configListeners.add(fn);
   }
 
   onRenderProgress(fn: Listener<number>): () => void {
-    this.progressListeners.add(fn);
-    return () => this.progressListeners.delete(fn);
+    return this.progressListeners.add(fn);
   }
 
   /** Why a capturing config cannot work, or null. */
@@ -164,7 +163,7 @@ export class TimelapseService {
     }
     this.config = next;
     this.updateInjector();
-    for (const l of this.configListeners) l(next);
+    this.configListeners.emit(next);
   }
 
   private stabilizing(): boolean {

@@ -23,6 +23,12 @@ export interface SerialTransportOptions {
   parityWorkaround?: 'detect' | 'always' | 'never';
   /** `serial.replySpinMicros`: how long to keep reading after a ping-pong send instead of sleeping (0: never). */
   replySpinMicros?: number;
+  /**
+   * `serial.resetOnConnect`: let opening the port reset the board. Off (the default), DTR is left alone where the OS
+   * allows: not dropped on close (Linux and macOS keep it raised, so reopening makes no edge for an auto-reset
+   * circuit) and not enabled at open (Windows). On, DTR drops on close and is raised at the next open.
+   */
+  resetOnConnect?: boolean;
 }
 
 type WireEncoding = 'ascii' | 'latin1' | 'utf8';
@@ -132,8 +138,8 @@ export class SerialTransport implements LineTransport {
       baudRate: this.baudrate,
       lock: this.opts.exclusive ?? true,
       parity,
-      // Dropping DTR on close resets many boards; the next open resets them anyway.
-      hupcl: false,
+      // Dropping DTR on close makes the next open raise it again: the edge that resets boards with an auto-reset circuit.
+      hupcl: this.opts.resetOnConnect === true,
     });
   }
 

@@ -341,7 +341,6 @@ export class PrintJournal {
     const rec = this.record;
     if (!rec || rec.status !== 'interrupted') return;
     rec.reconnect = { time: this.deps.now(), outcome, reason };
-    if (outcome === 'reset') rec.cause = 'printer-reset';
     this.persist(rec);
     this.announce(rec);
   }

@@ -377,6 +377,7 @@ export const Schema = Type.Object({
   }),
   // Prints that survive (src/recovery/): the print journal's timings and reconnecting by itself after a pulled cable.
   recovery: obj({
+    journal: bool(true, 'Keep the print journal while printing (what a resume needs); off: nothing is recorded, so nothing can be resumed'),
     autoReconnect: bool(true, 'When the port of an interrupted connection comes back (the same device), reconnect by itself; a print the printer kept running through it (no reset) continues where it stopped'),
     reconnectDelay: num(1, 'Seconds before the first reconnect attempt; doubled after each miss', { minimum: 0.1, maximum: 60 }),
     reconnectMaxDelay: num(10, 'At most this many seconds between reconnect attempts', { minimum: 0.1, maximum: 600 }),

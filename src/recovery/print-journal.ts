@@ -82,7 +82,7 @@ export interface PrintJournalDeps {
   /** How often the stream's position is looked at. */
   tickMs?: number;
   /** The `recovery` config slice, read live (wins over the three above). */
-  settings?: () => { journalInterval: number; journalTick: number; plannerDepth: number };
+  settings?: () => { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number };
 }
 
 const OWNER = 'print-journal';
@@ -155,7 +155,7 @@ export class PrintJournal {
     // A new print replaces any earlier offer: one journal, for the print of the moment.
     this.record = null;
     this.live = null;
-    if (origin !== 'local' || !live || live.path !== path) {
+    if (origin !== 'local' || !live || live.path !== path || this.deps.settings?.().journal === false) {
       this.resumeState = null;
       this.enqueue(() => this.remove());
       return;

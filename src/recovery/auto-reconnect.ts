@@ -52,6 +52,12 @@ export class AutoReconnect {
       this.cancel();
       void this.remember(p.port, p.baudrate);
     });
+    // A connect asked for elsewhere (another port, perhaps) replaces whatever was being waited for.
+    ev.on(OWNER, 'Connecting', () => {
+      if (this.attempting) return;
+      this.cancel();
+      this.target = null;
+    });
     // Asked for (the API, a script, shutdown): never undone by reconnecting.
     ev.on(OWNER, 'Disconnecting', () => {
       if (this.attempting) return;

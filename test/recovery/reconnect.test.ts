@@ -15,7 +15,7 @@ import { command, isLinkChatter, setLineCounter, startLoggedFw, type LoggedFw } 
 const fileCommands = (gcode: string): string[] => gcode.split('\n').map((l) => l.replace(/;.*/, '').trim()).filter(Boolean);
 const fileLinesIn = (received: string[]): string[] => received.map(command).filter((c) => c !== '' && !isLinkChatter(c));
 
-async function rig(t: TestContext): Promise<{ s: TestServer; dir: string; port: string; fw: LoggedFw }> {
+async function rig(t: TestContext, serial: Record<string, unknown> = {}): Promise<{ s: TestServer; dir: string; port: string; fw: LoggedFw }> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-reconnect-'));
   const port = join(dir, 'ttyUSB-printer');
   // -d: 2 ms a line, so the print is still running when the cable is pulled.
@@ -25,7 +25,7 @@ async function rig(t: TestContext): Promise<{ s: TestServer; dir: string; port: 
     await rm(dir, { recursive: true, force: true });
   });
   const s = await startTestServer(t, {
-    settings: { serial: { additionalPorts: [port], log: false }, recovery: { reconnectDelay: 0.2, reconnectMaxDelay: 0.4, probeTimeout: 2 } },
+    settings: { serial: { additionalPorts: [port], log: false, ...serial }, recovery: { reconnectDelay: 0.2, reconnectMaxDelay: 0.4, probeTimeout: 2 } },
   });
   const r = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port, baudrate: 115200 } });
   assert.equal(r.status, 204);
@@ -49,36 +49,39 @@ async function plugBack(t: TestContext, dir: string, port: string, counter: numb
   return fw;
 }
 
-test('cable pulled mid-print and back without a reset: reconnects by itself, continues, every file line reaches the firmware once', async (t) => {
-  const { s, dir, port, fw } = await rig(t);
-  const rec = recorder(s);
-  const gcode = layeredGcode(12, 80);
-  assert.equal((await uploadFile(s, 'part.gcode', gcode)).status, 201);
-  assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
-  await waitFor('300 file lines at the firmware', () => fileLinesIn(fw.received).length >= 300 || undefined, 30_000);
+// Ping-pong has one line in flight at the pull; send-ahead several (and one pulled ahead, unsent).
+for (const [mode, serial] of [['ping-pong', {}], ['send-ahead', { rxBufferSize: 128 }]] as const) {
+  test(`cable pulled mid-print and back without a reset (${mode}): reconnects by itself, continues, every file line reaches the firmware once`, async (t) => {
+    const { s, dir, port, fw } = await rig(t, serial);
+    const rec = recorder(s);
+    const gcode = layeredGcode(12, 80);
+    assert.equal((await uploadFile(s, 'part.gcode', gcode)).status, 201);
+    assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
+    await waitFor('300 file lines at the firmware', () => fileLinesIn(fw.received).length >= 300 || undefined, 30_000);
 
-  await pull(fw, port);
-  const failed = await waitFor('PrintFailed', () => rec.events.find((e) => e.name === 'PrintFailed'), 10_000);
-  assert.equal(failed.payload.interruption.cause, 'port-vanished');
-  // The board kept running: its counter is the number of the last line it read whole.
-  const lastTaken = fw.received.filter((l) => /^N\d+ /.test(l)).at(-1)!;
-  const counter = Number(/^N(\d+)/.exec(lastTaken)![1]);
-  const fw2 = await plugBack(t, dir, port, counter);
+    await pull(fw, port);
+    const failed = await waitFor('PrintFailed', () => rec.events.find((e) => e.name === 'PrintFailed'), 10_000);
+    assert.equal(failed.payload.interruption.cause, 'port-vanished');
+    // The board kept running: its counter is the number of the last line it read whole.
+    const lastTaken = fw.received.filter((l) => /^N\d+ /.test(l)).at(-1)!;
+    const counter = Number(/^N(\d+)/.exec(lastTaken)![1]);
+    const fw2 = await plugBack(t, dir, port, counter);
 
-  const recovered = await waitFor('PrintRecovered', () => rec.events.find((e) => e.name === 'PrintRecovered'), 20_000);
-  assert.equal(recovered.payload.automatic, true);
-  await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 60_000);
+    const recovered = await waitFor('PrintRecovered', () => rec.events.find((e) => e.name === 'PrintRecovered'), 20_000);
+    assert.equal(recovered.payload.automatic, true);
+    await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 60_000);
 
-  // Before the pull and after the return, together: the whole file, each line once, in order.
-  const before = fileLinesIn(fw.received);
-  const after = fileLinesIn(fw2.received);
-  assert.ok(before.length >= 300 && after.length > 0, `${before.length} before, ${after.length} after`);
-  assert.equal(after[0], fileCommands(gcode)[before.length], 'continues with the first line the firmware did not get');
-  assert.deepEqual([...before, ...after], fileCommands(gcode));
-  // Nothing else from the file went to the firmware after the return (no recovery script: it did not reset).
-  assert.ok(!fw2.received.map(command).some((c) => /^G28/.test(c)), 'no homing after a reconnect without a reset');
-  assert.deepEqual(await (await s.api('/api/plugin/recovery')).json(), { available: false });
-});
+    // Before the pull and after the return, together: the whole file, each line once, in order.
+    const before = fileLinesIn(fw.received);
+    const after = fileLinesIn(fw2.received);
+    assert.ok(before.length >= 300 && after.length > 0, `${before.length} before, ${after.length} after`);
+    assert.equal(after[0], fileCommands(gcode)[before.length], 'continues with the first line the firmware did not get');
+    assert.deepEqual([...before, ...after], fileCommands(gcode));
+    // Nothing else from the file went to the firmware after the return (no recovery script: it did not reset).
+    assert.ok(!fw2.received.map(command).some((c) => /^G28/.test(c)), 'no homing after a reconnect without a reset');
+    assert.deepEqual(await (await s.api('/api/plugin/recovery')).json(), { available: false });
+  });
+}
 
 test('back with a line counter that matches nothing sent: no line is sent, the offer stays with the reason', async (t) => {
   const { s, dir, port, fw } = await rig(t);

@@ -130,7 +130,7 @@ export class AutoReconnect {
         this.wake = () => { clearTimeout(timer); resolve(); };
       });
       this.wake = null;
-      if (loop !== this.loop || this.target !== target || this.deps.printer.isOperational()) return;
+      if (loop !== this.loop || this.target !== target || this.deps.printer.isOperational() || !this.deps.settings().autoReconnect) return;
       const path = await this.locate(target);
       if (path !== null && loop === this.loop && (await this.attempt(target, path))) return;
       delay = Math.min(delay * 2, s.reconnectMaxDelay * 1000);

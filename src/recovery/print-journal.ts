@@ -330,10 +330,12 @@ export class PrintJournal {
 
   // ---------------------------------------------------------------- after a reconnect
 
-  /** An interrupted print whose link dropped with its last lines known: worth asking the printer for its line counter. */
+  /** A print cut off by its port going away, its last lines known: worth asking the printer for its line counter. */
   awaitsReconnect(): boolean {
     const rec = this.record;
-    return rec !== null && rec.status === 'interrupted' && rec.origin === 'local' && rec.link !== undefined;
+    // Only the first reconnect after the port went away: any later one finds a counter of another session.
+    return rec !== null && rec.status === 'interrupted' && rec.origin === 'local' && rec.cause === 'port-vanished'
+      && rec.link !== undefined && rec.reconnect === undefined;
   }
 
   /** The reconnect found the printer reset (or could not tell): the offer stays, with why. */

@@ -32,7 +32,14 @@ export interface AutoReconnectDeps {
 }
 
 /** The connection to get back: the port it was open on (and that device's stable by-id name, when it has one). */
-interface Target { port: string; byId: string | null; baudrate: number; profileId: string }
+interface Target {
+  port: string;
+  byId: string | null;
+  baudrate: number;
+  profileId: string;
+  /** Settles once the by-id name was looked for. */
+  resolved: Promise<void>;
+}
 
 const OWNER = 'auto-reconnect';
 
@@ -78,6 +85,11 @@ export class AutoReconnect {
     this.target = null;
   }
 
+  /** The device a dropped connection would be waited for by: its by-id name, else its port (null: none). */
+  watchedDevice(): string | null {
+    return this.target ? (this.target.byId ?? this.target.port) : null;
+  }
+
   private cancel(): void {
     this.loop++;
     this.wake?.();
@@ -85,8 +97,11 @@ export class AutoReconnect {
 
   private async remember(port: string, baudrate: number): Promise<void> {
     const profileId = this.deps.printer.connection().printerProfile;
-    const target: Target = { port, byId: await this.byIdName(port), baudrate, profileId };
+    // Known at once (a port may go right after connecting); its by-id name follows.
+    const target: Target = { port, byId: null, baudrate, profileId, resolved: Promise.resolve() };
     this.target = target;
+    target.resolved = this.byIdName(port).then((name) => { target.byId = name; });
+    await target.resolved;
   }
 
   /** The /dev/serial/by-id name of the device `port` is (null for ptys, VIRTUAL, and systems without udev). */
@@ -122,6 +137,7 @@ export class AutoReconnect {
     const s = this.deps.settings();
     const began = Date.now();
     let delay = s.reconnectDelay * 1000;
+    await target.resolved;
     this.deps.logger.info({ port: target.port, byId: target.byId }, 'auto-reconnect: waiting for the port to come back');
     while (loop === this.loop) {
       await new Promise<void>((resolve) => {
@@ -151,8 +167,9 @@ export class AutoReconnect {
         if (probe === null) return false; // listed but not openable yet (udev still setting it up)
       }
       const operational = this.waitOperational(15_000);
-      await this.deps.printer.connect({ port: path, baudrate: target.baudrate, profileId: target.profileId });
-      if (!(await operational)) return false;
+      // The port list may have changed since it was looked at (the device went again): a miss, tried again later.
+      const connecting = this.deps.printer.connect({ port: path, baudrate: target.baudrate, profileId: target.profileId });
+      if (!(await connecting.then(() => operational, () => false))) return false;
       this.deps.logger.info({ port: path, probe }, 'auto-reconnect: connected again');
       if (probe?.kind === 'counter') {
         const r = await this.deps.journal.continueAfterReconnect(probe.line);

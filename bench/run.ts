@@ -11,6 +11,7 @@ const BENCHMARKS = [
   'memory.ts',
   'api.ts',
   'mqtt-scale.ts',
+  'recovery-journal.ts',
 ];
 
 /** Long attack runs: only when named (`npm run bench -- fuzz`, `npm run bench -- memory-load`). */

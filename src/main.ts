@@ -41,6 +41,7 @@ import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { PrintJournal } from './recovery/print-journal.ts';
+import { AutoReconnect } from './recovery/auto-reconnect.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -167,6 +168,10 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     jobs: jobRunner, files, temperatures: () => printer.temperatures(), events, logger: logger.child({ svc: 'recovery' }),
     now: () => clock.now() / 1000, dataDir: paths.data,
     scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
+    settings: () => config.current.recovery,
+  });
+  const autoReconnect = new AutoReconnect({
+    printer, ports, journal, events, logger: logger.child({ svc: 'reconnect' }), settings: () => config.current.recovery,
   });
   files.setUsage(jobRunner);
   const sdFiles = new SdCardFiles({
@@ -223,6 +228,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
+    { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
   try {

@@ -147,6 +147,7 @@ export const SerialSection = obj({
   lowLatency: bool(false, 'Request low latency mode'),
   replySpinMicros: int(1000, 'Ping-pong printing: after a line is sent, keep reading for up to this long (µs) instead of sleeping, when the firmware usually answers within half of it (spends CPU to cut latency per line; 0: off)', { minimum: 0, maximum: 100_000 }),
   autoconnect: bool(false, 'Connect on server start'),
+  resetOnConnect: bool(false, 'Let opening the port reset the printer (DTR dropped on close, raised on open). Off: DTR is left as it is where the OS allows, so a reconnect does not reset boards with an auto-reset circuit'),
   log: bool(false, 'Write the serial dialogue to logs/serial.log'),
   timeout: timeouts,
   maxCommunicationTimeouts: obj({
@@ -373,6 +374,18 @@ export const Schema = Type.Object({
     gcode: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
       default: {}, description: 'GCODE scripts and snippets (`snippets/<name>`) by name; built-in defaults apply to names not set',
     }),
+  }),
+  // Prints that survive (src/recovery/): the print journal's timings and reconnecting by itself after a pulled cable.
+  recovery: obj({
+    journal: bool(true, 'Keep the print journal while printing (what a resume needs); off: nothing is recorded, so nothing can be resumed'),
+    autoReconnect: bool(true, 'When the port of an interrupted connection comes back (the same device), reconnect by itself; a print the printer kept running through it (no reset) continues where it stopped'),
+    reconnectDelay: num(1, 'Seconds before the first reconnect attempt; doubled after each miss', { minimum: 0.1, maximum: 60 }),
+    reconnectMaxDelay: num(10, 'At most this many seconds between reconnect attempts', { minimum: 0.1, maximum: 600 }),
+    reconnectGiveUp: num(3600, 'Stop trying after this many seconds (0: never)', { minimum: 0 }),
+    probeTimeout: num(3, 'Seconds to wait, right after the port reopened, for the printer to tell its line counter (or `start`, a reset)', { minimum: 0.5, maximum: 60 }),
+    journalInterval: num(3, 'At most this many seconds between journal writes while printing (a layer change writes at once)', { minimum: 0.5, maximum: 600 }),
+    journalTick: num(0.5, 'Seconds between looks at the stream position', { minimum: 0.05, maximum: 10 }),
+    plannerDepth: int(20, 'Commands the firmware may have acknowledged but not yet executed (Marlin: planner 16 + command buffer 4); a resume starts this far before the last acknowledged line', { minimum: 0, maximum: 1000 }),
   }),
   serial: SerialSection,
   server: ServerSection,

@@ -95,7 +95,7 @@ export interface EventMap {
   ChartMarked: { type: string; label: string; time?: number };
   // print recovery (Gantry additions, src/recovery/)
   PrintRecoveryAvailable: { origin: string; path: string; line: number | null; filepos: number | null; layer: number | null; cause: string };
-  PrintRecovered: { origin: string; path: string; line: number; filepos: number; user?: string };
+  PrintRecovered: { origin: string; path: string; line: number; filepos: number; user?: string; automatic?: boolean };
   // gcode processing
   PowerOn: NoPayload;
   PowerOff: NoPayload;

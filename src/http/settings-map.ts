@@ -94,6 +94,7 @@ export const SETTINGS_FIELDS: readonly SettingField[] = [
   field('serial.port', 'serial.port'),
   field('serial.baudrate', 'serial.baudrate', { min: 0 }),
   ...same('serial', ['exclusive', 'lowLatency', 'autoconnect', 'log']),
+  ...same('serial', ['resetOnConnect']),
   ...renamed('serial', 'serial', SERIAL_TIMEOUTS, { min: 0, max: 3600 }),
   ...renamed('serial', 'serial', { maxTimeoutsIdle: 'maxCommunicationTimeouts.idle', maxTimeoutsPrinting: 'maxCommunicationTimeouts.printing',
     maxTimeoutsLong: 'maxCommunicationTimeouts.long' }, { min: 0 }),

@@ -455,6 +455,7 @@ export class PrinterService implements Printer {
       get filepos() { return streamer.filepos; },
       get linesInFlight() { return streamer.linesInFlight; },
       positionBack: (back) => streamer.positionBack(back),
+      sentTail: (max) => engine.sentTail(max),
       pause: (byFirmware) => {
         if (!byFirmware) return streamer.pause();
         streamer.markPaused();

@@ -119,6 +119,20 @@ export abstract class EngineSender {
   get connectedPort(): string { return this.port; }
   get connectedBaudrate(): number { return this.baudrate; }
   get linesInFlight(): number { return this.inFlight.count; }
+  /**
+   * The last `max` numbered lines written (oldest first) and whether a job line was pulled from the feed but not yet
+   * written. After a link dropped without a printer reset, the firmware's own line counter says which of them it got
+   * (recovery); asked once, when a print is interrupted.
+   */
+  sentTail(max: number): { lines: Array<{ n: number; wire: string }>; staged: boolean } {
+    const lines: Array<{ n: number; wire: string }> = [];
+    for (let n = this.nextNumber - 1; n >= 0 && lines.length < max; n--) {
+      const wire = this.history.get(n);
+      if (wire === undefined) break;
+      lines.push({ n, wire });
+    }
+    return { lines: lines.reverse(), staged: this.staged !== null && this.staged.feed !== null };
+  }
   resendStats(): { count: number; transmitted: number; ratio: number } {
     return { count: this.resendRequests, transmitted: this.linesSent, ratio: this.linesSent ? Math.round((this.resendRequests * 100) / this.linesSent) : 0 };
   }

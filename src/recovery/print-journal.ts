@@ -14,6 +14,7 @@ import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
 import type { TemperatureSnapshot } from '../printer/types.ts';
 import { initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from './gcode-state.ts';
 import { recoveryContext, renderRecoveryScript, type RecoveryScripts } from './recovery-script.ts';
+import { linkTail, offsetAfterLine, type LinkTail } from './link-tail.ts';
 
 export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error';
 
@@ -49,7 +50,12 @@ export interface JournalRecord {
   temperatures: Record<string, number | null>;
   cause?: InterruptionCause;
   error?: string;
+  /** The numbered lines last written before the link dropped, to continue after a reconnect without a reset. */
+  link?: LinkTail;
+  /** What the automatic reconnect found (see auto-reconnect.ts). */
+  reconnect?: { time: number; outcome: 'reset' | 'unsure' | 'continued'; reason: string };
 }
+
 
 /** What the journal needs of the job runner. */
 export interface JournalJobs {
@@ -75,6 +81,8 @@ export interface PrintJournalDeps {
   intervalMs?: number;
   /** How often the stream's position is looked at. */
   tickMs?: number;
+  /** The `recovery` config slice, read live (wins over the three above). */
+  settings?: () => { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number };
 }
 
 const OWNER = 'print-journal';
@@ -97,7 +105,7 @@ export class PrintJournal {
   private resumeState: MachineState | null = null;
   /** Disk writes and deletes, in order. */
   private io: Promise<void> = Promise.resolve();
-  private readonly depth: number;
+  private depth: number;
   private readonly journalFile: string;
   private readonly octoFile: string;
 
@@ -147,7 +155,7 @@ export class PrintJournal {
     // A new print replaces any earlier offer: one journal, for the print of the moment.
     this.record = null;
     this.live = null;
-    if (origin !== 'local' || !live || live.path !== path) {
+    if (origin !== 'local' || !live || live.path !== path || this.deps.settings?.().journal === false) {
       this.resumeState = null;
       this.enqueue(() => this.remove());
       return;
@@ -159,6 +167,7 @@ export class PrintJournal {
     this.ack = { ...this.exec, tools: { ...this.exec.tools } };
     this.lastLayer = this.exec.layer;
     this.lastWrite = 0;
+    this.depth = this.deps.settings?.().plannerDepth ?? this.depth;
     const started = this.deps.now();
     this.hash = this.deps.files.absolutePath(path).then(async (abs) => {
       this.abs = abs;
@@ -170,7 +179,8 @@ export class PrintJournal {
       this.deps.logger.warn({ err, path }, 'print journal: file not readable; this print is not journalled');
       return null;
     });
-    this.timer = setInterval(() => this.tick(), this.deps.tickMs ?? 500);
+    const tick = this.deps.settings ? this.deps.settings().journalTick * 1000 : (this.deps.tickMs ?? 500);
+    this.timer = setInterval(() => this.tick(), tick);
     this.timer.unref();
   }
 
@@ -203,7 +213,8 @@ export class PrintJournal {
     this.fill(rec);
     const now = Date.now();
     const layerChanged = this.exec.layer !== this.lastLayer;
-    if (!layerChanged && now - this.lastWrite < (this.deps.intervalMs ?? 3000)) return;
+    const interval = this.deps.settings ? this.deps.settings().journalInterval * 1000 : (this.deps.intervalMs ?? 3000);
+    if (!layerChanged && now - this.lastWrite < interval) return;
     this.lastLayer = this.exec.layer;
     this.lastWrite = now;
     this.persist(rec);
@@ -238,11 +249,14 @@ export class PrintJournal {
     const cause: InterruptionCause = this.pendingCause ?? causeOf(error);
     this.pendingCause = null;
     this.stopTimer();
+    const live = this.live;
     this.live = null;
     if (!rec || rec.status !== 'printing') return { cause, filepos: null, line: null };
     rec.status = 'interrupted';
     rec.cause = cause;
     if (error) rec.error = error;
+    const tail = live ? linkTail(live) : null;
+    if (tail) rec.link = tail;
     rec.time = this.deps.now();
     this.persist(rec);
     this.announce(rec);
@@ -264,6 +278,7 @@ export class PrintJournal {
       available: true, origin: rec.origin, path: rec.path, line: rec.executed.line + 1, filepos: rec.executed.filepos,
       acknowledged: { line: rec.acknowledged.line, filepos: rec.acknowledged.filepos }, layer: rec.layer, z: rec.z,
       temperatures: rec.temperatures, cause: rec.cause ?? null, error: rec.error ?? null, time: rec.time, method: rec.method,
+      reconnect: rec.reconnect ?? null,
     };
   }
 
@@ -311,6 +326,54 @@ export class PrintJournal {
     await this.deps.jobs.startRecovered(rec.path, offset, lines, user);
     this.deps.events.emit('PrintRecovered', { origin: rec.origin, path: rec.path, line, filepos: offset, ...(user ? { user } : {}) });
     return { line, filepos: offset };
+  }
+
+  // ---------------------------------------------------------------- after a reconnect
+
+  /** A print cut off by its port going away, its last lines known: worth asking the printer for its line counter. */
+  awaitsReconnect(): boolean {
+    const rec = this.record;
+    // Only the first reconnect after the port went away: any later one finds a counter of another session.
+    return rec !== null && rec.status === 'interrupted' && rec.origin === 'local' && rec.cause === 'port-vanished'
+      && rec.link !== undefined && rec.reconnect === undefined;
+  }
+
+  /** The reconnect found the printer reset (or could not tell): the offer stays, with why. */
+  noteReconnect(outcome: 'reset' | 'unsure', reason: string): void {
+    const rec = this.record;
+    if (!rec || rec.status !== 'interrupted') return;
+    rec.reconnect = { time: this.deps.now(), outcome, reason };
+    this.persist(rec);
+    this.announce(rec);
+  }
+
+  /**
+   * The port came back and the printer did not reset: `firmwareLine` is its line counter, the number of the last line
+   * it took. It still holds (and runs) everything up to that line, so streaming goes on from the next file line, with
+   * no recovery script. When that line cannot be placed for sure, nothing is sent and the offer stays, with the reason.
+   */
+  async continueAfterReconnect(firmwareLine: number): Promise<{ continued: boolean; reason: string; line?: number }> {
+    const rec = this.record;
+    if (!rec || rec.status !== 'interrupted' || rec.origin !== 'local') return { continued: false, reason: 'no interrupted print' };
+    const unsure = (reason: string) => {
+      this.noteReconnect('unsure', reason);
+      return { continued: false, reason };
+    };
+    const offset = rec.link ? offsetAfterLine(rec.link, firmwareLine) : null;
+    if (offset === null) {
+      return unsure(`The printer's line counter (${firmwareLine}) is not one of the lines sent before the link dropped, so where it stopped is not known for sure`);
+    }
+    const abs = await this.deps.files.absolutePath(rec.path).catch(() => null);
+    const hash = abs ? await sha256(abs).catch(() => null) : null;
+    if (abs === null || hash === null || hash !== rec.hash) return unsure(`The file ${rec.path} changed or is gone`);
+    if (!this.deps.jobs.isOperational() || !this.deps.jobs.isReady()) return unsure('The printer is not idle after the reconnect');
+    const state = await scanTo(abs, initialState(), offset);
+    this.resumeState = { ...state, tools: { ...state.tools } };
+    const line = state.line + 1;
+    rec.reconnect = { time: this.deps.now(), outcome: 'continued', reason: `the printer kept its line counter (${firmwareLine})` };
+    await this.deps.jobs.startRecovered(rec.path, offset, [], null);
+    this.deps.events.emit('PrintRecovered', { origin: rec.origin, path: rec.path, line, filepos: offset, automatic: true });
+    return { continued: true, reason: rec.reconnect.reason, line };
   }
 
   // ---------------------------------------------------------------- disk

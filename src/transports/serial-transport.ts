@@ -2,6 +2,7 @@
 // back-pressure, disconnects.
 import { SerialPort } from 'serialport';
 import type { BindingPortInterface } from '@serialport/bindings-cpp';
+import { spawn } from 'node:child_process';
 import { access, realpath } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { LineTransport, LineTransportEvents } from '../protocol/line-transport.ts';
@@ -23,6 +24,12 @@ export interface SerialTransportOptions {
   parityWorkaround?: 'detect' | 'always' | 'never';
   /** `serial.replySpinMicros`: how long to keep reading after a ping-pong send instead of sleeping (0: never). */
   replySpinMicros?: number;
+  /**
+   * `serial.resetOnConnect`: let opening the port reset the board. Off (the default), DTR is left alone where the OS
+   * allows: HUPCL cleared, so it is not dropped on close (Linux and macOS keep it raised, and reopening makes no edge
+   * for an auto-reset circuit), and not enabled at open (Windows). On, DTR drops on close and rises at the next open.
+   */
+  resetOnConnect?: boolean;
 }
 
 type WireEncoding = 'ascii' | 'latin1' | 'utf8';
@@ -57,6 +64,21 @@ async function needsParityWorkaround(path: string, mode: SerialTransportOptions[
   if (!debian) return false;
   const real = await realpath(path).catch(() => path);
   return !real.startsWith('/dev/pts/');
+}
+
+/**
+ * Clears HUPCL on the open port (`stty -hupcl` on it as standard input: the same open file, so no second open, no DTR
+ * edge and no clash with the exclusive lock), so closing it leaves DTR raised. Best effort; Windows has no termios
+ * (its binding disables DTR at open instead).
+ */
+async function keepDtrOnClose(port: BindingPortInterface): Promise<void> {
+  const fd = (port as { fd?: number | null }).fd;
+  if (process.platform === 'win32' || typeof fd !== 'number') return;
+  await new Promise<void>((resolve) => {
+    const child = spawn('stty', ['-hupcl'], { stdio: [fd, 'ignore', 'ignore'] });
+    child.once('error', () => resolve());
+    child.once('exit', () => resolve());
+  });
 }
 
 export class SerialTransport implements LineTransport {
@@ -101,6 +123,8 @@ export class SerialTransport implements LineTransport {
       throw err;
     });
     if (this.opts.lowLatency) await port.set({ lowLatency: true } as never).catch(() => {});
+    // The binding only ever sets HUPCL, and a fresh device starts with it set, so it is cleared here.
+    if (!this.opts.resetOnConnect) await keepDtrOnClose(port);
     this.port = port;
     this.closing = false;
     this.events.opened();
@@ -132,8 +156,8 @@ export class SerialTransport implements LineTransport {
       baudRate: this.baudrate,
       lock: this.opts.exclusive ?? true,
       parity,
-      // Dropping DTR on close resets many boards; the next open resets them anyway.
-      hupcl: false,
+      // Dropping DTR on close makes the next open raise it again: the edge that resets boards with an auto-reset circuit.
+      hupcl: this.opts.resetOnConnect === true,
     });
   }
 

@@ -55,6 +55,7 @@ export function createTransportFactory(deps: TransportFactoryDeps): TransportFac
       openTimeout: s.timeout.connection,
       parityWorkaround: s.useParityWorkaround,
       replySpinMicros: s.replySpinMicros,
+      resetOnConnect: s.resetOnConnect,
     });
   };
 }

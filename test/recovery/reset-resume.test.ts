@@ -80,7 +80,8 @@ test('printer reset mid-print: cause reported, resume runs the recovery script a
 });
 
 test('the port vanishing mid-print is told apart from a reset: cause port-vanished in the job, the event and the offer', async (t) => {
-  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } });
+  // Without reconnecting by itself (the virtual port never goes away, so it would be back at once).
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } }, recovery: { autoReconnect: false } });
   const rec = recorder(s);
   assert.equal((await uploadFile(s, 'part.gcode', layeredGcode(8, 15, 20))).status, 201);
   assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);

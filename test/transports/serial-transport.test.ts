@@ -146,3 +146,31 @@ test('a vanished device (socat killed) is reported as close with an error; the p
   await host.close();
   await device.close();
 });
+
+test('serial.resetOnConnect: off clears HUPCL on the open port (DTR stays up on close, no reset on the next open); on sets it', async (t) => {
+  const dir = await tempDir(t);
+  const fw = await startFakeFw(dir);
+  t.after(() => fw.stop().then(() => {}));
+  // fakefw keeps its own end of the pty open, so the terminal settings outlive each close and can be read afterwards.
+  const hupcl = async (): Promise<boolean> => {
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn('stty', ['-F', fw.port, '-a']);
+      let text = '';
+      p.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+      p.once('error', reject);
+      p.once('exit', () => resolve(text));
+    });
+    const m = /(^|\s)(-?)hupcl\b/.exec(out);
+    assert.ok(m, out);
+    return m[2] === '';
+  };
+  for (const resetOnConnect of [true, false, true]) {
+    const tr = new SerialTransport(fw.port, 115200, { parityWorkaround: 'never', exclusive: false, resetOnConnect });
+    await tr.open();
+    const rx = collector(tr);
+    await tr.write('M110 N0');
+    assert.deepEqual(await rx.untilOk(), ['ok']);
+    await tr.close();
+    assert.equal(await hupcl(), resetOnConnect, `resetOnConnect ${resetOnConnect}`);
+  }
+});

@@ -7,6 +7,7 @@ import { messageOf } from '../lib/api.ts';
 import { cycleTheme, theme } from '../lib/theme.ts';
 import { ConnectionPanel } from './ConnectionPanel.tsx';
 import { JobPanel } from './JobPanel.tsx';
+import { RecoveryOffer } from './RecoveryOffer.tsx';
 import { FilesPanel } from './FilesPanel.tsx';
 import { TemperatureTab } from './TemperatureTab.tsx';
 import { ControlTab } from './ControlTab.tsx';
@@ -111,6 +112,7 @@ export function App() {
       <div class={`layout${online ? '' : ' stale'}`} inert={inert} aria-busy={!online}>
         <aside class="sidebar">
           <ConnectionPanel />
+          <RecoveryOffer />
           <JobPanel />
           {can('FILES_LIST') && <FilesPanel />}
         </aside>

@@ -43,6 +43,9 @@ export const notices = signal<{ id: number; text: string; kind: 'error' | 'info'
 /** Ticks when a print ends (the history page reloads) or a timelapse changes (the timelapse page reloads). */
 export const historyVersion = signal(0);
 export const timelapseVersion = signal(0);
+/** Bumped by the events that change the offer to resume an interrupted print (the recovery panel reloads it). */
+export const recoveryVersion = signal(0);
+const RECOVERY_EVENTS = new Set(['PrintRecoveryAvailable', 'PrintRecovered', 'PrintStarted', 'PrintDone', 'PrintFailed', 'Connected']);
 /** Percent of the running timelapse render, null when none runs. */
 export const renderProgress = signal<number | null>(null);
 /** The running slice job's progress, from the push channel's slicingProgress messages. */
@@ -221,6 +224,7 @@ function onPush(type: string, payload: unknown): void {
       if (CONNECTION_EVENTS.has(ev.type)) reloadConnectionSoon();
       if (PROFILE_EVENTS.has(ev.type)) void quiet(loadProfiles());
       if (ev.type === 'SettingsUpdated') void quiet(loadSettings());
+      if (RECOVERY_EVENTS.has(ev.type)) recoveryVersion.value++;
       if (TIMELAPSE_EVENTS.has(ev.type)) {
         timelapseVersion.value++;
         if (ev.type !== 'MovieRendering') renderProgress.value = null;

@@ -4,7 +4,7 @@ import type { EventBus } from '../core/event-bus.ts';
 import type { ConnectionStateId } from '../protocol/connection-state.ts';
 import type { ProtocolEngine } from '../protocol/engine.ts';
 import type { EngineHooks } from '../protocol/hooks.ts';
-import type { JobStreamer } from '../protocol/job-stream.ts';
+import type { JobStreamer } from './job-stream.ts';
 import type { PrinterReadings } from './printer-readings.ts';
 import type { SerialLog } from './serial-log.ts';
 import type { FirmwareJobAction, LinkProfile, PrinterListener, Position } from './types.ts';
@@ -21,6 +21,8 @@ export interface LinkHost {
   job(): JobStreamer | null;
   stateId(): ConnectionStateId;
   profile(): LinkProfile;
+  /** The feed rate of the last move written (printer/line-rules.ts). */
+  currentF(): number | null;
   applyState(id: ConnectionStateId, error?: string): void;
   notify(fn: (l: PrinterListener) => void): void;
   notifyState(): void;
@@ -49,8 +51,7 @@ export function linkHooks(h: LinkHost): EngineHooks {
     temperatures: (t) => {
       const profile = h.profile();
       const entry = h.readings.applyReport(t, profile, Date.now());
-      const engine = h.engine();
-      if (engine) engine.targetsActive = h.readings.anyTargetActive();
+      h.engine()?.setTargetsActive(h.readings.anyTargetActive());
       h.notify((l) => l.temperature?.(entry));
     },
     targetReported: (heater, target) => h.readings.setTarget(heater === 'bed' ? 'bed' : `tool${heater}`, target),
@@ -61,7 +62,7 @@ export function linkHooks(h: LinkHost): EngineHooks {
     },
     position: (p) => {
       const e = h.engine();
-      const pos: Position = { x: p.x, y: p.y, z: p.z, e: p.e ?? p.es[e?.currentTool ?? 0] ?? null, t: e?.currentTool ?? null, f: e?.currentF ?? null };
+      const pos: Position = { x: p.x, y: p.y, z: p.z, e: p.e ?? p.es[e?.currentTool ?? 0] ?? null, t: e?.currentTool ?? null, f: e ? h.currentF() : null };
       h.readings.position = pos;
       events.emit('PositionUpdate', { ...pos, reason: h.stateId() === 'PAUSING' ? 'pause' : h.stateId() === 'CANCELLING' ? 'cancel' : null });
     },
@@ -84,14 +85,9 @@ export function linkHooks(h: LinkHost): EngineHooks {
     },
     commandSent: (cmd, code) => {
       h.readings.commandSent(cmd, code, h.engine()?.currentTool ?? 0);
-      const engine = h.engine();
-      if (engine) engine.targetsActive = h.readings.anyTargetActive();
+      h.engine()?.setTargetsActive(h.readings.anyTargetActive());
       const triggered = GCODE_EVENTS.get(code);
       if (triggered) events.emit(triggered, {});
-    },
-    zChanged: (z, old) => {
-      events.emit('ZChange', { new: z, old });
-      h.notify((l) => l.z?.(z));
     },
     toolChanged: (tool, old) => events.emit('ToolChange', { old, new: tool }),
     action: (name) => onAction(h, name),

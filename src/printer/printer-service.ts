@@ -8,8 +8,10 @@ import type { EngineHooks } from '../protocol/hooks.ts';
 import type { TransportFactory } from '../protocol/line-transport.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import { engineSettingsFrom, planConnection } from './link-settings.ts';
-import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../protocol/connection-state.ts';
-import { JobStreamer, type LineInjector } from '../protocol/job-stream.ts';
+import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId, type LinkStateId } from '../protocol/connection-state.ts';
+import { JobStreamer, type LineInjector } from './job-stream.ts';
+import { JobLifecycle, displayState, type JobState } from './job-lifecycle.ts';
+import { PrinterLineRules } from './line-rules.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
 import { linkHooks } from './link-hooks.ts';
@@ -50,6 +52,10 @@ export interface PrinterServiceDeps {
 
 export class PrinterService implements Printer {
   private engine: ProtocolEngine | null = null;
+  private lineRules: PrinterLineRules | null = null;
+  private linkState: LinkStateId = 'OFFLINE';
+  private readonly lifecycle = new JobLifecycle(() => this.applyState(displayState(this.linkState, this.lifecycle.state)),
+    () => this.engine?.isOperational() === true);
   private stateId: ConnectionStateId = 'OFFLINE';
   private errorText = '';
   private port: string | null = null;
@@ -131,10 +137,12 @@ export class PrinterService implements Printer {
     this.readings.reset();
     this.serialLog.setFileLogging(this.deps.config.current.serial.log, this.deps.logsDir);
     this.deps.events.emit('Connecting', {});
-    const engine = new ProtocolEngine(this.hooks(), engineSettingsFrom(this.deps.config.current.serial), this.timers);
-    engine.toolCount = profile.extruder.count;
-    engine.heatedBed = profile.heatedBed;
-    engine.temperatureOffsets = this.readings.offsets();
+    const engine = new ProtocolEngine(this.hooks(), engineSettingsFrom(this.deps.config.current.serial), this.timers,
+      { toolCount: profile.extruder.count, heatedBed: profile.heatedBed });
+    const rules = this.newLineRules();
+    rules.setOffsets(this.readings.offsets());
+    engine.setLineRules(rules);
+    this.lineRules = rules;
     this.engine = engine;
     const plan = planConnection(port, baud, ports, (n) => this.deps.ports.detectionBaudrates(n));
     let p: Promise<void>;
@@ -195,22 +203,39 @@ export class PrinterService implements Printer {
   }
 
   private hooks(): EngineHooks {
-    const hooks = linkHooks({
+    return linkHooks({
       readings: this.readings, serialLog: this.serialLog, replyWatchers: this.replyWatchers, events: this.deps.events, config: this.deps.config,
       engine: () => this.engine, job: () => this.job, stateId: () => this.stateId, profile: () => this.profile(),
-      applyState: (id, error) => this.applyState(id, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
+      currentF: () => this.lineRules?.currentF ?? null,
+      applyState: (id, error) => this.onLinkState(id as LinkStateId, error), notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
       runScript: (name, ctx) => this.runScript(name, ctx), disconnect: () => this.disconnect(), sdRefresh: () => this.sdRefresh(),
       jobAction: (action, firmwareError) => this.jobAction(action, firmwareError),
     });
-    hooks.toolChangeLines = (oldTool, newTool) => {
-      try {
-        return this.toolScripts.lines(oldTool, newTool);
-      } catch (err) {
-        this.deps.logger.warn({ err }, 'tool change scripts failed to render');
-        return null;
-      }
-    };
-    return hooks;
+  }
+
+  /** Offsets, tool-change scripts and Z tracking on the link's line path. */
+  private newLineRules(): PrinterLineRules {
+    return new PrinterLineRules({
+      toolChangeLines: (oldTool, newTool) => {
+        try {
+          return this.toolScripts.lines(oldTool, newTool);
+        } catch (err) {
+          this.deps.logger.warn({ err }, 'tool change scripts failed to render');
+          return null;
+        }
+      },
+      zChanged: (z, old) => {
+        this.deps.events.emit('ZChange', { new: z, old });
+        this.notify((l) => l.z?.(z));
+      },
+    });
+  }
+
+  /** The link moved: a job state only shows while the link is Operational. */
+  private onLinkState(id: LinkStateId, error?: string): void {
+    this.linkState = id;
+    if (id !== 'OPERATIONAL') this.lifecycle.reset();
+    this.applyState(displayState(id, this.lifecycle.state), error);
   }
 
   private applyState(id: ConnectionStateId, error?: string): void {
@@ -289,7 +314,7 @@ export class PrinterService implements Printer {
     const engine = this.engine;
     if (!engine || !this.isOperational() || this.job) return;
     this.sdPrinting = state !== 'OPERATIONAL';
-    if (!engine.setState(state)) this.sdPrinting = BUSY_STATES.has(this.stateId);
+    if (!this.lifecycle.move(state === 'OPERATIONAL' ? 'IDLE' : state as JobState)) this.sdPrinting = BUSY_STATES.has(this.stateId);
     this.notifyState();
   }
 
@@ -322,7 +347,7 @@ export class PrinterService implements Printer {
   temperatures(): TemperatureSnapshot { return this.readings.snapshot(this.profile()); }
   temperatureHistory(limit?: number): TemperatureHistoryEntry[] { return this.readings.history.list(limit); }
   offsets(): Record<string, number> { return this.readings.offsets(); }
-  currentZ(): number | null { return this.engine?.currentZ ?? null; }
+  currentZ(): number | null { return this.lineRules?.currentZ ?? null; }
   lastPosition(): Position { return { ...this.readings.position }; }
   terminal(): string[] { return this.serialLog.lines().slice(-this.deps.config.current.serial.terminalLogSize); }
   resends(): ResendStats { return this.engine?.resendStats() ?? { count: 0, transmitted: 0, ratio: 0 }; }
@@ -368,7 +393,7 @@ export class PrinterService implements Printer {
 
   setTemperatureOffsets(offsets: Record<string, number>): void {
     this.readings.setOffsets(offsets);
-    if (this.engine) this.engine.temperatureOffsets = this.readings.offsets();
+    this.lineRules?.setOffsets(this.readings.offsets());
     this.notifyState();
   }
 
@@ -436,6 +461,7 @@ export class PrinterService implements Printer {
     const engine = this.link();
     if (this.job || this.isBusy()) throw conflict('Printer is already printing');
     const serial = this.deps.config.current.serial;
+    const rules = this.lineRules;
     const streamer = new JobStreamer(engine, afterSettled(this.refreshToolScripts(), source), {
       progress: (pos) => listener.progress?.(pos),
       stateChanged: (s) => listener.stateChanged?.(s),
@@ -446,7 +472,8 @@ export class PrinterService implements Printer {
         }
         listener.finished(outcome, pos, error);
       },
-    }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts });
+    }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts },
+    { lifecycle: this.lifecycle, toolChange: rules ? (line, planned) => rules.toolChange(line, planned) : undefined });
     this.job = streamer;
     // Set before the first state change, so PrinterStateChanged already says what is going on.
     this.sdStreaming = opts.transfer === true;

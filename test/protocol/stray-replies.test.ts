@@ -2,14 +2,13 @@
 // timeout. The window must stay what it is configured to be, and no line may be lost, doubled or left waiting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobStreamer } from '../../src/protocol/job-stream.ts';
-import { batches, flush, makeRig, runTranscript, type Rig } from './scripted.ts';
+import { batches, flush, makeRig, runTranscript, type Rig, newJob } from './scripted.ts';
 
 const TEMP_OK = 'ok T:210.0 /210.0 B:60.0 /60.0 @:64 B@:30';
 
 function startJob(rig: Rig, count: number): string[] {
   const file = Array.from({ length: count }, (_, i) => `G1 X${i + 1} Y${(i * 7) % 100}`);
-  rig.job = new JobStreamer(rig.engine, batches(file, 16), { finished: (o) => { rig.outcome = o; } });
+  rig.job = newJob(rig, batches(file, 16), { finished: (o) => { rig.outcome = o; } });
   rig.job.start();
   return file;
 }
@@ -157,7 +156,7 @@ test('send-ahead: the probe after a timeout fits in the receive buffer with what
   rig.transport.reply('ok');
   await flush();
   const before = rig.transport.unread();
-  const inFlight = (): number => (rig.engine as unknown as { inFlight: { totalBytes: number } }).inFlight.totalBytes;
+  const inFlight = (): number => rig.engine.snapshot().bytesInFlight;
   assert.ok(before.length >= 3 && inFlight() > 64 - 10, `window filled: ${inFlight()} bytes`);
   rig.timers.advance(31_000);
   await flush();

@@ -6,7 +6,7 @@ import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers }
 import { LineSender, type JobFeed, type LineRules, type SenderSnapshot } from './line-sender.ts';
 import { LinkSupervisor } from './link-supervisor.ts';
 import { ReplyHandler } from './reply-handler.ts';
-import { withFirmwareQuirks } from './firmware-quirks.ts';
+import { FirmwareState } from './firmware-state.ts';
 import { detectPort, type DetectionCandidate } from './detection.ts';
 import type { LineTransport, TransportFactory } from './line-transport.ts';
 import { commandCode, param } from '../gcode/line.ts';
@@ -36,7 +36,7 @@ const EDGE_NOISE = /^[^\x21-\x7e]+|[\s\x00-\x1f\x7f]+$/g;
 export class ProtocolEngine {
   /** The configured settings; `effectiveSettings` adds what the detected firmware needs. */
   readonly settings: EngineSettings;
-  private effective: EngineSettings;
+  private readonly fw: FirmwareState;
   private readonly timers: Timers;
   private readonly sender: LineSender;
   private readonly supervisor: LinkSupervisor;
@@ -45,19 +45,15 @@ export class ProtocolEngine {
   private errorText = '';
   private port = '';
   private baudrate = 0;
-  private firmware = '';
-  private firmwareKnown = false;
-  private tool = 0;
-  private parser = false;
-  private sdAutoreport = false;
   private busySeen = false;
 
   constructor(private readonly hooks: EngineHooks, settings: Partial<EngineSettings> = {}, timers: Timers = realTimers,
     private readonly machine: MachineShape = { toolCount: 1, heatedBed: true }) {
     this.settings = { ...DEFAULT_ENGINE_SETTINGS, ...settings };
-    this.effective = this.settings;
     this.timers = timers;
-    const current = (): EngineSettings => this.effective;
+    this.fw = new FirmwareState(this.settings, hooks, (cmd) => this.enqueue(cmd));
+    const fw = this.fw;
+    const current = (): EngineSettings => fw.effective;
     this.sender = new LineSender(current, timers, {
       sent: hooks.sent ? (w) => hooks.sent!(w) : undefined,
       commandWritten: (cmd, code) => this.commandWritten(cmd, code),
@@ -65,41 +61,41 @@ export class ProtocolEngine {
       mayWrite: () => this.stateId !== 'CONNECTING' && this.stateId !== 'OPEN_SERIAL' && this.stateId !== 'DETECT_SERIAL',
       linkFailed: (err) => this.onClose(err),
       fail: (text, reason) => this.fail(text, reason),
-      currentTool: () => this.tool,
-      firmwareKnown: () => this.firmwareKnown,
+      currentTool: () => fw.tool,
+      firmwareKnown: () => fw.known,
     });
     this.supervisor = new LinkSupervisor(current, timers, this.sender, {
       connecting: () => this.stateId === 'CONNECTING', operational: () => this.isOperational(),
       giveUp: () => void this.disconnect(), fail: (text, reason) => this.fail(text, reason), message: (text) => hooks.message?.(text),
     });
     this.replies = new ReplyHandler({
-      currentTool: () => this.tool, firmwareName: () => this.firmware, connecting: () => this.stateId === 'CONNECTING',
+      currentTool: () => fw.tool, firmwareName: () => fw.name, connecting: () => this.stateId === 'CONNECTING',
       operational: () => this.isOperational(), failed: () => this.stateId === 'ERROR' || this.stateId === 'CLOSED_WITH_ERROR',
       handshakeAnswered: () => this.onConnected(), startWhileConnecting: () => this.supervisor.startWhileConnecting(),
       externalReset: () => this.onExternalReset(), ok: (line) => this.ok(line),
       resend: (line) => this.sender.acks.resend(line, this.sender.next, this.sender.jobActive),
       wait: () => this.sender.acks.wait(this.sender.wire.epoch, this.sender.jobActive), busy: () => this.onBusy(),
       otherLine: (isReport) => this.sender.acks.otherLine(isReport), fail: (text, reason, stop) => this.fail(text, reason, stop),
-      firmwareDetected: (name) => this.firmwareDetected(name), capabilityEnabled: (name) => this.capabilityEnabled(name),
-      invalidTool: () => this.invalidTool(),
+      firmwareDetected: (name) => fw.detected(name), capabilityEnabled: (name) => fw.capabilityEnabled(name),
+      invalidTool: () => fw.invalidTool(),
     }, hooks, timers, current);
   }
 
   get state(): LinkStateId { return this.stateId; }
   get error(): string { return this.errorText; }
-  get effectiveSettings(): EngineSettings { return this.effective; }
+  get effectiveSettings(): EngineSettings { return this.fw.effective; }
   get flowControl(): string { return this.sender.acks.flowControl; }
   get connectedPort(): string { return this.port; }
   get connectedBaudrate(): number { return this.baudrate; }
   get linesInFlight(): number { return this.sender.linesInFlight; }
   get strayOks(): number { return this.sender.acks.strayOks; }
-  get firmwareName(): string { return this.firmware; }
-  get firmwareInfoReceived(): boolean { return this.firmwareKnown; }
-  get currentTool(): number { return this.tool; }
+  get firmwareName(): string { return this.fw.name; }
+  get firmwareInfoReceived(): boolean { return this.fw.known; }
+  get currentTool(): number { return this.fw.tool; }
   get autoreportTemp(): boolean { return this.supervisor.autoreportTemp; }
   /** The firmware reports SD progress by itself (M27 S<n> sent): SD jobs need not poll M27. */
-  get autoreportSd(): boolean { return this.sdAutoreport; }
-  get emergencyParser(): boolean { return this.parser; }
+  get autoreportSd(): boolean { return this.fw.sdAutoreport; }
+  get emergencyParser(): boolean { return this.fw.parser; }
   get jobActive(): boolean { return this.sender.jobActive; }
   /** The firmware sent `start` (it booted) since the link was opened or last resynchronised. */
   get sawStart(): boolean { return this.supervisor.sawStart; }
@@ -130,10 +126,10 @@ export class ProtocolEngine {
   /** Queue a command for the firmware (user, script, internal). Emergency commands jump the queue. */
   enqueue(cmd: string, opts: { poll?: boolean } = {}): void {
     const code = commandCode(cmd);
-    if (code !== null && this.effective.emergencyCommands.includes(code)) {
+    if (code !== null && this.fw.effective.emergencyCommands.includes(code)) {
       if (code === 'M112') this.emergencyStop();
       // The firmware's emergency parser acts on it while its queue is full; an ok follows.
-      else if (this.parser && this.sender.transport) this.sender.writeNow(cmd);
+      else if (this.fw.parser && this.sender.transport) this.sender.writeNow(cmd);
       else this.sender.enqueue(cmd, { first: true });
       return;
     }
@@ -252,10 +248,7 @@ export class ProtocolEngine {
     this.sender.wire.attach(t);
     this.sender.clear();
     this.supervisor.reset();
-    this.firmwareKnown = false;
-    this.effective = this.settings;
-    this.sdAutoreport = false;
-    this.parser = false;
+    this.fw.reset();
     this.busySeen = false;
     this.replies.reset();
   }
@@ -297,9 +290,9 @@ export class ProtocolEngine {
     this.supervisor.sendHello();
     this.enqueue('M110 N0');
     // The firmware forgot what it was told: the autoreports and the keepalive interval are asked for again.
-    const t = this.effective.timeout;
+    const t = this.fw.effective.timeout;
     if (autoreport) this.enqueue(`M155 S${t.temperatureAutoreport}`);
-    if (this.sdAutoreport) this.enqueue(`M27 S${t.sdStatusAutoreport}`);
+    if (this.fw.sdAutoreport) this.enqueue(`M27 S${t.sdStatusAutoreport}`);
     if (this.supervisor.busyConfirmed) this.enqueue(`M113 S${Math.max(t.communicationBusy - 1, 1)}`);
   }
 
@@ -328,21 +321,16 @@ export class ProtocolEngine {
 
   private onBusy(): void {
     this.supervisor.okReceived();
-    if (!this.busySeen && this.effective.capabilities.busy_protocol && this.isOperational()) {
+    const s = this.fw.effective;
+    if (!this.busySeen && s.capabilities.busy_protocol && this.isOperational()) {
       this.busySeen = true;
-      this.enqueue(`M113 S${Math.max(this.effective.timeout.communicationBusy - 1, 1)}`);
+      this.enqueue(`M113 S${Math.max(s.timeout.communicationBusy - 1, 1)}`);
     }
   }
 
   private commandWritten(cmd: string, code: string): void {
     if (code === 'T') {
-      const n = Number(cmd.trim().slice(1).split(' ')[0]);
-      // Announced even when it names the current tool, as OctoPrint does (the firmware re-selects it).
-      if (Number.isInteger(n)) {
-        const old = this.tool;
-        this.tool = n;
-        this.hooks.toolChanged?.(n, old);
-      }
+      this.fw.toolSelected(cmd);
     } else if (code === 'M155') {
       const s = param(cmd, 'S');
       if (s !== null && Number.isFinite(s)) this.supervisor.autoreportTemp = s > 0 && this.replies.hasCapability('AUTOREPORT_TEMP');
@@ -350,33 +338,5 @@ export class ProtocolEngine {
       this.supervisor.busyConfirmed = true;
     }
     this.hooks.commandSent?.(cmd, code);
-  }
-
-  private firmwareDetected(name: string): void {
-    if (this.firmwareKnown) return;
-    this.firmwareKnown = true;
-    this.firmware = name;
-    this.effective = withFirmwareQuirks(this.settings, name);
-  }
-
-  private capabilityEnabled(name: string): void {
-    const s = this.effective;
-    if (name === 'AUTOREPORT_TEMP' && s.capabilities.autoreport_temp) {
-      this.enqueue(`M155 S${s.timeout.temperatureAutoreport}`);
-    } else if (name === 'AUTOREPORT_SD_STATUS' && s.capabilities.autoreport_sdstatus) {
-      this.enqueue(`M27 S${s.timeout.sdStatusAutoreport}`);
-      this.sdAutoreport = true;
-    } else if (name === 'EMERGENCY_PARSER' && s.capabilities.emergency_parser) {
-      this.parser = true;
-    }
-  }
-
-  /** Tool the firmware refused: fall back to the previous one. */
-  private invalidTool(): void {
-    const bad = this.tool;
-    const fallback = 0;
-    this.tool = fallback;
-    this.hooks.invalidTool?.(bad, fallback);
-    if (bad !== fallback) this.enqueue(`T${fallback}`);
   }
 }

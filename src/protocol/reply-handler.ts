@@ -37,6 +37,9 @@ export interface ReplyHost {
   invalidTool(): void;
 }
 
+/** One to three characters that are no word or field of a reply (no letters run into `ok`, no `:`), then an ok. */
+const GLUED_OK = /^(?=[^\s:]{1,3}ok(?: |$))(?![a-z]+ok)[^\s:]{1,3}(ok(?: .*)?)$/i;
+
 /** Firmware errors announcing a kill, whose consequence follows on a second line. */
 const KILL_CAUSE = /Heating failed|Thermal Runaway|Thermal Malfunction|MAXTEMP triggered|MINTEMP triggered|Invalid extruder number|Watchdog barked|KILL caused/i;
 
@@ -93,9 +96,13 @@ export class ReplyHandler {
       case ReplyKind.Action:
         this.route(line, false);
         return;
-      default:
+      default: {
+        // Printable line noise glued in front of an ok (`5Qok`) is an ok: waiting for a timeout and a probe costs seconds.
+        const ok = GLUED_OK.exec(line);
+        if (ok !== null) return this.handle(ok[1]);
         host.otherLine(this.isReport(line));
         this.route(line, false);
+      }
     }
   }
 

@@ -103,6 +103,27 @@ test('an ok behind line noise ("\\0\\xff\\xfeok") is an ok: the next line goes o
 `);
 });
 
+test('printable noise glued in front of an ok (`5Qok`) is an ok; a word ending in ok or a field is not', async () => {
+  const rig = await readyRig();
+  await runTranscript(rig, `
+! job G1 X1|G1 X2|G1 X3
+> N0 M110 N0*125
+< ok
+> N1 G1 X1*?
+< 5Qok
+> N2 G1 X2*?
+< look
+< echo:ok
+! nothing-sent
+< #ok T:20.0 /0.0
+> N3 G1 X3*?
+< ok
+> N4 M400*?
+< ok
+! outcome done
+`);
+});
+
 test('a communication timeout whose ok was only late leaves no extra line in flight for the rest of the print', async () => {
   const rig = await readyRig();
   const file = startJob(rig, 30);

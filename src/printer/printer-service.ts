@@ -185,7 +185,7 @@ export class PrinterService implements Printer {
   firmwareName(): string { return this.link.firmwareName(); }
   flowControl(): string { return this.link.flowControl(); }
   /**
-   * The firmware sent `start` (it booted) since this link was opened or last resynchronised: after a reconnect, a
+   * The firmware sent `start` (it booted) since this link was opened (detection answers are not seen): after a reconnect, a
    * print can only be continued where it stopped when this is false (recovery).
    */
   sawFirmwareStart(): boolean { return this.link.current?.sawStart ?? false; }

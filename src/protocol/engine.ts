@@ -97,7 +97,7 @@ export class ProtocolEngine {
   get autoreportSd(): boolean { return this.fw.sdAutoreport; }
   get emergencyParser(): boolean { return this.fw.parser; }
   get jobActive(): boolean { return this.sender.jobActive; }
-  /** The firmware sent `start` (it booted) since the link was opened or last resynchronised. */
+  /** The firmware sent `start` (it booted) since the link was opened (while connecting, or later as printerReset). */
   get sawStart(): boolean { return this.supervisor.sawStart; }
   isOperational(): boolean { return this.stateId === 'OPERATIONAL'; }
   snapshot(): SenderSnapshot { return this.sender.snapshot(); }

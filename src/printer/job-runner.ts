@@ -1,91 +1,23 @@
 // Job runner: the selected file and the print job — select/start/pause/resume/cancel/restart with the transition
 // rules of docs/reference/interface-spec.md, streaming a stored file line by line through the printer link, job
 // scripts, progress and time-left estimation, Print* events and the print history.
-import { stat } from 'node:fs/promises';
 import { DomainError, ErrorCodes, conflict, invalid, notOperational } from '../core/errors.ts';
-import type { EventBus } from '../core/event-bus.ts';
-import type { JobEventPayload, EventPosition } from '../core/events.ts';
-import type { Logger } from '../core/logger.ts';
-import type { Clock } from '../core/clock.ts';
-import type { FileService } from '../files/file-service.ts';
 import type { FileUsage, Origin } from '../files/types.ts';
 import { isMachineCode } from '../files/file-types.ts';
 import type { GcodeAnalysis } from '../files/analysis/types.ts';
-import type { FirmwareJobAction, JobOutcome, JobStream, Position, Printer } from './types.ts';
-import type { JobControl, JobOrigin, JobProgressSnapshot, JobSnapshot, PauseAction, SelectedFile } from './job-types.ts';
-import { fileLineSource } from './file-line-source.ts';
-import { ProgressEstimator, watchM73 } from './progress-estimator.ts';
+import type { FirmwareJobAction, JobOutcome } from './types.ts';
+import type {
+  JobControl, JobInterruption, JobOrigin, JobProgressSnapshot, JobRunnerDeps, JobSnapshot, LiveJob, PauseAction, SelectedFile,
+} from './job-types.ts';
+import { ProgressEstimator } from './progress-estimator.ts';
 import { describeFile, fileStatistics } from './job-files.ts';
-import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
-import { renderJobScript, type ScriptSource } from './scripts.ts';
+import type { PrintHistoryEntry } from './print-history.ts';
 import { SdJob } from './sd-job.ts';
+import {
+  IDLE_PROGRESS, NULL_POSITION, emitEnd, isPaused, openDriver, jobScript, jobState, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
+} from './job-bookkeeping.ts';
 
-export interface JobRunnerDeps {
-  printer: Printer;
-  files: FileService;
-  events: EventBus;
-  logger: Logger;
-  clock: Clock;
-  history: PrintHistory;
-  scripts: ScriptSource;
-  /** Seconds between M27 polls while printing from SD. */
-  sdPollInterval?: () => number;
-  /** serial.logPositionOnPause and serial.timeout.positionLogWait (seconds), for pauses of SD prints. */
-  sdPausePosition?: () => { log: boolean; waitSeconds: number };
-  /**
-   * serial.logPositionOnCancel: a cancelled stream asks the firmware for its position (M400, M114) before it ends, and
-   * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
-   */
-  logPositionOnCancel?: () => boolean;
-  /**
-   * Asked (synchronously) when a print ends with an error: why and where it stopped, from the recovery journal. It
-   * goes into PrintFailed (`interruption`), the print history and GET /api/job.
-   */
-  interruption?: (error: string | undefined) => JobInterruption | null;
-}
-
-/** Why and where a print stopped (Gantry addition). */
-export interface JobInterruption {
-  cause: string;
-  filepos: number | null;
-  line: number | null;
-  [key: string]: unknown;
-}
-
-/** What the recovery journal reads of the running stream (now and then, never per line). */
-export interface LiveJob {
-  origin: JobOrigin;
-  path: string;
-  /** Byte offset the streaming started from (non-zero for a resumed print). */
-  startOffset: number;
-  stream: JobStream;
-}
-
-/** The running job (host-streamed or SD). */
-interface ActiveJob {
-  file: SelectedFile;
-  owner: string | null;
-  stream: JobStream | SdJob;
-  startedAt: number;
-  startedMono: number;
-  pausedAtMono: number | null;
-  pausedTotalMs: number;
-  filepos: number;
-  estimator: ProgressEstimator;
-  pausePosition: Position | null;
-  pauseTemperature: Record<string, unknown> | null;
-  state: 'printing' | 'pausing' | 'paused' | 'cancelling';
-  /** The firmware paused by itself (`//action:paused`): no afterPrintPaused script. */
-  pausedByFirmware: boolean;
-  /** The stream queries the position when cancelled (see logPositionOnCancel). */
-  positionOnCancel: boolean;
-  /** Set by cancel: resolves once the afterPrintCancelled script is queued (restart waits for it). */
-  cancelled?: Promise<void>;
-  /** Set when the stream ends: resolves once history, statistics and the last Print* event are done. */
-  finished?: Promise<void>;
-}
-
-const NULL_POSITION: EventPosition = { x: null, y: null, z: null, e: null, t: null, f: null };
+export type { JobInterruption, JobRunnerDeps, LiveJob } from './job-types.ts';
 
 export class JobRunner implements JobControl, FileUsage {
   private selection: SelectedFile | undefined;
@@ -97,6 +29,8 @@ export class JobRunner implements JobControl, FileUsage {
   /** Why the last print stopped, when it failed; cleared by the next start. */
   private lastInterruption: JobInterruption | null = null;
   private liveJob: LiveJob | null = null;
+  /** Jobs a cancel was asked for (PrintCancelling sent): a second cancel does nothing. */
+  private readonly cancelling = new WeakSet<ActiveJob>();
   /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
   private readonly pending = new Set<Promise<void>>();
 
@@ -187,10 +121,7 @@ export class JobRunner implements JobControl, FileUsage {
 
   // ---------------------------------------------------------------- job commands (POST /api/job)
 
-  /**
-   * Applies a job command with the transition table of docs/reference/interface-spec.md (States and transitions);
-   * throws 409 (conflict/not operational) or 400.
-   */
+  /** Applies a job command with the transition table of docs/reference/interface-spec.md; throws 409 (conflict/not operational) or 400. */
   async command(command: string, opts: { action?: string; user?: string } = {}): Promise<void> {
     if (!['start', 'cancel', 'restart', 'pause'].includes(command)) throw invalid('command is invalid');
     if (command === 'pause' && opts.action !== undefined && !['pause', 'resume', 'toggle'].includes(opts.action)) {
@@ -210,7 +141,7 @@ export class JobRunner implements JobControl, FileUsage {
         return this.cancel(user);
       case 'restart': {
         const paused = this.job;
-        if (!paused || paused.state !== 'paused') throw conflict('Can only restart a paused job');
+        if (!paused || jobState(paused) !== 'PAUSED') throw conflict('Can only restart a paused job');
         await this.cancel(user);
         await paused.stream.done;
         // The cancelled job's afterPrintCancelled lines must be queued before the new job's, and its PrintFailed
@@ -222,8 +153,8 @@ export class JobRunner implements JobControl, FileUsage {
       default: {
         if (!this.job) throw conflict('No active job to pause or resume');
         const action = (opts.action ?? 'toggle') as PauseAction;
-        const paused = this.job.state === 'paused' || this.job.state === 'pausing';
-        if (this.job.state === 'cancelling') return;
+        const paused = isPaused(this.job);
+        if (jobState(this.job) === 'CANCELLING') return;
         if (action === 'pause' || (action === 'toggle' && !paused)) {
           if (!paused) this.pause(user);
         } else if (paused) {
@@ -233,41 +164,20 @@ export class JobRunner implements JobControl, FileUsage {
     }
   }
 
-  private payload(job: { file: SelectedFile; owner: string | null }, user?: string | null): JobEventPayload {
-    return {
-      name: job.file.name, path: job.file.path, origin: job.file.origin, size: job.file.size,
-      ...(job.owner ? { owner: job.owner } : {}), ...(user ? { user } : {}),
-    };
-  }
-
-  private printTimeMs(job: ActiveJob): number {
-    const now = this.deps.clock.monotonic();
-    const paused = job.pausedAtMono !== null ? now - job.pausedAtMono : 0;
-    return Math.max(0, now - job.startedMono - job.pausedTotalMs - paused);
-  }
-
   private scriptContext(job: ActiveJob | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
     const p = this.deps.printer;
     return {
       last_position: p.lastPosition(), last_temperature: p.temperatures(),
-      ...(job ? { event: this.payload(job) } : {}), ...extra,
+      ...(job ? { event: payload(job) } : {}), ...extra,
     };
   }
 
-  private async script(name: string, ctx: Record<string, unknown>): Promise<string[]> {
-    try {
-      const lines = await renderJobScript(name, this.deps.scripts, ctx);
-      if (lines === null) return [];
-      // Internal events for event subscriptions (never pushed to clients).
-      const event = name.charAt(0).toUpperCase() + name.slice(1);
-      const payload = (ctx.event as Record<string, unknown> | undefined) ?? null;
-      this.deps.events.emit(`GcodeScript${event}Running`, payload);
-      this.deps.events.emit(`GcodeScript${event}Finished`, payload);
-      return lines;
-    } catch (err) {
-      this.deps.logger.warn({ err, script: name }, 'script failed to render');
-      return [];
-    }
+  private script(name: string, ctx: Record<string, unknown>): Promise<string[]> {
+    return jobScript(this.deps, name, ctx);
+  }
+
+  private printTimeMs(job: ActiveJob): number {
+    return printTimeMs(job, this.deps.clock.monotonic());
   }
 
   /** Why the last print failed, if it did and nothing was started since (GET /api/job). */
@@ -302,11 +212,10 @@ export class JobRunner implements JobControl, FileUsage {
       timeline: file.analysis?.gantry?.timeline ?? null,
     });
     const base = { file, owner };
-    const ctx = { event: this.payload(base, user) };
-    let stream: JobStream | SdJob;
+    const ctx = { event: payload(base, user) };
     const job: ActiveJob = {
       file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
-      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, state: 'printing', pausedByFirmware: false,
+      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, pausedByFirmware: false,
       positionOnCancel: false,
     };
     const listener = {
@@ -314,8 +223,7 @@ export class JobRunner implements JobControl, FileUsage {
       stateChanged: (s: string) => this.onState(job, s),
       finished: (outcome: JobOutcome, pos: number, error?: string) => {
         const p = this.onFinished(job, outcome, pos, error);
-        // docs/reference/events.md: PrintDone/PrintFailed and the statistics come before
-        // PrinterStateChanged(OPERATIONAL).
+        // events.md: PrintDone/PrintFailed and the statistics come before PrinterStateChanged(OPERATIONAL).
         if (outcome !== 'error') this.deps.printer.holdStateEvents?.(p);
         job.finished = p;
         this.pending.add(p);
@@ -327,29 +235,15 @@ export class JobRunner implements JobControl, FileUsage {
     const prologue = started;
     this.lastInterruption = null;
     this.liveJob = null;
-    if (file.origin === 'sdcard') {
-      const pausePosition = this.deps.sdPausePosition?.() ?? { log: true, waitSeconds: 10 };
-      stream = new SdJob(this.deps.printer, file.path, listener, {
-        pollSeconds: this.deps.sdPollInterval?.() ?? 1, logPositionOnPause: pausePosition.log, positionLogWaitMs: pausePosition.waitSeconds * 1000,
-        prologue, epilogue,
-      });
-    } else {
-      const abs = await this.deps.files.absolutePath(file.path);
-      const size = (await stat(abs)).size;
-      file.size = size;
-      job.positionOnCancel = this.deps.logPositionOnCancel?.() ?? false;
-      const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
-      const offset = resumeAt?.offset ?? 0;
-      stream = this.deps.printer.streamJob(watchM73(fileLineSource(abs, offset), estimator), listener, { prologue, epilogue, onCancel });
-      job.filepos = offset;
-      this.liveJob = { origin: 'local', path: file.path, startOffset: offset, stream };
-    }
+    const offset = resumeAt?.offset ?? 0;
+    const stream = await openDriver(this.deps, job, listener, { prologue, epilogue }, offset);
+    if (!(stream instanceof SdJob)) this.liveJob = { origin: 'local', path: file.path, startOffset: offset, stream };
     job.stream = stream;
     this.job = job;
     this.selection = file;
     this.lastProgress = this.progressOf(job);
     this.deps.files.printingChanged(true);
-    this.deps.events.emit('PrintStarted', this.payload(job, user ?? owner));
+    this.deps.events.emit('PrintStarted', payload(job, user ?? owner));
     this.deps.events.emit('ChartMarked', { type: 'print', label: 'Start' });
     if (stream instanceof SdJob) stream.start();
   }
@@ -357,7 +251,6 @@ export class JobRunner implements JobControl, FileUsage {
   private pause(user: string | null): void {
     const job = this.job;
     if (!job) return;
-    job.state = 'pausing';
     void job.stream.pause().then(() => undefined);
     void user;
   }
@@ -368,15 +261,14 @@ export class JobRunner implements JobControl, FileUsage {
    */
   private async onFirmwareAction(action: FirmwareJobAction, firmwareError?: string): Promise<void> {
     const job = this.job;
-    if (!job || job.state === 'cancelling') return;
-    const paused = job.state === 'paused' || job.state === 'pausing';
+    if (!job || jobState(job) === 'CANCELLING') return;
+    const paused = isPaused(job);
     switch (action) {
       case 'pause':
         if (!paused) this.pause(null);
         return;
       case 'paused':
-        if (job.state === 'paused') return;
-        job.state = 'pausing';
+        if (jobState(job) === 'PAUSED') return;
         job.pausedByFirmware = true;
         await job.stream.pause(true);
         return;
@@ -402,18 +294,17 @@ export class JobRunner implements JobControl, FileUsage {
       job.pausedTotalMs += this.deps.clock.monotonic() - job.pausedAtMono;
       job.pausedAtMono = null;
     }
-    job.state = 'printing';
     job.pausedByFirmware = false;
     job.stream.resume(byFirmware);
-    this.deps.events.emit('PrintResumed', this.payload(job, user));
+    this.deps.events.emit('PrintResumed', payload(job, user));
     this.deps.events.emit('ChartMarked', { type: 'resume', label: 'Resume' });
   }
 
   private async cancel(user: string | null, firmwareError?: string): Promise<void> {
     const job = this.job;
-    if (!job || job.state === 'cancelling') return;
-    job.state = 'cancelling';
-    this.deps.events.emit('PrintCancelling', { ...this.payload(job, user), ...(firmwareError !== undefined ? { firmwareError } : {}) });
+    if (!job || this.cancelling.has(job)) return;
+    this.cancelling.add(job);
+    this.deps.events.emit('PrintCancelling', { ...payload(job, user), ...(firmwareError !== undefined ? { firmwareError } : {}) });
     const ended = job.stream.cancel();
     // Queued after the cancel marker, the script runs once the job's own queue is drained: heaters and motors off.
     // With a position query it waits for the stream's end, so cancel_position is the firmware's answer.
@@ -437,59 +328,35 @@ export class JobRunner implements JobControl, FileUsage {
 
   private onState(job: ActiveJob, state: string): void {
     if (state === 'PAUSED' && this.job === job) {
-      job.state = 'paused';
       job.pausedAtMono = this.deps.clock.monotonic();
       job.pausePosition = this.deps.printer.lastPosition();
       job.pauseTemperature = this.deps.printer.temperatures();
-      this.deps.events.emit('PrintPaused', { ...this.payload(job), position: { ...job.pausePosition } });
+      this.deps.events.emit('PrintPaused', { ...payload(job), position: { ...job.pausePosition } });
       this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
       if (job.pausedByFirmware) return;
       void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
         .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
         .catch(() => {});
-    } else if (state === 'PRINTING' && job.state !== 'cancelling') {
-      job.state = 'printing';
     }
   }
 
   private async onFinished(job: ActiveJob, outcome: JobOutcome, pos: number, error?: string): Promise<void> {
     job.filepos = pos;
     const time = this.printTimeMs(job) / 1000;
-    const base = this.payload(job);
+    const base = payload(job);
+    this.cancelling.delete(job);
     if (this.job === job) this.job = undefined;
     this.deps.files.printingChanged(false);
     const profile = this.deps.printer.profile().id;
-    let failedAfterStatistics: JobEventPayload & { time: number; reason: 'cancelled'; position: EventPosition } | undefined;
-    if (outcome === 'done') {
-      this.lastProgress = { ...this.progressOf(job), completion: 100, printTimeLeft: 0, printTimeLeftOrigin: null };
-      this.deps.events.emit('ChartMarked', { type: 'done', label: 'Done' });
-      this.deps.events.emit('PrintDone', { ...base, time });
-    } else if (outcome === 'cancelled') {
-      this.lastProgress = this.progressOf(job);
-      // Only a position this job asked for is where it stopped (an SD print is never asked; the setting may change mid-print).
-      const position = job.positionOnCancel ? { ...this.deps.printer.lastPosition() } : { ...NULL_POSITION };
-      const cancelled = { ...base, time, reason: 'cancelled' as const, position };
-      this.deps.events.emit('PrintCancelled', cancelled);
-      this.deps.events.emit('ChartMarked', { type: 'cancel', label: 'Cancel' });
-      // docs/reference/events.md: PrintCancelled → ChartMarked → MetadataStatisticsUpdated → PrintFailed. OctoPrint
-      // repeats the cancel's payload, so a PrintFailed subscriber sees where the print stopped too.
-      failedAfterStatistics = { ...cancelled, position: { ...position } };
-    } else {
-      this.lastProgress = this.progressOf(job);
-      this.lastInterruption = this.deps.interruption?.(error) ?? null;
-      this.deps.events.emit('PrintFailed', { ...base, time, reason: 'error', error: error ?? 'unknown error',
-        ...(this.lastInterruption ? { interruption: this.lastInterruption } : {}) });
-    }
-    const end = this.deps.clock.now() / 1000;
-    const result = outcome === 'done' ? 'success' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+    const progress = this.progressOf(job);
+    this.lastProgress = outcome === 'done' ? { ...progress, completion: 100, printTimeLeft: 0, printTimeLeftOrigin: null } : progress;
+    if (outcome === 'error') this.lastInterruption = this.deps.interruption?.(error) ?? null;
+    const failedAfterStatistics = emitEnd(this.deps.events, job, outcome, { base, time, error, interruption: this.lastInterruption,
+      position: () => this.deps.printer.lastPosition() });
     try {
-      await this.deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end,
-        duration: time, result, ...(error ? { error } : {}), user: job.owner, printerProfile: profile,
-        ...(outcome === 'error' && this.lastInterruption ? { interruption: this.lastInterruption } : {}) });
-      if (job.file.origin === 'local') {
-        await this.deps.files.recordPrint(job.file.path, { timestamp: end, success: outcome === 'done',
-          ...(outcome === 'done' ? { printTime: time } : {}), printerProfile: profile });
-        if (this.selection?.origin === 'local' && this.selection.path === job.file.path) this.stats = await fileStatistics(this.deps.files, this.deps.printer.profile().id, job.file.path);
+      await recordEnd(this.deps, job, { outcome, time, end: this.deps.clock.now() / 1000, error, profile, interruption: this.lastInterruption });
+      if (job.file.origin === 'local' && this.selection?.origin === 'local' && this.selection.path === job.file.path) {
+        this.stats = await fileStatistics(this.deps.files, this.deps.printer.profile().id, job.file.path);
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'print history not recorded');
@@ -501,25 +368,12 @@ export class JobRunner implements JobControl, FileUsage {
   // ---------------------------------------------------------------- snapshots
 
   private idleProgress(): JobProgressSnapshot {
-    return { completion: null, filepos: null, printTime: null, printTimeLeft: null, printTimeLeftOrigin: null };
+    return { ...IDLE_PROGRESS };
   }
 
   private progressOf(job: ActiveJob): JobProgressSnapshot {
-    const printTime = this.printTimeMs(job) / 1000;
     // The streamer reports progress per read batch; its live position is finer (every line handed to the firmware).
-    if (this.job === job && job.stream) {
-      job.filepos = Math.max(job.filepos, job.stream.filepos);
-      job.estimator.advance(job.filepos, printTime);
-    }
-    const left = job.estimator.timeLeft(job.filepos, printTime);
-    const size = job.file.size ?? 0;
-    return {
-      completion: size > 0 ? Math.min(100, (job.filepos / size) * 100) : null,
-      filepos: job.filepos,
-      printTime: Math.round(printTime),
-      printTimeLeft: left.seconds,
-      printTimeLeftOrigin: left.origin,
-    };
+    return progressOf(job, this.printTimeMs(job) / 1000, this.job === job);
   }
 
   private async averagePrintTime(file: SelectedFile): Promise<number | null> {
@@ -543,8 +397,7 @@ export class JobRunner implements JobControl, FileUsage {
     const analysis = file.analysis;
     return {
       file,
-      // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the
-      // analysis.
+      // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
       estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
       averagePrintTime: stats.average,
       lastPrintTime: stats.last,
@@ -557,10 +410,6 @@ export class JobRunner implements JobControl, FileUsage {
   /** State text for the job: SD jobs are not visible in the link's state, so they report their own. */
   stateText(): string {
     const job = this.job;
-    if (job?.stream instanceof SdJob) {
-      if (this.deps.printer.state().id === 'FINISHING') return this.deps.printer.state().text;
-      return job.state === 'paused' ? 'Paused' : job.state === 'cancelling' ? 'Cancelling' : job.state === 'pausing' ? 'Pausing' : 'Printing from SD';
-    }
-    return this.deps.printer.state().text;
+    return job?.stream instanceof SdJob ? sdStateText(job, this.deps.printer.state()) : this.deps.printer.state().text;
   }
 }

@@ -1,5 +1,13 @@
-// Public surface of the job runner for other modules (files routes, push channel): selection, job control, snapshots.
+// Public surface of the job runner for other modules (files routes, push channel, recovery): selection, job control,
+// snapshots, the live job and its dependencies.
 import type { GcodeAnalysis } from '../files/analysis/types.ts';
+import type { Clock } from '../core/clock.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Logger } from '../core/logger.ts';
+import type { FileService } from '../files/file-service.ts';
+import type { PrintHistory } from './print-history.ts';
+import type { ScriptSource } from './scripts.ts';
+import type { JobStream, Printer } from './types.ts';
 
 export type JobOrigin = 'local' | 'sdcard';
 
@@ -48,4 +56,45 @@ export interface JobControl {
   /** Selects a file (404 missing, 415 not machine code, 409 printer not ready); `print` starts it at once. */
   select(origin: JobOrigin, path: string, opts?: { print?: boolean; user?: string }): Promise<void>;
   unselect(): void;
+}
+
+/** Why and where a print stopped (Gantry addition). */
+export interface JobInterruption {
+  cause: string;
+  filepos: number | null;
+  line: number | null;
+  [key: string]: unknown;
+}
+
+/** What the recovery journal reads of the running stream (now and then, never per line). */
+export interface LiveJob {
+  origin: JobOrigin;
+  path: string;
+  /** Byte offset the streaming started from (non-zero for a resumed print). */
+  startOffset: number;
+  stream: JobStream;
+}
+
+export interface JobRunnerDeps {
+  printer: Printer;
+  files: FileService;
+  events: EventBus;
+  logger: Logger;
+  clock: Clock;
+  history: PrintHistory;
+  scripts: ScriptSource;
+  /** Seconds between M27 polls while printing from SD. */
+  sdPollInterval?: () => number;
+  /** serial.logPositionOnPause and serial.timeout.positionLogWait (seconds), for pauses of SD prints. */
+  sdPausePosition?: () => { log: boolean; waitSeconds: number };
+  /**
+   * serial.logPositionOnCancel: a cancelled stream asks the firmware for its position (M400, M114) before it ends, and
+   * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
+   */
+  logPositionOnCancel?: () => boolean;
+  /**
+   * Asked (synchronously) when a print ends with an error: why and where it stopped, from the recovery journal. It
+   * goes into PrintFailed (`interruption`), the print history and GET /api/job.
+   */
+  interruption?: (error: string | undefined) => JobInterruption | null;
 }

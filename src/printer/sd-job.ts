@@ -1,8 +1,10 @@
 // A print the firmware runs from its own SD card: M23/M24 to start, M25 (+ M400/M114 for the position) to pause, M24
 // to resume, M25 + M26 S0 to cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from
 // `Done printing file`.
-// Seen from the link it is plain command traffic, so this object keeps the job's own state.
+// Seen from the link it is plain command traffic: this driver moves its own job lifecycle (the one table of
+// job-lifecycle.ts) and mirrors every move to the printer's state.
 import type { JobOutcome, Printer } from './types.ts';
+import { JobLifecycle, type JobState } from './job-lifecycle.ts';
 
 interface Listener {
   progress?(filepos: number): void;
@@ -35,7 +37,12 @@ export class SdJob {
   size = 0;
   readonly done: Promise<JobOutcome>;
   private resolveDone!: (o: JobOutcome) => void;
-  private phase: 'starting' | 'printing' | 'pausing' | 'paused' | 'finishing' | 'ended' = 'starting';
+  private readonly lifecycle = new JobLifecycle((state) => {
+    // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it move.
+    this.printer.setSdPrintState?.(state === 'IDLE' ? 'OPERATIONAL' : state);
+    if (state !== 'IDLE') this.listener.stateChanged?.(state);
+  });
+  private ended = false;
   private poll: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private notPrinting = 0;
@@ -45,6 +52,8 @@ export class SdJob {
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
+  get state(): JobState { return this.lifecycle.state; }
+
   start(): void {
     const unsubscribe = this.printer.subscribe({
       state: (s) => { if (s.flags.closedOrError) this.end('error', s.error || 'Printer disconnected'); },
@@ -52,17 +61,15 @@ export class SdJob {
     const stopWatching = this.printer.watchReplies((line) => this.onReply(line));
     this.unsubscribe = () => { unsubscribe(); stopWatching(); };
     this.printer.commands([...(this.opts.prologue ?? []), `M23 /${this.name}`, 'M24']);
-    this.phase = 'printing';
-    this.printer.setSdPrintState?.('PRINTING');
-    this.listener.stateChanged?.('PRINTING');
+    this.lifecycle.move('PRINTING');
     this.poll = setInterval(() => {
-      if (this.phase === 'printing' && this.printer.isOperational()) this.printer.commands(['M27']);
+      if (this.state === 'PRINTING' && this.printer.isOperational()) this.printer.commands(['M27']);
     }, Math.max(200, this.opts.pollSeconds * 1000));
     this.poll.unref();
   }
 
   private onReply(line: string): void {
-    if (this.phase === 'ended') return;
+    if (this.ended) return;
     const m = PROGRESS.exec(line);
     if (m) {
       const pos = Number(m[1]);
@@ -82,17 +89,19 @@ export class SdJob {
   }
 
   private onNotPrinting(): void {
-    if (this.phase !== 'printing') return;
+    if (this.state !== 'PRINTING') return;
     if (++this.notPrinting > MAX_NOT_PRINTING) this.end('cancelled');
   }
 
   /** Finishing as for a streamed job: M400 and afterPrintDone, Operational once they are answered. */
   private async finish(): Promise<void> {
-    if (this.phase !== 'printing' && this.phase !== 'pausing' && this.phase !== 'paused') return;
-    this.phase = 'finishing';
+    const state = this.state;
+    if (this.ended || (state !== 'PRINTING' && state !== 'PAUSING' && state !== 'PAUSED')) return;
+    // Done while pausing or paused: the firmware finished anyway (Finishing is reached through Printing).
+    if (state !== 'PRINTING') this.lifecycle.move(state === 'PAUSING' ? 'RESUMING' : 'PRINTING');
+    this.lifecycle.move('PRINTING');
     if (this.size > 0) this.filepos = this.size;
-    this.printer.setSdPrintState?.('FINISHING');
-    this.listener.stateChanged?.('FINISHING');
+    this.lifecycle.move('FINISHING');
     if (this.printer.isOperational()) {
       this.printer.commands(['M400', ...(this.opts.epilogue ?? [])]);
       await this.printer.settled(this.opts.finishWaitMs ?? 60_000);
@@ -101,33 +110,30 @@ export class SdJob {
   }
 
   async pause(byFirmware = false): Promise<void> {
-    if (this.phase !== 'printing') return;
+    if (this.ended || this.state !== 'PRINTING') return;
     if (!byFirmware) {
       // Pausing first, so the M114 answer is reported as the pause position (PositionUpdate reason "pause").
-      this.phase = 'pausing';
-      this.printer.setSdPrintState?.('PAUSING');
-      this.listener.stateChanged?.('PAUSING');
+      this.lifecycle.move('PAUSING');
       this.printer.commands(this.opts.logPositionOnPause ? ['M25', 'M400', 'M114'] : ['M25']);
       await this.printer.settled(this.opts.logPositionOnPause ? this.opts.positionLogWaitMs : 5000);
       // A resume or cancel that came in meanwhile wins.
-      if (this.phase !== 'pausing') return;
+      if (this.ended || this.lifecycle.state !== 'PAUSING') return;
     }
-    this.phase = 'paused';
-    this.printer.setSdPrintState?.('PAUSED');
-    this.listener.stateChanged?.('PAUSED');
+    this.lifecycle.move('PAUSED');
   }
 
   resume(byFirmware = false): void {
-    if (this.phase !== 'paused' && this.phase !== 'pausing') return;
+    const state = this.state;
+    if (this.ended || (state !== 'PAUSED' && state !== 'PAUSING')) return;
     this.notPrinting = 0;
     this.printer.commands(byFirmware ? ['M27'] : ['M24', 'M27']);
-    this.phase = 'printing';
-    this.printer.setSdPrintState?.('PRINTING');
-    this.listener.stateChanged?.('PRINTING');
+    // From Pausing through Resuming (the table has no shortcut), from Paused straight back.
+    if (state === 'PAUSING') this.lifecycle.move('RESUMING');
+    this.lifecycle.move('PRINTING');
   }
 
   cancel(): Promise<JobOutcome> {
-    if (this.phase !== 'ended') {
+    if (!this.ended) {
       if (this.printer.isOperational()) this.printer.commands(['M25', 'M26 S0']);
       this.end('cancelled');
     }
@@ -135,17 +141,18 @@ export class SdJob {
   }
 
   private end(outcome: JobOutcome, error?: string): void {
-    if (this.phase === 'ended') return;
-    // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it end.
-    if (outcome !== 'error' && (this.phase === 'paused' || this.phase === 'pausing')) this.printer.setSdPrintState?.('CANCELLING');
-    this.phase = 'ended';
+    if (this.ended) return;
+    const state = this.state;
+    if (outcome !== 'error' && (state === 'PAUSED' || state === 'PAUSING')) this.lifecycle.move('CANCELLING');
+    this.ended = true;
     if (this.poll) clearInterval(this.poll);
     this.unsubscribe?.();
     try {
       // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
     } finally {
-      if (outcome !== 'error') this.printer.setSdPrintState?.('OPERATIONAL');
+      if (outcome !== 'error') this.lifecycle.end();
+      else this.lifecycle.reset();
       this.resolveDone(outcome);
     }
   }

@@ -1,5 +1,5 @@
 // The beforeToolChange/afterToolChange scripts, loaded ahead of time so the link can put them around a `T<n>` at once.
-import type { ToolChangeLines } from '../protocol/hooks.ts';
+import type { ToolChangeLines } from './line-rules.ts';
 import { loadTemplate, renderTemplate, type ScriptSource } from './scripts.ts';
 
 const NAMES = ['beforeToolChange', 'afterToolChange'] as const;

@@ -1,6 +1,7 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
-import type { JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from '../protocol/job-stream.ts';
+import type { JobState } from './job-lifecycle.ts';
+import type { JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
 
 export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 
@@ -78,7 +79,7 @@ export interface SdFileEntry {
   date: number | null;
 }
 
-export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from '../protocol/job-stream.ts';
+export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
 
 export interface JobStream {
   /** Bytes of the file consumed so far. */
@@ -100,6 +101,8 @@ export interface JobStream {
   cancel(): Promise<void>;
   /** Resolves with the outcome. */
   readonly done: Promise<JobOutcome>;
+  /** Where the job is in its lifecycle (printer/job-lifecycle.ts); ENDED once it finished. */
+  readonly state: JobState | 'ENDED';
 }
 
 /** What a listener on the printer sees; the push channel subscribes to these. */

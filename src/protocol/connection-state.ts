@@ -1,4 +1,4 @@
-// Connection and job states of the printer link as data: ids, display texts, allowed moves and the named sets.
+// Connection and job states of the printer as data: ids, display texts, the named sets and the link's allowed moves.
 
 export type ConnectionStateId =
   | 'OFFLINE' | 'NONE' | 'OPEN_SERIAL' | 'DETECT_SERIAL' | 'CONNECTING' | 'OPERATIONAL'
@@ -50,35 +50,30 @@ export const CLOSED_STATES = set('OFFLINE', 'NONE', 'CLOSED', 'CLOSED_WITH_ERROR
 /** A link is being set up or is up: a second connect must first disconnect. */
 export const LINK_ACTIVE_STATES = set('OPEN_SERIAL', 'DETECT_SERIAL', 'CONNECTING', ...OPERATIONAL_STATES);
 
-const ANY_OPEN: ConnectionStateId[] = ['OPEN_SERIAL', 'DETECT_SERIAL', 'CONNECTING', 'OPERATIONAL', 'STARTING',
-  'PRINTING', 'PAUSING', 'PAUSED', 'RESUMING', 'CANCELLING', 'FINISHING', 'TRANSFERING_FILE'];
+/** The link's own states (the engine's); job states (Starting … Finishing) are the printer's (printer/job-lifecycle.ts). */
+export type LinkStateId = 'OFFLINE' | 'NONE' | 'OPEN_SERIAL' | 'DETECT_SERIAL' | 'CONNECTING' | 'OPERATIONAL' | 'ERROR' | 'CLOSED'
+  | 'CLOSED_WITH_ERROR';
 
-/** Allowed moves. Error and close are reachable from every open state; the table lists the rest. */
-export const TRANSITIONS: Record<ConnectionStateId, readonly ConnectionStateId[]> = {
+const LINK_OPEN: readonly LinkStateId[] = ['OPEN_SERIAL', 'DETECT_SERIAL', 'CONNECTING', 'OPERATIONAL'];
+
+/** Allowed moves of the link. Error and close are reachable from every open state; the table lists the rest. */
+export const LINK_TRANSITIONS: Record<LinkStateId, readonly LinkStateId[]> = {
   OFFLINE: ['OPEN_SERIAL', 'DETECT_SERIAL'],
   NONE: ['OPEN_SERIAL', 'DETECT_SERIAL'],
   OPEN_SERIAL: ['CONNECTING', 'DETECT_SERIAL'],
   DETECT_SERIAL: ['CONNECTING', 'OPERATIONAL'],
   CONNECTING: ['OPERATIONAL'],
-  OPERATIONAL: ['STARTING', 'PRINTING', 'TRANSFERING_FILE'],
-  STARTING: ['PRINTING', 'PAUSING', 'CANCELLING', 'OPERATIONAL'],
-  PRINTING: ['PAUSING', 'PAUSED', 'CANCELLING', 'FINISHING', 'OPERATIONAL'],
-  PAUSING: ['PAUSED', 'RESUMING', 'CANCELLING'],
-  PAUSED: ['RESUMING', 'PRINTING', 'CANCELLING'],
-  RESUMING: ['PRINTING', 'PAUSING', 'CANCELLING'],
-  CANCELLING: ['OPERATIONAL'],
-  FINISHING: ['OPERATIONAL'],
-  TRANSFERING_FILE: ['OPERATIONAL'],
+  OPERATIONAL: [],
   ERROR: ['CLOSED_WITH_ERROR'],
   CLOSED: ['OPEN_SERIAL', 'DETECT_SERIAL'],
   CLOSED_WITH_ERROR: ['OPEN_SERIAL', 'DETECT_SERIAL'],
 };
 
-export function canTransition(from: ConnectionStateId, to: ConnectionStateId): boolean {
+export function canLinkTransition(from: LinkStateId, to: LinkStateId): boolean {
   if (from === to) return true;
-  if ((to === 'ERROR' || to === 'CLOSED' || to === 'CLOSED_WITH_ERROR') && ANY_OPEN.includes(from)) return true;
+  if ((to === 'ERROR' || to === 'CLOSED' || to === 'CLOSED_WITH_ERROR') && LINK_OPEN.includes(from)) return true;
   if (to === 'CLOSED' && from === 'ERROR') return true;
-  return TRANSITIONS[from].includes(to);
+  return LINK_TRANSITIONS[from].includes(to);
 }
 
 export interface StateFlags {

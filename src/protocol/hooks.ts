@@ -5,12 +5,6 @@ import type { FirmwareInfo } from './replies/firmware-info.ts';
 import type { ParsedPosition } from './replies/position.ts';
 import type { SdListEntry, SdReply } from './replies/sd-card.ts';
 
-/** Script lines the engine puts around a tool change (beforeToolChange / afterToolChange, already rendered). */
-export interface ToolChangeLines {
-  before: string[];
-  after: string[];
-}
-
 export interface EngineHooks {
   stateChanged?(state: ConnectionStateId, error: string): void;
   /** Every line written, in wire form (`N12 G1 X1*34`). */
@@ -29,13 +23,7 @@ export interface EngineHooks {
   sdList?(entries: SdListEntry[]): void;
   /** A known command other than G0/G1 was written (targets, tool changes, homing, fan...). */
   commandSent?(cmd: string, code: string): void;
-  zChanged?(z: number, old: number | null): void;
   toolChanged?(tool: number, old: number): void;
-  /**
-   * Asked, synchronously, when a `T<n>` that changes the tool is queued or fed from a job: the lines to send around it,
-   * or null for none (the usual answer: both scripts are empty by default). Never asked for the lines it returned.
-   */
-  toolChangeLines?(oldTool: number, newTool: number): ToolChangeLines | null;
   /** `//action:` lines; the job handles pause/resume/cancel itself when a job runs. */
   action?(name: string, params: string): void;
   /** A firmware error that leaves the link up (serial.disconnectOnErrors off): the job is cancelled because of it. */

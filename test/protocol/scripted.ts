@@ -7,7 +7,9 @@ import { frameLine } from '../../src/gcode/line.ts';
 import { ProtocolEngine } from '../../src/protocol/engine.ts';
 import type { EngineHooks } from '../../src/protocol/hooks.ts';
 import type { EngineSettings } from '../../src/protocol/settings.ts';
-import { JobStreamer, type JobLineBatch, type JobOutcome } from '../../src/protocol/job-stream.ts';
+import { JobStreamer, type JobLineBatch, type JobLineSource, type JobOutcome, type JobStreamListener, type JobStreamOptions } from '../../src/printer/job-stream.ts';
+import { JobLifecycle, displayState } from '../../src/printer/job-lifecycle.ts';
+import { PrinterLineRules, type LineRulesEvents } from '../../src/printer/line-rules.ts';
 import { OPERATIONAL_STATES, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
 
 export class ScriptedTransport implements LineTransport {
@@ -96,6 +98,9 @@ export const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 export interface Rig {
   engine: ProtocolEngine;
+  /** The printer's side of the line path (offsets, tool-change scripts, Z), as the printer service installs it. */
+  rules: PrinterLineRules;
+  lifecycle: JobLifecycle;
   transport: ScriptedTransport;
   timers: FakeTimers;
   states: ConnectionStateId[];
@@ -104,7 +109,17 @@ export interface Rig {
   outcome?: JobOutcome;
 }
 
-export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: EngineHooks = {}, streaming = false): Rig {
+/** The printer shows the job's state while the link is Operational. */
+export function rigState(rig: Rig): ConnectionStateId {
+  return displayState(rig.engine.state, rig.lifecycle.state);
+}
+
+/** A job streamed through the rig's engine, driving the rig's lifecycle (as PrinterService.streamJob does). */
+export function newJob(rig: Rig, source: JobLineSource, listener: JobStreamListener, opts: JobStreamOptions = {}): JobStreamer {
+  return new JobStreamer(rig.engine, source, listener, opts, { lifecycle: rig.lifecycle, toolChange: (line, planned) => rig.rules.toolChange(line, planned) });
+}
+
+export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: EngineHooks & LineRulesEvents = {}, streaming = false): Rig {
   const timers = new FakeTimers();
   const transport = streaming ? new StreamingScriptedTransport() : new ScriptedTransport();
   const states: ConnectionStateId[] = [];
@@ -115,7 +130,10 @@ export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: Engi
   const hooks: EngineHooks = {
     stateChanged: (s) => {
       states.push(s);
-      if (!OPERATIONAL_STATES.has(s)) rig.job?.abort('link lost');
+      if (!OPERATIONAL_STATES.has(s)) {
+        rig.lifecycle.reset();
+        rig.job?.abort('link lost');
+      }
     },
     temperatures: record('temperatures'),
     firmware: record('firmware'),
@@ -135,7 +153,6 @@ export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: Engi
     },
     firmwareError: record('firmwareError'),
     error: record('error'),
-    zChanged: record('zChanged'),
     toolChanged: record('toolChanged'),
     commandSuppressed: record('commandSuppressed'),
     emergencyStop: record('emergencyStop'),
@@ -145,7 +162,11 @@ export function makeRig(settings: Partial<EngineSettings> = {}, extraHooks: Engi
     },
     ...extraHooks,
   };
-  rig.engine = new ProtocolEngine(hooks, settings, timers);
+  const { toolChangeLines, zChanged, ...engineHooks } = hooks as EngineHooks & LineRulesEvents;
+  rig.engine = new ProtocolEngine(engineHooks, settings, timers);
+  rig.rules = new PrinterLineRules({ toolChangeLines, zChanged: zChanged ?? record('zChanged') });
+  rig.engine.setLineRules(rig.rules);
+  rig.lifecycle = new JobLifecycle((st) => states.push(st === 'IDLE' ? 'OPERATIONAL' : st), () => rig.engine.isOperational());
   return rig;
 }
 
@@ -190,13 +211,13 @@ export async function runTranscript(rig: Rig, text: string): Promise<void> {
           await ready(rig, arg || 'Marlin');
           break;
         case 'offsets':
-          rig.engine.temperatureOffsets = Object.fromEntries(arg.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]));
+          rig.rules.setOffsets(Object.fromEntries(arg.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])));
           break;
         case 'send':
           rig.engine.enqueue(arg);
           break;
         case 'job':
-          rig.job = new JobStreamer(rig.engine, batches(arg.split('|')), { finished: (o) => { rig.outcome = o; } });
+          rig.job = newJob(rig, batches(arg.split('|')), { finished: (o) => { rig.outcome = o; } });
           rig.job.start();
           break;
         case 'pause': void rig.job?.pause(); break;
@@ -204,7 +225,7 @@ export async function runTranscript(rig: Rig, text: string): Promise<void> {
         case 'cancel': void rig.job?.cancel(); break;
         case 'advance': rig.timers.advance(Number(arg)); break;
         case 'settle': await flush(); await flush(); break;
-        case 'state': await flush(); assert.equal(rig.engine.state, arg, where); break;
+        case 'state': await flush(); assert.equal(rigState(rig), arg, where); break;
         case 'outcome': await flush(); assert.equal(rig.outcome, arg, where); break;
         case 'close': rig.transport.drop(arg ? new Error(arg) : undefined); break;
         case 'nothing-sent': await flush(); assert.deepEqual(rig.transport.unread(), [], where); break;

@@ -2,14 +2,13 @@
 // timeout. The window must stay what it is configured to be, and no line may be lost, doubled or left waiting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobStreamer } from '../../src/protocol/job-stream.ts';
-import { batches, flush, makeRig, runTranscript, type Rig } from './scripted.ts';
+import { batches, flush, makeRig, runTranscript, type Rig, newJob } from './scripted.ts';
 
 const TEMP_OK = 'ok T:210.0 /210.0 B:60.0 /60.0 @:64 B@:30';
 
 function startJob(rig: Rig, count: number): string[] {
   const file = Array.from({ length: count }, (_, i) => `G1 X${i + 1} Y${(i * 7) % 100}`);
-  rig.job = new JobStreamer(rig.engine, batches(file, 16), { finished: (o) => { rig.outcome = o; } });
+  rig.job = newJob(rig, batches(file, 16), { finished: (o) => { rig.outcome = o; } });
   rig.job.start();
   return file;
 }
@@ -104,6 +103,27 @@ test('an ok behind line noise ("\\0\\xff\\xfeok") is an ok: the next line goes o
 `);
 });
 
+test('printable noise glued in front of an ok (`5Qok`) is an ok; a word ending in ok or a field is not', async () => {
+  const rig = await readyRig();
+  await runTranscript(rig, `
+! job G1 X1|G1 X2|G1 X3
+> N0 M110 N0*125
+< ok
+> N1 G1 X1*?
+< 5Qok
+> N2 G1 X2*?
+< look
+< echo:ok
+! nothing-sent
+< #ok T:20.0 /0.0
+> N3 G1 X3*?
+< ok
+> N4 M400*?
+< ok
+! outcome done
+`);
+});
+
 test('a communication timeout whose ok was only late leaves no extra line in flight for the rest of the print', async () => {
   const rig = await readyRig();
   const file = startJob(rig, 30);
@@ -157,7 +177,7 @@ test('send-ahead: the probe after a timeout fits in the receive buffer with what
   rig.transport.reply('ok');
   await flush();
   const before = rig.transport.unread();
-  const inFlight = (): number => (rig.engine as unknown as { inFlight: { totalBytes: number } }).inFlight.totalBytes;
+  const inFlight = (): number => rig.engine.snapshot().bytesInFlight;
   assert.ok(before.length >= 3 && inFlight() > 64 - 10, `window filled: ${inFlight()} bytes`);
   rig.timers.advance(31_000);
   await flush();

@@ -2,9 +2,8 @@
 // from queued commands (the tool planned by earlier queued T lines), never asked again for the scripts' own T lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobStreamer } from '../../src/protocol/job-stream.ts';
-import type { ToolChangeLines } from '../../src/protocol/hooks.ts';
-import { batches, makeRig, runTranscript } from './scripted.ts';
+import type { ToolChangeLines } from '../../src/printer/line-rules.ts';
+import { batches, makeRig, runTranscript, newJob } from './scripted.ts';
 
 function scriptsRig(make: (oldTool: number, newTool: number) => ToolChangeLines | null, streaming = false) {
   const calls: Array<[number, number]> = [];
@@ -21,7 +20,7 @@ test('job: the scripts go around a T line that changes the tool; filepos moves w
   const ends: number[] = [];
   for (const l of file) ends.push((ends.at(-1) ?? 0) + l.length + 1);
   const progress: number[] = [];
-  rig.job = new JobStreamer(rig.engine, batches(file, 2), { progress: (p) => progress.push(p), finished: (o) => { rig.outcome = o; } });
+  rig.job = newJob(rig, batches(file, 2), { progress: (p) => progress.push(p), finished: (o) => { rig.outcome = o; } });
   rig.job.start();
   await runTranscript(rig, `
 > N0 M110 N0*125

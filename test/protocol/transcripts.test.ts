@@ -12,7 +12,7 @@ test('Marlin connect: hello, M115, capabilities, autoreport, busy keepalive', as
   assert.equal(rig.engine.autoreportSd, true);
   const list = rig.events.find(([n]) => n === 'sdList')![1] as Array<{ name: string; longName: string | null }>;
   assert.deepEqual(list.map((e) => [e.name, e.longName]), [['CUBE~1.GCO', null], ['BENCHY~1.GCO', 'Benchy Boat.gcode']]);
-  assert.equal(rig.engine.currentZ, 5);
+  assert.equal(rig.rules.currentZ, 5);
   const temps = rig.events.filter(([n]) => n === 'temperatures');
   assert.equal(temps.length, 2);
   assert.ok(rig.events.some(([n]) => n === 'position'));

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
 import { ProtocolEngine } from '../../src/protocol/engine.ts';
-import { JobStreamer, type JobOutcome } from '../../src/protocol/job-stream.ts';
+import { JobStreamer, type JobOutcome } from '../../src/printer/job-stream.ts';
+import { JobLifecycle } from '../../src/printer/job-lifecycle.ts';
 import { DEFAULT_ENGINE_SETTINGS } from '../../src/protocol/settings.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { batches } from '../protocol/scripted.ts';
@@ -147,7 +148,7 @@ test('noisy firmware on a pty: junk, stray oks and waits, noise before ok, then 
   await until('Operational and idle', () => engine.state === 'OPERATIONAL' && engine.firmwareInfoReceived && engine.linesInFlight === 0);
 
   const run = (file: string[]): Promise<JobOutcome> => new Promise<JobOutcome>((resolve) => {
-    job = new JobStreamer(engine, batches(file, 32), { finished: (o) => resolve(o) });
+    job = new JobStreamer(engine, batches(file, 32), { finished: (o) => resolve(o) }, {}, { lifecycle: new JobLifecycle(() => {}, () => engine.isOperational()) });
     job.start();
   });
 

@@ -1,6 +1,10 @@
-// Job streaming primitive: feeds a file's lines through the engine with pause/resume/cancel and byte progress.
-import type { ConnectionStateId } from './connection-state.ts';
-import type { JobFeed, ProtocolEngine } from './engine.ts';
+// Host streaming, one of the two drivers of the job lifecycle: feeds a file's lines through the engine with
+// pause/resume/cancel, byte progress, tool-change scripts and injected lines (timelapse), and the position behind the
+// lines in flight (recovery).
+import type { ConnectionStateId } from '../protocol/connection-state.ts';
+import type { JobFeed, ProtocolEngine } from '../protocol/engine.ts';
+import type { JobLifecycle, JobState } from './job-lifecycle.ts';
+import type { ToolChangeLines } from './line-rules.ts';
 
 /** A batch of job lines; `ends[i]` is the byte offset just after line i (progress and recovery position). */
 export interface JobLineBatch {
@@ -56,11 +60,20 @@ export interface JobStreamOptions {
   injector?: LineInjector | null;
 }
 
-type Phase = 'starting' | 'printing' | 'pausing' | 'paused' | 'resuming' | 'cancelling' | 'finishing' | 'ended';
+/** What the streamer needs besides the engine: the lifecycle it drives and the tool-change scripts. */
+export interface JobStreamContext {
+  lifecycle: JobLifecycle;
+  /** The tool-change lines around a file line that is a `T<n>` changing `plannedTool`; null otherwise. */
+  toolChange?: (line: string, plannedTool: number) => ToolChangeLines | null;
+}
+
+type Phase = JobState | 'ENDED';
 
 export class JobStreamer implements JobFeed {
   filepos = 0;
-  private phase: Phase = 'starting';
+  private ended = false;
+  /** A transfer's end: no Finishing state (the lines are stored, not run), but no more feeding either. */
+  private transferEnding = false;
   private batch: JobLineBatch | null = null;
   private idx = 0;
   private nextBatch: JobLineBatch | null = null;
@@ -86,38 +99,48 @@ export class JobStreamer implements JobFeed {
   private resolveDone!: (o: JobOutcome) => void;
   readonly done: Promise<JobOutcome>;
 
+  private readonly lifecycle: JobLifecycle;
+  private readonly toolChange: JobStreamContext['toolChange'];
+
   constructor(
     private readonly engine: ProtocolEngine,
     source: JobLineSource,
     private readonly listener: JobStreamListener,
-    private readonly opts: JobStreamOptions = {},
+    private readonly opts: JobStreamOptions,
+    ctx: JobStreamContext,
   ) {
+    this.lifecycle = ctx.lifecycle;
+    this.toolChange = ctx.toolChange;
     this.iter = source[Symbol.asyncIterator]();
     this.injector = opts.transfer ? null : (opts.injector ?? null);
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
+  /** Where the job is in the lifecycle; ENDED once finished (the lifecycle may carry the next job by then). */
   get state(): Phase { return this.phase; }
-  get active(): boolean { return this.phase !== 'ended'; }
+  get active(): boolean { return !this.ended; }
+
+  private get phase(): Phase {
+    return this.ended ? 'ENDED' : this.transferEnding ? 'FINISHING' : this.lifecycle.state;
+  }
 
   start(): void {
-    this.engine.jobActive = true;
+    this.engine.setJobActive(true);
     this.move('STARTING');
     this.prefetch();
     this.engine.enqueue('M110 N0');
     for (const l of this.opts.prologue ?? []) this.engine.enqueue(l);
     this.engine.marker(() => {
-      if (this.phase !== 'starting') return;
+      if (this.phase !== 'STARTING') return;
       const refused = this.opts.refusedStart?.();
       if (refused !== undefined) return this.end('error', refused);
-      this.phase = 'printing';
       this.move('PRINTING');
       this.engine.setFeed(this);
     });
   }
 
   next(): string | null {
-    if (this.phase !== 'printing') return null;
+    if (this.phase !== 'PRINTING') return null;
     if (this.inserted !== null) return this.nextInserted(this.inserted);
     for (;;) {
       const b = this.batch;
@@ -179,7 +202,7 @@ export class JobStreamer implements JobFeed {
   get linesInFlight(): number { return this.engine.linesInFlight; }
 
   private aroundToolChange(line: string, end: number): boolean {
-    const around = this.engine.toolChangeLines(line);
+    const around = this.toolChange?.(line, this.engine.plannedTool()) ?? null;
     if (around === null) return false;
     this.inserted = [...around.before, line, ...around.after];
     this.insertedIdx = 0;
@@ -217,7 +240,7 @@ export class JobStreamer implements JobFeed {
         const release = () => {
           this.holding = false;
           this.holdAt = -1;
-          if (this.phase === 'printing') this.engine.pump();
+          if (this.phase === 'PRINTING') this.engine.pump();
         };
         hold().then(release, release);
       });
@@ -234,14 +257,14 @@ export class JobStreamer implements JobFeed {
   }
 
   private prefetch(): void {
-    if (this.fetching || this.eof || this.nextBatch !== null || this.phase === 'ended') return;
+    if (this.fetching || this.eof || this.nextBatch !== null || this.ended) return;
     this.fetching = true;
     this.iter.next().then((r) => {
       this.fetching = false;
-      if (this.phase === 'ended') return;
+      if (this.ended) return;
       if (r.done) this.eof = true;
       else this.nextBatch = r.value;
-      if (this.phase === 'printing') this.engine.pump();
+      if (this.phase === 'PRINTING') this.engine.pump();
     }, (err: unknown) => {
       this.fetching = false;
       this.abort(`Reading the job file failed: ${(err as Error).message}`);
@@ -260,14 +283,14 @@ export class JobStreamer implements JobFeed {
   }
 
   pause(): Promise<void> {
-    if (this.phase === 'paused' || this.phase === 'ended') return Promise.resolve();
+    const phase = this.phase;
+    if (phase === 'PAUSED' || phase === 'ENDED') return Promise.resolve();
     const p = new Promise<void>((resolve) => this.pauseWaiters.push(resolve));
-    if (this.phase === 'pausing') return p;
-    if (this.phase !== 'printing' && this.phase !== 'starting' && this.phase !== 'resuming') {
+    if (phase === 'PAUSING') return p;
+    if (phase !== 'PRINTING' && phase !== 'STARTING' && phase !== 'RESUMING') {
       this.releasePauseWaiters();
       return p;
     }
-    this.phase = 'pausing';
     this.engine.setFeed(null);
     this.move('PAUSING');
     if (this.opts.logPositionOnPause ?? true) {
@@ -276,8 +299,7 @@ export class JobStreamer implements JobFeed {
     }
     for (const l of this.opts.onPaused ?? []) this.engine.enqueue(l);
     this.engine.marker(() => {
-      if (this.phase !== 'pausing') return;
-      this.phase = 'paused';
+      if (this.phase !== 'PAUSING') return;
       this.move('PAUSED');
       this.releasePauseWaiters();
     });
@@ -286,21 +308,19 @@ export class JobStreamer implements JobFeed {
 
   /** The firmware paused by itself (`//action:paused`): no commands, no scripts. */
   markPaused(): void {
-    if (this.phase !== 'printing' && this.phase !== 'starting' && this.phase !== 'resuming') return;
-    this.phase = 'paused';
+    const phase = this.phase;
+    if (phase !== 'PRINTING' && phase !== 'STARTING' && phase !== 'RESUMING') return;
     this.engine.setFeed(null);
     this.move('PAUSED');
     this.releasePauseWaiters();
   }
 
   resume(local = true): void {
-    if (this.phase !== 'paused' && this.phase !== 'pausing') return;
-    this.phase = 'resuming';
+    if (this.phase !== 'PAUSED' && this.phase !== 'PAUSING') return;
     this.move('RESUMING');
     if (local) for (const l of this.opts.onResume ?? []) this.engine.enqueue(l);
     this.engine.marker(() => {
-      if (this.phase !== 'resuming') return;
-      this.phase = 'printing';
+      if (this.phase !== 'RESUMING') return;
       this.move('PRINTING');
       this.engine.setFeed(this);
     });
@@ -308,8 +328,8 @@ export class JobStreamer implements JobFeed {
   }
 
   cancel(): Promise<JobOutcome> {
-    if (this.phase === 'ended' || this.phase === 'cancelling') return this.done;
-    this.phase = 'cancelling';
+    if (this.phase === 'ENDED' || this.phase === 'CANCELLING') return this.done;
+    this.transferEnding = false;
     this.engine.setFeed(null);
     this.move('CANCELLING');
     // Break a running M109/M190 so the cancel does not wait for the heat-up.
@@ -322,27 +342,26 @@ export class JobStreamer implements JobFeed {
 
   /** The link failed (error, disconnect, printer reset): the job ends at once with `error`. */
   abort(error: string): void {
-    if (this.phase === 'ended') return;
+    if (this.ended) return;
     this.end('error', error);
   }
 
   private finish(): void {
-    if (this.phase !== 'printing') return;
-    this.phase = 'finishing';
+    if (this.phase !== 'PRINTING') return;
     this.engine.setFeed(null);
     this.listener.progress?.(this.filepos);
     if (!this.opts.transfer) {
       this.move('FINISHING');
       this.engine.enqueue('M400');
-    }
+    } else this.transferEnding = true;
     for (const l of this.opts.epilogue ?? []) this.engine.enqueue(l);
     this.engine.marker(() => this.end('done'));
   }
 
   private end(outcome: JobOutcome, error?: string): void {
-    if (this.phase === 'ended') return;
-    this.phase = 'ended';
-    this.engine.jobActive = false;
+    if (this.ended) return;
+    this.ended = true;
+    this.engine.setJobActive(false);
     this.engine.setFeed(null);
     this.releasePauseWaiters();
     void this.iter.return?.()?.catch(() => {});
@@ -350,13 +369,16 @@ export class JobStreamer implements JobFeed {
       // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
     } finally {
-      if (this.engine.isOperational()) this.move('OPERATIONAL');
+      if (this.engine.isOperational()) {
+        this.lifecycle.end();
+        this.listener.stateChanged?.('OPERATIONAL');
+      } else this.lifecycle.reset();
       this.resolveDone(outcome);
     }
   }
 
-  private move(state: ConnectionStateId): void {
-    if (this.engine.setState(state)) this.listener.stateChanged?.(state);
+  private move(state: Exclude<JobState, 'IDLE'>): void {
+    if (this.lifecycle.move(state)) this.listener.stateChanged?.(state);
   }
 
   private releasePauseWaiters(): void {

@@ -1,0 +1,189 @@
+// Watches the link: the connect handshake (hellos, `start`), communication timeouts, probes and temperature polling.
+import type { EngineSettings, Timers } from './settings.ts';
+import { FLAG_LONG } from './send-window.ts';
+import type { LineSender } from './line-sender.ts';
+import { frameLine } from '../gcode/line.ts';
+
+/** The engine side the supervisor calls into. */
+export interface SupervisorHost {
+  /** Waiting for the firmware's first answer (Connecting). */
+  connecting(): boolean;
+  operational(): boolean;
+  /** The handshake timed out. */
+  giveUp(): void;
+  fail(text: string, reason: string): void;
+  message(text: string): void;
+}
+
+export class LinkSupervisor {
+  private lastRxAt = 0;
+  private lastOkAt = 0;
+  private lastPollAt = 0;
+  private consecutiveTimeouts = 0;
+  private tickTimer: unknown = null;
+  private connectStartedAt = 0;
+  private hellosSent = 0;
+  private sawStartLine = false;
+  /** The firmware sent `start` (it booted) since the link was opened or last reset. */
+  private startSeen = false;
+  /** The firmware reports temperatures by itself (M155 S<n> sent). */
+  autoreportTemp = false;
+  /** M113 was sent: `busy:` keepalives come every communicationBusy seconds. */
+  busyConfirmed = false;
+  /** A heater has a target (polls come faster while idle). */
+  targetsActive = false;
+
+  constructor(private readonly settings: () => EngineSettings, private readonly timers: Timers, private readonly sender: LineSender,
+    private readonly host: SupervisorHost) {}
+
+  /** A new link (or a reset one): handshake and timeout counters start over. */
+  reset(): void {
+    this.hellosSent = 0;
+    this.sawStartLine = false;
+    this.startSeen = false;
+    this.consecutiveTimeouts = 0;
+    this.autoreportTemp = false;
+    this.busyConfirmed = false;
+  }
+
+  /** Connecting: the hellos go out now unless the firmware's `start` is awaited. */
+  beginHandshake(): void {
+    this.connectStartedAt = this.timers.now();
+    this.lastRxAt = this.connectStartedAt;
+    if (!this.settings().waitForStartOnConnect) {
+      this.sendHello();
+      this.sendHello();
+    }
+    this.schedule();
+  }
+
+  /** Detection already had its answer: only the timers. */
+  beginDetected(): void {
+    this.lastRxAt = this.timers.now();
+    this.schedule();
+  }
+
+  connected(): void {
+    this.lastOkAt = this.lastRxAt = this.lastPollAt = this.timers.now();
+  }
+
+  stop(): void {
+    if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+  }
+
+  sendHello(): void {
+    this.hellosSent++;
+    this.sender.wire.write(frameLine(0, this.settings().helloCommand));
+  }
+
+  lineReceived(): void {
+    this.lastRxAt = this.timers.now();
+    this.consecutiveTimeouts = 0;
+  }
+
+  okReceived(): void {
+    this.lastOkAt = this.lastRxAt;
+  }
+
+  /** `start` while connecting: the firmware booted, one more hello (once). False when it was already answered. */
+  startWhileConnecting(): boolean {
+    this.startSeen = true;
+    if (this.sawStartLine) return false;
+    this.sawStartLine = true;
+    this.sendHello();
+    return true;
+  }
+
+  /** `start` while operational (handled by the engine as a reset); remembered for recovery. */
+  startReceived(): void {
+    this.startSeen = true;
+  }
+
+  get sawStart(): boolean { return this.startSeen; }
+
+  /** Effective communication timeout in ms: the busy interval once confirmed, never shorter than the poll interval. */
+  communicationTimeoutMs(): number {
+    const t = this.settings().timeout;
+    const comm = this.busyConfirmed ? t.communicationBusy : t.communication;
+    const temp = this.autoreportTemp ? t.temperatureAutoreport : this.pollInterval();
+    return Math.max(comm, temp + 1) * 1000;
+  }
+
+  private pollInterval(): number {
+    const t = this.settings().timeout;
+    return !this.sender.jobActive && this.targetsActive ? t.temperatureTargetSet : t.temperature;
+  }
+
+  private schedule(): void {
+    if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
+    this.tickTimer = this.timers.setTimeout(() => {
+      this.tickTimer = null;
+      if (!this.sender.transport) return;
+      this.tick();
+      if (this.sender.transport) this.schedule();
+    }, 250);
+  }
+
+  private tick(): void {
+    const now = this.timers.now();
+    const s = this.settings();
+    if (this.host.connecting()) {
+      if (now - this.connectStartedAt < s.timeout.communication * 1000) return;
+      if (this.hellosSent < 3 && !s.waitForStartOnConnect) {
+        this.sendHello();
+        this.connectStartedAt = now;
+        return;
+      }
+      this.host.message('Timeout while trying to connect');
+      this.host.giveUp();
+      return;
+    }
+    if (!this.host.operational()) return;
+    const acks = this.sender.acks;
+    const timeout = this.communicationTimeoutMs();
+    const silent = now - this.lastRxAt >= timeout;
+    const okLost = this.sender.jobActive && acks.count > 0 && (acks.activeFlags & FLAG_LONG) === 0 && now - this.lastOkAt >= timeout;
+    if (silent || okLost) {
+      this.lastRxAt = this.lastOkAt = now;
+      this.timedOut();
+      if (!this.sender.transport) return;
+    }
+    if (!this.autoreportTemp && (acks.activeFlags & FLAG_LONG) === 0 && now - this.lastPollAt >= this.pollInterval() * 1000) {
+      this.lastPollAt = now;
+      this.sender.enqueue('M105', { poll: true });
+    }
+  }
+
+  private timedOut(): void {
+    const acks = this.sender.acks;
+    const jobActive = this.sender.jobActive;
+    this.consecutiveTimeouts++;
+    const limits = this.settings().maxCommunicationTimeouts;
+    const long = (acks.activeFlags & FLAG_LONG) !== 0;
+    const limit = long ? limits.long : jobActive ? limits.printing : limits.idle;
+    if (limit > 0 && this.consecutiveTimeouts > limit) {
+      this.host.fail('Too many consecutive timeouts, printer still connected and alive?', 'timeout');
+      return;
+    }
+    if (acks.holding) {
+      this.host.message('Communication timeout during an active resend, resending requested line');
+      acks.endHold();
+    } else if (acks.clearHeating()) {
+      // a heat-up's silence: the next timeout counts
+    } else if (long) {
+      // long-running command: keep waiting
+    } else if (jobActive) {
+      this.host.message('Communication timeout while printing, trying to trigger response from printer');
+      // The ok may be lost or only late: granting a credit now would leave one line too many in flight for the rest
+      // of the print if it was late. An M105 outside the window decides (AckTracker.ok). A probe still unanswered
+      // means neither reply is coming: what was in flight up to it is taken as acknowledged.
+      acks.dropThroughProbe();
+      this.lastPollAt = this.timers.now();
+      this.sender.sendProbe();
+      this.sender.pump();
+    } else if (acks.dropAll()) {
+      this.sender.pump();
+    }
+  }
+}

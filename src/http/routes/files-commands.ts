@@ -5,7 +5,8 @@ import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../../core/errors.ts';
 import { parseStoredPath, joinPath } from '../../files/safe-path.ts';
 import { sendError } from '../error-mapper.ts';
-import { abridged, resourceUrl, downloadUrl } from './files-entries.ts';
+import { abridged, resourceUrl, downloadUrl } from '../../octoprint/file-entry.ts';
+import { externalBase } from '../urls.ts';
 import { requireLocation, type FilesRouteDeps } from './files.ts';
 import { truthy } from '../../core/values.ts';
 
@@ -85,8 +86,8 @@ export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): 
           if (typeof body.destination !== 'string' || body.destination === '') throw invalid('Mandatory parameters missing');
           const entry = await files.copyOrMove(path, body.destination, mode);
           const srcName = parseStoredPath(path).at(-1) ?? entry.name;
-          const answer = abridged(request, 'local', srcName, entry.path, entry.kind === 'file');
-          return reply.code(201).header('Location', resourceUrl(request, 'local', entry.path)).send(answer);
+          const answer = abridged(externalBase(request), 'local', srcName, entry.path, entry.kind === 'file');
+          return reply.code(201).header('Location', resourceUrl(externalBase(request), 'local', entry.path)).send(answer);
         }
       }
     });
@@ -99,8 +100,8 @@ async function slice(request: FastifyRequest, reply: FastifyReply, deps: FilesRo
   if (!deps.slice) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Cannot slice file, no slicer available');
   const target = await deps.slice({ origin: 'local', path: joinPath(parseStoredPath(path)), params, user: request.identity.name });
   if (!target) throw notFound('Slicing target unknown');
-  return reply.code(202).header('Location', resourceUrl(request, 'local', target.path)).send({
+  return reply.code(202).header('Location', resourceUrl(externalBase(request), 'local', target.path)).send({
     name: target.name, path: target.path, display: target.display ?? target.name, origin: 'local',
-    refs: { resource: resourceUrl(request, 'local', target.path), download: downloadUrl(request, target.path) },
+    refs: { resource: resourceUrl(externalBase(request), 'local', target.path), download: downloadUrl(externalBase(request), target.path) },
   });
 }

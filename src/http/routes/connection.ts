@@ -8,7 +8,7 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService, PortProvider } from '../../printer/printer-service.ts';
 import type { PrinterProfiles } from '../../printer/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
-import { CommandBody, commandOf, isNumber } from './command-body.ts';
+import { Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 
 export interface ConnectionRouteDeps {
   printer: PrinterService;
@@ -16,6 +16,12 @@ export interface ConnectionRouteDeps {
   printerProfiles: PrinterProfiles;
   config: ConfigStore;
 }
+
+const ConnectionCommand = commandUnion({
+  connect: { port: Param, baudrate: Param, printerProfile: Param, save: Param, autoconnect: Param },
+  disconnect: {},
+  fake_ack: {},
+});
 
 const ConnectionReply = Type.Object({
   current: Type.Object({ state: Type.String(), port: Nullable('string'), baudrate: Nullable('number'), printerProfile: Type.String() }),
@@ -51,7 +57,7 @@ export function registerConnectionRoutes(app: GantryApp, deps: ConnectionRouteDe
     };
   });
 
-  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: ConnectionCommand } }, async (request, reply) => {
     const { command, body } = commandOf(request.body, ['connect', 'disconnect', 'fake_ack'] as const);
     if (command === 'disconnect') {
       await printer.disconnect();

@@ -7,6 +7,7 @@ import { parseStoredPath, joinPath } from '../../files/safe-path.ts';
 import { sendError } from '../error-mapper.ts';
 import { abridged, resourceUrl, downloadUrl } from '../../octoprint/file-entry.ts';
 import { externalBase } from '../urls.ts';
+import { Param, commandUnion } from './command-body.ts';
 import { requireLocation, type FilesRouteDeps } from './files.ts';
 import { truthy } from '../../core/values.ts';
 
@@ -18,12 +19,19 @@ export type SliceHook = (req: {
   user?: string;
 }) => Promise<{ name: string; path: string; display?: string }>;
 
-const CommandBody = Type.Object({
+const FileCommand = commandUnion<{ command?: string; print?: boolean | string; destination?: string; printerProfile?: string; [k: string]: unknown }>({
+  select: { print: Param },
+  unselect: {},
+  slice: { slicer: Param, gcode: Param, profile: Param, printerProfile: Param, position: Param, select: Param, print: Param, destination: Param },
+  analyse: {},
+  copy: { destination: Param },
+  move: { destination: Param },
+}, {
   command: Type.Optional(Type.String()),
   print: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   destination: Type.Optional(Type.String()),
   printerProfile: Type.Optional(Type.String()),
-}, { additionalProperties: true });
+});
 const EntryParams = Type.Object({ location: Type.String(), '*': Type.String() });
 
 const COMMAND_PERMISSIONS: ReadonlyMap<string, string[]> = new Map(Object.entries({
@@ -43,7 +51,7 @@ function plain(reply: FastifyReply, status: number, text: string) {
 export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
 
-  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: CommandBody } },
+  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: FileCommand } },
     async (request, reply) => {
       const body = request.body;
       const command = body.command ?? '';

@@ -5,11 +5,10 @@ import type { JobRunner } from '../../printer/job-runner.ts';
 import { JobReplySchema, jobWire, progressWire } from '../../octoprint/job.ts';
 import type { Printer } from '../../printer/types.ts';
 import { invalid } from '../../core/errors.ts';
+import { commandUnion } from './command-body.ts';
 
-const JobBody = Type.Object({
-  command: Type.Optional(Type.String()),
-  action: Type.Optional(Type.String()),
-}, { additionalProperties: true });
+const JobCommand = commandUnion<{ command?: string; action?: string }>({ start: {}, cancel: {}, restart: {}, pause: { action: Type.Optional(Type.String()) } },
+  { command: Type.Optional(Type.String()), action: Type.Optional(Type.String()) });
 
 export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; printer: Printer }): void {
   const { jobRunner, printer } = deps;
@@ -23,7 +22,7 @@ export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; 
       ...(interruption ? { interruption } : {}) };
   });
 
-  app.post('/api/job', { config: { access: 'PRINT' }, schema: { body: JobBody } }, async (request, reply) => {
+  app.post('/api/job', { config: { access: 'PRINT' }, schema: { body: JobCommand } }, async (request, reply) => {
     const { command, action } = request.body;
     if (typeof command !== 'string') throw invalid('command is invalid');
     await jobRunner.command(command, { action, user: request.identity.name });

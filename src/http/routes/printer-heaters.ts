@@ -5,11 +5,20 @@ import type { GantryApp } from '../types.ts';
 import type { PrinterRouteDeps } from './printer.ts';
 import { historyOf } from './printer.ts';
 import { conflict, notOperational } from '../../core/errors.ts';
-import { CommandBody, commandOf } from './command-body.ts';
+import { Param, commandOf, commandUnion } from './command-body.ts';
 import { MISSING_HEATER, TOOL_KEY, extrusion, flowPercent, hasHeater, heaterOffset, heaterTarget, toolIndex, toolOffsets, toolTargets,
 } from '../../printer/heater-rules.ts';
 
 const HistoryQuery = Type.Object({ history: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+const ToolCommand = commandUnion({
+  target: { targets: Param },
+  offset: { offsets: Param },
+  select: { tool: Param },
+  extrude: { amount: Param, speed: Param },
+  flowrate: { factor: Param },
+});
+const HeaterCommand = commandUnion({ target: { target: Param }, offset: { offset: Param } });
 
 export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDeps): void {
   const { printer } = deps;
@@ -27,7 +36,7 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
     return out;
   });
 
-  app.post('/api/printer/tool', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/tool', { config: { access: 'CONTROL' }, schema: { body: ToolCommand } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const { command, body } = commandOf(request.body, ['target', 'offset', 'select', 'extrude', 'flowrate'] as const, {
       target: ['targets'], offset: ['offsets'], select: ['tool'], extrude: ['amount'], flowrate: ['factor'],
@@ -70,7 +79,7 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
       return out;
     });
 
-    app.post(`/api/printer/${heater}`, { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+    app.post(`/api/printer/${heater}`, { config: { access: 'CONTROL' }, schema: { body: HeaterCommand } }, async (request, reply) => {
       if (!printer.isOperational()) throw notOperational();
       if (!has()) throw conflict(missing);
       const { command, body } = commandOf(request.body, ['target', 'offset'] as const, { target: ['target'], offset: ['offset'] });

@@ -8,7 +8,7 @@ import type { TemperatureHistoryEntry } from '../../printer/types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound, notOperational } from '../../core/errors.ts';
 import { factorPercent } from '../../printer/printer-commands.ts';
 import { formatParameters } from '../../gcode/line.ts';
-import { CommandBody, commandOf, isNumber } from './command-body.ts';
+import { CommandBody, Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 import { truthy } from '../../core/values.ts';
 import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
 import { StateSchema, stateWire } from '../../octoprint/state.ts';
@@ -33,6 +33,13 @@ const PrinterReply = Type.Object({
   state: Type.Optional(StateSchema),
 });
 const SdReply = Type.Object({ ready: Type.Boolean() });
+
+const PrintheadCommand = commandUnion({
+  jog: { x: Param, y: Param, z: Param, absolute: Param, speed: Param },
+  home: { axes: Param },
+  feedrate: { factor: Param },
+});
+const SdCommand = commandUnion({ init: {}, refresh: {}, release: {} });
 
 export function historyOf(printer: PrinterService, q: { history?: string; limit?: string }): TemperatureHistoryEntry[] | undefined {
   if (!truthy(q.history)) return undefined;
@@ -66,7 +73,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return out;
   });
 
-  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: PrintheadCommand } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const { command, body } = commandOf(request.body, ['jog', 'home', 'feedrate'] as const, { home: ['axes'], feedrate: ['factor'] });
     if (command !== 'feedrate' && printer.isBusy()) throw conflict('Printer is currently printing');
@@ -105,7 +112,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return { ready: printer.sdReady() };
   });
 
-  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: SdCommand } }, async (request, reply) => {
     if (!config.current.feature.sdSupport) throw notFound('SD support is disabled');
     if (!printer.isOperational() || printer.isBusy()) throw new DomainError(ErrorCodes.PRINTER_BUSY, 'Printer is not operational or currently busy');
     const { command } = commandOf(request.body, ['init', 'refresh', 'release'] as const);

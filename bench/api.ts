@@ -9,6 +9,7 @@ import { ROOT, ensureBuilt, startGantryProcess } from '../test/helpers/built-ser
 
 const SECONDS = Number(process.env.BENCH_API_S ?? (process.env.BENCH_QUICK ? 3 : 10));
 const CONNS = Number(process.env.BENCH_API_CONNS ?? 8);
+const WARMUP_SECONDS = 2;
 const MIXED = ['/api/job', '/api/printer', '/api/version', '/api/connection', '/api/files'];
 /** Issue 18's figures (same kind of 2-core machine) and goals. */
 const WORKLOADS = [
@@ -30,11 +31,11 @@ function ms(s: string): number {
   return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
 }
 
-async function wrk(base: string, paths: string[], key: string, dir: string): Promise<WrkResult> {
+async function wrk(base: string, paths: string[], key: string, dir: string, seconds = SECONDS): Promise<WrkResult> {
   const script = join(dir, `paths-${paths.length}.lua`);
   await writeFile(script, `local paths = {${paths.map((p) => JSON.stringify(p)).join(', ')}}\nlocal i = 0\n` +
     'request = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n');
-  const out = spawnSync('wrk', ['-t', '2', '-c', String(CONNS), '-d', `${SECONDS}s`, '--latency', '-H', `X-Api-Key: ${key}`, '-s', script, base],
+  const out = spawnSync('wrk', ['-t', '2', '-c', String(CONNS), '-d', `${seconds}s`, '--latency', '-H', `X-Api-Key: ${key}`, '-s', script, base],
     { encoding: 'utf8' });
   const text = out.stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
@@ -86,7 +87,10 @@ try {
   }
   bare = await startBare(bodies);
 
-  console.log(`wrk -t2 -c${CONNS}, ${SECONDS} s per run; Gantry built (node ${process.version}) vs a bare Fastify route sending the same bytes`);
+  // Both servers warm up first (JIT, lazily compiled schemas): otherwise the first workload measured pays for it alone.
+  const all = [...new Set(WORKLOADS.flatMap((w) => w.paths))];
+  for (const url of [bare.url, g.url]) await wrk(url, all, g.apiKey, dir, WARMUP_SECONDS);
+  console.log(`wrk -t2 -c${CONNS}, ${SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up; Gantry built (node ${process.version}) vs a bare Fastify route sending the same bytes`);
   console.log(`${'workload'.padEnd(50)} ${'bare req/s'.padStart(11)} ${'Gantry req/s'.padStart(13)} ${'ratio'.padStart(6)} ${'p50'.padStart(8)} ${'p99'.padStart(8)}  OctoPrint  goal`);
   for (const w of WORKLOADS) {
     const b = await wrk(bare.url, w.paths, g.apiKey, dir);

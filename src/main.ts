@@ -17,7 +17,7 @@ import { SdCardFiles } from './files/sd-card.ts';
 import { JobRunner } from './printer/job-runner.ts';
 import { PrintHistory } from './printer/print-history.ts';
 import { sdTransfer } from './printer/sd-transfer.ts';
-import { jobStatusFrom } from './push/job-wire.ts';
+import { jobStatusFrom } from './push/sources.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { EventSubscriptions } from './events/event-subscriptions.ts';

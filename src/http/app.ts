@@ -92,6 +92,9 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   const app = Fastify({
     loggerInstance: services.logger as never,
     logController: new LogController({ disableRequestLogging: true }),
+    // A child logger per request (bound to its id) only when requests are logged (debug): at info it was pure cost.
+    childLoggerFactory: (logger, bindings, opts) =>
+      ((logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false ? logger.child(bindings, opts) : logger),
     bodyLimit: config.current.server.maxSize,
     // Clients such as Home Assistant's library send `//api/printer/bed`; answer it as the single-slash path.
     rewriteUrl: (req) => {
@@ -149,7 +152,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     done();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A plain hook, not async: no promise per request.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     reply.header('X-Robots-Tag', 'noindex, nofollow, noimageindex');
     if (!config.current.server.allowFraming) reply.header('X-Frame-Options', 'sameorigin');
@@ -163,7 +167,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
         reply.header('Expires', '-1');
       }
     }
-    return payload;
+    done(null, payload);
   });
 
   await app.register(cookie);

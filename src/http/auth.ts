@@ -94,23 +94,44 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
     for (const m of Array.isArray(route.method) ? route.method : [route.method]) table.push({ method: String(m), url, access: route.config?.access });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!(await resolveBasicAuth(request, access, config))) return sendError(reply, 403, 'Invalid credentials in Basic Authorization header');
+  /** Identity and access rule of a request; false when it was answered (refused). */
+  const authorise = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.authVia !== 'basic') resolveIdentity(request, reply, access, config);
     // Checked here, before body parsing and validation, so a caller without rights learns nothing about the body rules.
     const rule: RouteAccess | undefined = request.routeOptions.config?.access;
-    if (rule === undefined || rule === 'public') return;
-    if (request.invalidApiKey) return sendError(reply, 403, 'Invalid API key');
-    if (!csrfOk(request, config)) return sendError(reply, 400, 'CSRF validation failed');
-    if (rule === 'anonymous') return;
-    if (!access.enabled) return;
-    if (rule === 'user') {
-      if (request.identity.isAnonymous) return sendError(reply, 403);
+    if (rule === undefined || rule === 'public') return true;
+    if (request.invalidApiKey) return refuse(reply, 403, 'Invalid API key');
+    if (!csrfOk(request, config)) return refuse(reply, 400, 'CSRF validation failed');
+    if (rule === 'anonymous') return true;
+    if (!access.enabled) return true;
+    if (rule === 'user') return request.identity.isAnonymous ? refuse(reply, 403) : true;
+    const needed = Array.isArray(rule) ? rule : [rule];
+    for (const p of needed) if (!request.identity.has(p)) return refuse(reply, 403);
+    return true;
+  };
+
+  // A plain hook: only trusted Basic credentials need the (async) password check; every other request passes without
+  // a promise of its own.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!basicApplies(request, access, config)) {
+      if (authorise(request, reply)) done();
       return;
     }
-    const needed = Array.isArray(rule) ? rule : [rule];
-    for (const p of needed) if (!request.identity.has(p)) return sendError(reply, 403);
+    resolveBasicAuth(request, access, config).then((ok) => {
+      if (!ok) refuse(reply, 403, 'Invalid credentials in Basic Authorization header');
+      else if (authorise(request, reply)) done();
+    }, done);
   });
+}
+
+function refuse(reply: FastifyReply, status: number, message?: string): false {
+  sendError(reply, status, message);
+  return false;
+}
+
+function basicApplies(request: FastifyRequest, access: AccessService, config: ConfigStore): boolean {
+  const auth = request.headers.authorization;
+  return auth !== undefined && config.current.accessControl.trustBasicAuthentication && access.enabled && /^Basic\s+/i.test(auth);
 }
 
 /**
@@ -120,7 +141,7 @@ export function registerAuth(app: GantryApp, deps: { access: AccessService; conf
 async function resolveBasicAuth(request: FastifyRequest, access: AccessService, config: ConfigStore): Promise<boolean> {
   const ac = config.current.accessControl;
   const auth = request.headers.authorization;
-  if (!ac.trustBasicAuthentication || !access.enabled || !auth || !/^Basic\s+/i.test(auth)) return true;
+  if (!auth || !basicApplies(request, access, config)) return true;
   const decoded = Buffer.from(auth.replace(/^Basic\s+/i, '').trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) return false;

@@ -61,7 +61,8 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
 
   const watches = new Set<BodyWatch>();
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.complete) return;
+    // Without a body there is nothing to trickle (most requests): no watch, no listeners.
+    if (req.complete || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
     const w: BodyWatch = { socket: req.socket, req, since: Date.now(), bytesAtStart: req.socket.bytesRead };
     watches.add(w);
     const done = () => watches.delete(w);

@@ -23,8 +23,3 @@ export function externalBase(request: FastifyRequest): string {
 export function absoluteUrl(request: FastifyRequest, path: string): string {
   return externalBase(request) + path;
 }
-
-/** Percent-encodes each segment of a slash-separated path. */
-export function encodePath(path: string): string {
-  return path.split('/').map(encodeURIComponent).join('/');
-}

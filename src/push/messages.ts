@@ -2,12 +2,14 @@
 // permissions each message needs. Single-key JSON objects; serialised once and shared wherever possible.
 import { createHash } from 'node:crypto';
 import { PERMISSIONS } from '../access/permissions.ts';
+import { permissionRecord } from '../octoprint/access-records.ts';
+import { OCTOPRINT_COMPAT_VERSION } from '../octoprint/version.ts';
 import { PAYLOADLESS_EVENTS, isScriptEvent } from '../core/events.ts';
 import type { StatusDelta } from './status-monitor.ts';
 import { filterLines, type LineFilter } from './subscription.ts';
 
 /** The OctoPrint release whose push protocol we speak (clients gate features on it). */
-export const COMPAT_VERSION = '1.9.3';
+export const COMPAT_VERSION = OCTOPRINT_COMPAT_VERSION;
 
 export type MessageType = 'connected' | 'reauthRequired' | 'history' | 'current' | 'event' | 'timelapse'
   | 'slicingProgress' | 'renderProgress' | 'plugin';
@@ -24,10 +26,7 @@ export class OutMessage {
 export const encode = (type: MessageType, payload: unknown): OutMessage => new OutMessage(JSON.stringify({ [type]: payload }));
 
 export function permissionRecords(): Array<Record<string, unknown>> {
-  return PERMISSIONS.map((p) => ({
-    key: p.key, name: p.name, dangerous: p.dangerous, default_groups: p.defaultGroups, description: p.description,
-    needs: { role: p.roles }, ...(p.plugin ? { plugin: p.plugin } : {}),
-  }));
+  return PERMISSIONS.map((p) => permissionRecord(p.key));
 }
 
 export function connectedPayload(opts: { configHash: string; debug: boolean }): Record<string, unknown> {

@@ -1,7 +1,9 @@
 // What the push channel reads from the rest of the host: narrow views of the printer and job services (main.ts wires
 // the real ones), with offline stand-ins for when a service is absent.
 import type { PrinterListener, PrinterStateSnapshot, ResendStats, TemperatureHistoryEntry } from '../printer/types.ts';
-import { STATE_TEXT, stateFlags } from '../protocol/connection-state.ts';
+import type { JobSnapshot } from '../printer/job-types.ts';
+import { OFFLINE_STATE } from '../octoprint/state.ts';
+import { jobWire, progressWire, startupJob, startupProgress } from '../octoprint/job.ts';
 
 /** The printer service satisfies this structurally. */
 export interface PrinterStatusSource {
@@ -13,7 +15,7 @@ export interface PrinterStatusSource {
   subscribe(listener: PrinterListener): () => void;
 }
 
-/** Job and progress in the wire shapes of docs/reference/printer-extra-api.md §7/§8, and the files in use. */
+/** Job and progress in their wire shapes (src/octoprint/job.ts), and the files in use. */
 export interface JobStatusSource {
   job(): Record<string, unknown>;
   progress(): Record<string, unknown>;
@@ -21,7 +23,7 @@ export interface JobStatusSource {
 }
 
 export const offlinePrinter: PrinterStatusSource = {
-  state: () => ({ id: 'OFFLINE', text: STATE_TEXT.OFFLINE, flags: stateFlags('OFFLINE', false), error: '' }),
+  state: () => ({ ...OFFLINE_STATE, flags: { ...OFFLINE_STATE.flags } }),
   temperatureHistory: () => [],
   offsets: () => ({}),
   currentZ: () => null,
@@ -29,12 +31,18 @@ export const offlinePrinter: PrinterStatusSource = {
   subscribe: () => () => {},
 };
 
-/** What OctoPrint reports before anything was selected (docs/reference/printer-extra-api.md §7, §8 quirks included). */
+/** What OctoPrint reports before anything was selected. */
 export const noJob: JobStatusSource = {
-  job: () => ({
-    file: { name: null, path: null, size: null, origin: null, date: null },
-    estimatedPrintTime: null, lastPrintTime: null, filament: { length: null, volume: null }, user: null,
-  }),
-  progress: () => ({ completion: null, filepos: null, printTime: null, printTimeLeft: null, printTimeOrigin: null }),
+  job: startupJob,
+  progress: startupProgress,
   busyFiles: () => [],
 };
+
+/** A JobStatusSource over the job runner's snapshot (taken once per call pair is fine: both are cheap). */
+export function jobStatusFrom(runner: { snapshot(): JobSnapshot }, busyFiles: () => Array<{ origin: string; path: string }>): JobStatusSource {
+  return {
+    job: () => jobWire(runner.snapshot()),
+    progress: () => progressWire(runner.snapshot().progress),
+    busyFiles,
+  };
+}

@@ -3,6 +3,7 @@
 import type { TemperatureHistoryEntry } from '../printer/types.ts';
 import type { JobStatusSource, PrinterStatusSource } from './sources.ts';
 import type { PrinterStateSnapshot } from '../printer/types.ts';
+import { stateWire, type StateWire } from '../octoprint/state.ts';
 
 /** Lines kept for `history` (OctoPrint sends the last 300). */
 export const HISTORY_LINES = 300;
@@ -18,7 +19,7 @@ export interface Marking { type: string; label: string; time: number }
 
 /** The parts of `current` every client sees the same way. */
 export interface StatusBase {
-  state: { text: string; flags: Record<string, boolean>; error: string };
+  state: StateWire;
   job: Record<string, unknown>;
   progress: Record<string, unknown>;
   currentZ: number | null;
@@ -138,7 +139,7 @@ export class StatusMonitor {
     const cutoff = this.now() / 1000 - this.cutoffSeconds();
     if (this.markings.length && this.markings[0].time < cutoff) this.markings = this.markings.filter((m) => m.time >= cutoff);
     return {
-      state: { text: s.text, flags: { ...s.flags }, error: s.error },
+      state: stateWire(s),
       job: this.jobs.job(),
       progress: this.jobs.progress(),
       currentZ: this.printer.currentZ(),

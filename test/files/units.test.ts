@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sanitizeName, parseStoredPath, sanitizePath, resolveInside } from '../../src/files/safe-path.ts';
-import { readMultipart, boundaryOf, type MultipartEvent } from '../../src/http/routes/files-multipart.ts';
+import { readMultipart, boundaryOf, type MultipartEvent } from '../../src/http/multipart.ts';
 import { multipartBody, BOUNDARY } from './multipart.ts';
 
 test('sanitizeName keeps unicode and spaces, drops illegal and control characters and leading dots', () => {

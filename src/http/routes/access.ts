@@ -6,7 +6,7 @@ import type { AccessService } from '../../access/access-service.ts';
 import { forbidden, invalid, notFound } from '../../core/errors.ts';
 import { PERMISSIONS } from '../../access/permissions.ts';
 import { GENERIC_MESSAGES } from '../error-mapper.ts';
-import { permissionRecord, groupRecord, userRecord } from './access-records.ts';
+import { permissionRecord, groupRecord, userRecord } from '../../octoprint/access-records.ts';
 
 const Strings = Type.Array(Type.String());
 const KeyParams = Type.Object({ key: Type.String() });

@@ -6,6 +6,7 @@ import { GLOBAL_KEY_USER } from '../../access/access-service.ts';
 import { forbidden, invalid, notFound } from '../../core/errors.ts';
 import { GENERIC_MESSAGES, sendError } from '../error-mapper.ts';
 import { absoluteUrl } from '../urls.ts';
+import { commandUnion } from './command-body.ts';
 import { issueCsrfCookie } from '../auth.ts';
 
 const RequestBody = Type.Object({
@@ -15,12 +16,9 @@ const RequestBody = Type.Object({
 const TokenParams = Type.Object({ token: Type.String() });
 const DecisionBody = Type.Object({ decision: Type.Optional(Type.Boolean()) }, { additionalProperties: true });
 const ListQuery = Type.Object({ all: Type.Optional(Type.String()) }, { additionalProperties: true });
-const CommandBody = Type.Object({
-  command: Type.Optional(Type.String()),
-  app: Type.Optional(Type.String()),
-  user: Type.Optional(Type.String()),
-  key: Type.Optional(Type.String()),
-}, { additionalProperties: true });
+const AppKeysCommand = commandUnion<{ command?: string; app?: string; user?: string; key?: string }>({ generate: { app: Type.Optional(Type.String()), user: Type.Optional(Type.String()) },
+  revoke: { key: Type.Optional(Type.String()) } },
+{ command: Type.Optional(Type.String()), app: Type.Optional(Type.String()), user: Type.Optional(Type.String()), key: Type.Optional(Type.String()) });
 
 const GRANT = 'PLUGIN_APPKEYS_GRANT';
 const ADMIN = 'PLUGIN_APPKEYS_ADMIN';
@@ -99,7 +97,7 @@ document.getElementById('deny').onclick = () => decide(false);
     return { keys: appKeys.listKeys(all ? undefined : user).map(wireKey), pending };
   });
 
-  app.post('/api/plugin/appkeys', { config: { access: 'user' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/plugin/appkeys', { config: { access: 'user' }, schema: { body: AppKeysCommand } }, async (request, reply) => {
     const id = request.identity;
     const caller = id.name ?? GLOBAL_KEY_USER;
     const body = request.body;

@@ -1,11 +1,14 @@
 // /api/connection: the current link and the options to make one; connect (port/baudrate/profile/save/autoconnect),
 // disconnect, fake_ack.
+import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
+import { Nullable } from '../../octoprint/schema-kit.ts';
+import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService, PortProvider } from '../../printer/printer-service.ts';
 import type { PrinterProfiles } from '../../printer/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
-import { CommandBody, commandOf, isNumber } from './command-body.ts';
+import { Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 
 export interface ConnectionRouteDeps {
   printer: PrinterService;
@@ -14,15 +17,36 @@ export interface ConnectionRouteDeps {
   config: ConfigStore;
 }
 
+const ConnectionCommand = commandUnion({
+  connect: { port: Param, baudrate: Param, printerProfile: Param, save: Param, autoconnect: Param },
+  disconnect: {},
+  fake_ack: {},
+});
+
+const ConnectionReply = Type.Object({
+  current: Type.Object({ state: Type.String(), port: Nullable('string'), baudrate: Nullable('number'), printerProfile: Type.String() }),
+  options: Type.Object({
+    ports: Type.Array(Type.String()),
+    baudrates: Type.Array(Type.Number()),
+    printerProfiles: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    portPreference: Nullable('string'),
+    baudratePreference: Nullable('number'),
+    printerProfilePreference: Nullable('string'),
+    autoconnect: Type.Boolean(),
+  }),
+});
+
 export function registerConnectionRoutes(app: GantryApp, deps: ConnectionRouteDeps): void {
   const { printer, ports, printerProfiles, config } = deps;
+  // Polling clients share one port scan a second (a scan reads /dev and may run udevadm); connect still checks afresh.
+  const portList = shortLived(() => ports.listPorts(), SCAN_REUSE_MS);
 
-  app.get('/api/connection', { config: { access: 'STATUS' } }, async () => {
+  app.get('/api/connection', { config: { access: 'STATUS' }, schema: { response: { 200: ConnectionReply } } }, async () => {
     const serial = config.current.serial;
     return {
       current: printer.connection(),
       options: {
-        ports: await ports.listPorts(),
+        ports: await portList.get(),
         baudrates: ports.baudrates(),
         printerProfiles: printerProfiles.list().map((p) => ({ id: p.id, name: p.name })),
         portPreference: serial.port,
@@ -33,7 +57,7 @@ export function registerConnectionRoutes(app: GantryApp, deps: ConnectionRouteDe
     };
   });
 
-  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: ConnectionCommand } }, async (request, reply) => {
     const { command, body } = commandOf(request.body, ['connect', 'disconnect', 'fake_ack'] as const);
     if (command === 'disconnect') {
       await printer.disconnect();

@@ -5,7 +5,9 @@ import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../../core/errors.ts';
 import { parseStoredPath, joinPath } from '../../files/safe-path.ts';
 import { sendError } from '../error-mapper.ts';
-import { abridged, resourceUrl, downloadUrl } from './files-entries.ts';
+import { abridged, resourceUrl, downloadUrl } from '../../octoprint/file-entry.ts';
+import { externalBase } from '../urls.ts';
+import { Param, commandUnion } from './command-body.ts';
 import { requireLocation, type FilesRouteDeps } from './files.ts';
 import { truthy } from '../../core/values.ts';
 
@@ -17,12 +19,19 @@ export type SliceHook = (req: {
   user?: string;
 }) => Promise<{ name: string; path: string; display?: string }>;
 
-const CommandBody = Type.Object({
+const FileCommand = commandUnion<{ command?: string; print?: boolean | string; destination?: string; printerProfile?: string; [k: string]: unknown }>({
+  select: { print: Param },
+  unselect: {},
+  slice: { slicer: Param, gcode: Param, profile: Param, printerProfile: Param, position: Param, select: Param, print: Param, destination: Param },
+  analyse: {},
+  copy: { destination: Param },
+  move: { destination: Param },
+}, {
   command: Type.Optional(Type.String()),
   print: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   destination: Type.Optional(Type.String()),
   printerProfile: Type.Optional(Type.String()),
-}, { additionalProperties: true });
+});
 const EntryParams = Type.Object({ location: Type.String(), '*': Type.String() });
 
 const COMMAND_PERMISSIONS: ReadonlyMap<string, string[]> = new Map(Object.entries({
@@ -42,7 +51,7 @@ function plain(reply: FastifyReply, status: number, text: string) {
 export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
 
-  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: CommandBody } },
+  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: FileCommand } },
     async (request, reply) => {
       const body = request.body;
       const command = body.command ?? '';
@@ -85,8 +94,8 @@ export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): 
           if (typeof body.destination !== 'string' || body.destination === '') throw invalid('Mandatory parameters missing');
           const entry = await files.copyOrMove(path, body.destination, mode);
           const srcName = parseStoredPath(path).at(-1) ?? entry.name;
-          const answer = abridged(request, 'local', srcName, entry.path, entry.kind === 'file');
-          return reply.code(201).header('Location', resourceUrl(request, 'local', entry.path)).send(answer);
+          const answer = abridged(externalBase(request), 'local', srcName, entry.path, entry.kind === 'file');
+          return reply.code(201).header('Location', resourceUrl(externalBase(request), 'local', entry.path)).send(answer);
         }
       }
     });
@@ -99,8 +108,8 @@ async function slice(request: FastifyRequest, reply: FastifyReply, deps: FilesRo
   if (!deps.slice) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, 'Cannot slice file, no slicer available');
   const target = await deps.slice({ origin: 'local', path: joinPath(parseStoredPath(path)), params, user: request.identity.name });
   if (!target) throw notFound('Slicing target unknown');
-  return reply.code(202).header('Location', resourceUrl(request, 'local', target.path)).send({
+  return reply.code(202).header('Location', resourceUrl(externalBase(request), 'local', target.path)).send({
     name: target.name, path: target.path, display: target.display ?? target.name, origin: 'local',
-    refs: { resource: resourceUrl(request, 'local', target.path), download: downloadUrl(request, target.path) },
+    refs: { resource: resourceUrl(externalBase(request), 'local', target.path), download: downloadUrl(externalBase(request), target.path) },
   });
 }

@@ -1,26 +1,22 @@
-// POST /api/files/{location}: multipart upload (streamed to a temp file, renamed into place when complete) or folder
-// creation; then optional select/print through the job runner, SD transfer, and the `Upload` event.
+// POST /api/files/{location}: reads the multipart form (the file part streamed to a temp file) and answers with what
+// the files service made of it (src/files/upload-policy.ts: folder creation, storing, SD transfer, select/print).
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, invalid, notFound } from '../../core/errors.ts';
-import type { UploadSink } from '../../files/upload-intake.ts';
-import { readMultipart, boundaryOf, decodeHeaderText, MultipartError } from './files-multipart.ts';
-import { abridged, resourceUrl } from './files-entries.ts';
+import { acceptUpload, type UploadForm } from '../../files/upload-policy.ts';
+import { readMultipart, boundaryOf, decodeHeaderText, MultipartError } from '../multipart.ts';
+import { abridged, resourceUrl } from '../../octoprint/file-entry.ts';
+import { externalBase } from '../urls.ts';
 import type { FilesRouteDeps } from './files.ts';
-import { truthy } from '../../core/values.ts';
 
 const MAX_FIELD_BYTES = 1024 * 1024;
 /** All non-file fields together: a form of many small fields must not grow memory without bound either. */
 const MAX_FORM_FIELD_BYTES = 4 * 1024 * 1024;
 const LocationParams = Type.Object({ location: Type.String() });
 
-interface ParsedForm {
-  sink?: UploadSink;
-  partFilename?: string;
-  fields: Map<string, string>;
-}
+type ParsedForm = UploadForm;
 
 /** Reads the whole form; the file part goes to disk chunk by chunk, fields stay in memory (bounded). */
 async function readForm(request: FastifyRequest, boundary: string, deps: FilesRouteDeps): Promise<ParsedForm> {
@@ -108,78 +104,20 @@ export function registerUploadRoute(app: GantryApp, deps: FilesRouteDeps): void 
 }
 
 async function handleForm(request: FastifyRequest, reply: FastifyReply, deps: FilesRouteDeps, location: 'local' | 'sdcard', form: ParsedForm) {
-  const { files } = deps;
-  const { fields, sink } = form;
-  let userdata: unknown;
-  const userdataRaw = fields.get('userdata');
-  if (userdataRaw !== undefined) {
-    try {
-      userdata = JSON.parse(userdataRaw);
-    } catch {
-      await sink?.discard();
-      throw invalid('userdata contains invalid JSON');
-    }
-  }
-
-  if (!sink) {
-    const foldername = fields.get('foldername');
-    if (foldername === undefined) throw invalid('No file to upload and no folder to create');
-    if (location !== 'local') throw invalid('target is invalid');
-    const folder = await files.createFolder(fields.get('path'), foldername);
-    return reply.code(201).header('Location', resourceUrl(request, 'local', folder.path)).send({
-      folder: { name: folder.name, path: folder.path, origin: 'local', refs: { resource: resourceUrl(request, 'local', folder.path) } },
+  const id = request.identity;
+  const outcome = await acceptUpload({ ...deps, logger: request.log }, location, form,
+    { user: id.name, mayOverwrite: id.has('FILES_DELETE'), maySelect: id.has('FILES_SELECT'), mayPrint: id.has('PRINT') });
+  const base = externalBase(request);
+  if (outcome.kind === 'folder') {
+    const { folder } = outcome;
+    return reply.code(201).header('Location', resourceUrl(base, 'local', folder.path)).send({
+      folder: { name: folder.name, path: folder.path, origin: 'local', refs: { resource: resourceUrl(base, 'local', folder.path) } },
       done: true,
     });
   }
-
-  try {
-    if (location === 'sdcard') {
-      if (!deps.sdFiles) throw new DomainError(ErrorCodes.CONFLICT, 'Can not upload to SD card, printer is either not operational or already busy');
-      deps.sdFiles.checkUploadable();
-    }
-  } catch (err) {
-    await sink.discard();
-    throw err;
-  }
-  const id = request.identity;
-  const stored = await files.storeUpload(sink, {
-    folder: fields.get('path') || undefined,
-    filename: fields.get('filename') || form.partFilename || '',
-    userdata,
-    noOverwrite: truthy(fields.get('noOverwrite')),
-    mayOverwrite: id.has('FILES_DELETE'),
-  });
-
-  const askedSelect = truthy(fields.get('select'));
-  const askedPrint = truthy(fields.get('print'));
-  const wantSelect = askedSelect && id.has('FILES_SELECT');
-  const wantPrint = askedPrint && id.has('PRINT');
-  let effectiveSelect = false;
-  let effectivePrint = false;
-  const answer: Record<string, unknown> = { local: abridged(request, 'local', stored.name, stored.path) };
-  let location201 = resourceUrl(request, 'local', stored.path);
-  let done = true;
-
-  if (location === 'sdcard' && deps.sdFiles) {
-    const remote = await deps.sdFiles.upload(stored.path, { select: wantSelect || wantPrint, print: wantPrint, user: id.name });
-    answer.sdcard = abridged(request, 'sdcard', remote, remote);
-    location201 = resourceUrl(request, 'sdcard', remote);
-    done = false;
-    effectiveSelect = wantSelect || wantPrint;
-    effectivePrint = wantPrint;
-  } else if ((wantSelect || wantPrint) && deps.jobs?.isReady()) {
-    try {
-      await deps.jobs.select('local', stored.path, { print: wantPrint, user: id.name });
-      effectiveSelect = true;
-      effectivePrint = wantPrint;
-    } catch (err) {
-      request.log.info({ err }, 'select/print after upload dropped');
-    }
-  }
-
-  files.announceUpload({
-    name: stored.name, path: stored.path, target: location, select: askedSelect, print: askedPrint,
-    effective_select: effectiveSelect, effective_print: effectivePrint, ...(userdata !== undefined ? { userdata } : {}),
-  });
+  const { stored, sdName, done, effectiveSelect, effectivePrint } = outcome;
+  const answer: Record<string, unknown> = { local: abridged(base, 'local', stored.name, stored.path) };
+  if (sdName !== undefined) answer.sdcard = abridged(base, 'sdcard', sdName, sdName);
+  const location201 = sdName !== undefined ? resourceUrl(base, 'sdcard', sdName) : resourceUrl(base, 'local', stored.path);
   return reply.code(201).header('Location', location201).send({ files: answer, done, effectiveSelect, effectivePrint });
 }

@@ -10,7 +10,8 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { JobControl } from '../../printer/job-types.ts';
 import { notFound, invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { toWire, type WireEntry } from './files-entries.ts';
+import { toWire, type WireEntry } from '../../octoprint/file-entry.ts';
+import { externalBase } from '../urls.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
 import { truthy } from '../../core/values.ts';
@@ -54,8 +55,12 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
  */
 function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { files: unknown; [k: string]: unknown }, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
-  const json = JSON.stringify(body);
-  const etag = `"${createHash('sha1').update(JSON.stringify(body.files)).digest('hex')}"`;
+  // The entries are serialised once, for both the tag and the body (the same bytes JSON.stringify(body) gives).
+  const filesJson = JSON.stringify(body.files);
+  let json = `{"files":${filesJson}`;
+  for (const [k, v] of Object.entries(body)) if (k !== 'files' && v !== undefined) json += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
+  json += '}';
+  const etag = `"${createHash('sha1').update(filesJson).digest('hex')}"`;
   const lastModified = new Date(Math.floor(lastModifiedMs / 1000) * 1000);
   const bypass = Boolean(q.force) || Boolean(q._refresh);
   if (!bypass) {
@@ -74,12 +79,15 @@ function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { f
 export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
 
-  const localListing = async (request: FastifyRequest, recursive: boolean, filter?: string): Promise<WireEntry[]> =>
-    (await files.list({ recursive, filter: filter || undefined })).map((e) => toWire(request, e));
+  const localListing = async (request: FastifyRequest, recursive: boolean, filter?: string): Promise<WireEntry[]> => {
+    const base = externalBase(request);
+    return (await files.list({ recursive, filter: filter || undefined })).map((e) => toWire(base, e));
+  };
 
   const sdListing = async (request: FastifyRequest, force: boolean): Promise<WireEntry[]> => {
     if (!deps.sdFiles || !deps.config.current.feature.sdSupport) return [];
-    return (await deps.sdFiles.list(force)).map((e) => toWire(request, e));
+    const base = externalBase(request);
+    return (await deps.sdFiles.list(force)).map((e) => toWire(base, e));
   };
 
   app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
@@ -107,11 +115,11 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
       const path = request.params['*'];
       if (location === 'sdcard') {
         if (!deps.sdFiles) throw notFound('File not found');
-        return reply.send(toWire(request, await deps.sdFiles.entry(path)));
+        return reply.send(toWire(externalBase(request), await deps.sdFiles.entry(path)));
       }
       const q = request.query;
       const entry = await files.entry(path, { recursive: truthy(q.recursive), filter: q.filter || undefined });
-      return reply.send(toWire(request, entry));
+      return reply.send(toWire(externalBase(request), entry));
     });
 
   app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams } }, async (request, reply) => {

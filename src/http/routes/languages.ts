@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type {} from '@fastify/multipart';
-import { readingMultipart } from './multipart-errors.ts';
+import { readingMultipart } from '../multipart-errors.ts';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { LanguagePacks } from '../../system/language-packs.ts';

@@ -10,7 +10,7 @@ import type { Identity, LoginMechanism } from '../../access/identity.ts';
 import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { cookieName, fromOtherSite, setLoginCookies, setLogoutCookies } from '../auth.ts';
-import { identityRecord, effectivePermissionKeys } from './access-records.ts';
+import { identityRecord, effectivePermissionKeys } from '../../octoprint/access-records.ts';
 import { truthy } from '../../core/values.ts';
 import { USERNAME_PATTERN } from '../../access/user-store.ts';
 

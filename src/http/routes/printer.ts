@@ -1,6 +1,6 @@
 // /api/printer: full state (temperatures, SD, state flags), printhead (jog/home/feedrate), SD card, arbitrary commands
 // and scripts, custom controls. Heaters live in printer-heaters.ts.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';
@@ -8,9 +8,11 @@ import type { TemperatureHistoryEntry } from '../../printer/types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound, notOperational } from '../../core/errors.ts';
 import { factorPercent } from '../../printer/printer-commands.ts';
 import { formatParameters } from '../../gcode/line.ts';
-import { CommandBody, commandOf, isNumber } from './command-body.ts';
+import { CommandBody, Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 import { truthy } from '../../core/values.ts';
 import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
+import { StateSchema, stateWire } from '../../octoprint/state.ts';
+import { AnyJson } from '../../octoprint/schema-kit.ts';
 
 export interface PrinterRouteDeps {
   printer: PrinterService;
@@ -24,6 +26,21 @@ const HistoryQuery = Type.Object({
 }, { additionalProperties: true });
 
 /** `?history=..&limit=..` → the history points (limit -1 = all), or undefined when not asked for. */
+/** Temperatures are open (one key per tool, bed, chamber, and `history` when asked for). */
+const PrinterReply = Type.Object({
+  temperature: Type.Optional(AnyJson),
+  sd: Type.Optional(Type.Object({ ready: Type.Boolean() })),
+  state: Type.Optional(StateSchema),
+});
+const SdReply = Type.Object({ ready: Type.Boolean() });
+
+const PrintheadCommand = commandUnion({
+  jog: { x: Param, y: Param, z: Param, absolute: Param, speed: Param },
+  home: { axes: Param },
+  feedrate: { factor: Param },
+});
+const SdCommand = commandUnion({ init: {}, refresh: {}, release: {} });
+
 export function historyOf(printer: PrinterService, q: { history?: string; limit?: string }): TemperatureHistoryEntry[] | undefined {
   if (!truthy(q.history)) return undefined;
   let limit: number | undefined;
@@ -38,11 +55,11 @@ export function historyOf(printer: PrinterService, q: { history?: string; limit?
 export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): void {
   const { printer, config } = deps;
 
-  app.get('/api/printer', { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery } }, async (request) => {
+  app.get('/api/printer', { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery, response: { 200: PrinterReply } } }, async (request) => {
     if (!printer.isOperational()) throw notOperational();
     const q = request.query;
     const exclude = new Set((q.exclude ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-    const out: Record<string, unknown> = {};
+    const out: Static<typeof PrinterReply> = {};
     if (!exclude.has('temperature')) {
       const temperature: Record<string, unknown> = { ...printer.temperatures() };
       const history = historyOf(printer, q);
@@ -51,13 +68,12 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     }
     if (!exclude.has('sd') && config.current.feature.sdSupport) out.sd = { ready: printer.sdReady() };
     if (!exclude.has('state')) {
-      const s = printer.state();
-      out.state = { text: s.text, flags: s.flags, error: s.error };
+      out.state = stateWire(printer.state());
     }
     return out;
   });
 
-  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: PrintheadCommand } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const { command, body } = commandOf(request.body, ['jog', 'home', 'feedrate'] as const, { home: ['axes'], feedrate: ['factor'] });
     if (command !== 'feedrate' && printer.isBusy()) throw conflict('Printer is currently printing');
@@ -91,12 +107,12 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return reply.code(204).send();
   });
 
-  app.get('/api/printer/sd', { config: { access: 'STATUS' } }, async () => {
+  app.get('/api/printer/sd', { config: { access: 'STATUS' }, schema: { response: { 200: SdReply } } }, async () => {
     if (!config.current.feature.sdSupport) throw notFound('SD support is disabled');
     return { ready: printer.sdReady() };
   });
 
-  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: SdCommand } }, async (request, reply) => {
     if (!config.current.feature.sdSupport) throw notFound('SD support is disabled');
     if (!printer.isOperational() || printer.isBusy()) throw new DomainError(ErrorCodes.PRINTER_BUSY, 'Printer is not operational or currently busy');
     const { command } = commandOf(request.body, ['init', 'refresh', 'release'] as const);

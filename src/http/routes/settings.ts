@@ -1,9 +1,6 @@
 // /api/settings and /api/settings/templates: the settings tree in OctoPrint's wire shape, partial updates, UI template order.
 import { assertDepth } from '../../core/deep-merge.ts';
 import { createHash } from 'node:crypto';
-import { mkdir, access as fsAccess, constants } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { homedir } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
@@ -17,6 +14,8 @@ import { isPlain } from '../../core/plain.ts';
 import { effectiveConfig, type ConfigStore } from '../../config/config-store.ts';
 import { scriptsInFolder } from '../../printer/gcode-scripts.ts';
 import { checkFfmpegPath } from '../../timelapse/ffmpeg.ts';
+import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
+import { folderPaths, normaliseFolders } from '../../system/folders.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -35,6 +34,8 @@ export function configSerialOptions(config: Config): SerialOptions {
   return { ports, baudrates };
 }
 
+interface TreeInputs { config: Config; options: SerialOptions; scripts: Record<string, string>; view: string }
+
 export interface SettingsDeps {
   config: ConfigStore;
   paths: Paths;
@@ -42,13 +43,6 @@ export interface SettingsDeps {
   serialOptions?: SerialOptionsProvider;
 }
 
-const FOLDERS: Array<[api: string, configKey: keyof Config['folder'], fallback: (p: Paths) => string]> = [
-  ['uploads', 'uploads', (p) => p.uploads],
-  ['timelapse', 'timelapse', (p) => p.timelapse],
-  ['timelapseTmp', 'timelapse_tmp', (p) => join(p.timelapse, 'tmp')],
-  ['logs', 'logs', (p) => p.logs],
-  ['watched', 'watched', (p) => p.watched],
-];
 
 const entry = (id: string, name: string) => ({ id, name });
 /** Order of our own UI's components per template type (the UI lays itself out from this). */
@@ -71,40 +65,47 @@ export const TEMPLATE_ORDER = {
 /** The defaults a client may echo back without pinning them in config.yaml (GCODE scripts: see unconfiguredScripts). */
 const DEFAULTS = effectiveConfig({});
 
-const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
 export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void {
   const { config, paths, events } = deps;
   const serialOptions = deps.serialOptions ?? (() => configSerialOptions(config.current));
 
-  const folderPath = (configured: string | null | undefined, fallback: string) =>
-    (configured ? resolve(paths.base, expandHome(configured)) : fallback);
+  // Reads of devices and the disk that settings readers share for a second (polling clients); a save reads afresh.
+  const portScan = shortLived(serialOptions, SCAN_REUSE_MS);
+  const folderScripts = shortLived(() => scriptsInFolder(paths.scripts), SCAN_REUSE_MS);
 
   /** What a script is when the settings do not set it: its file in the scripts folder, else the built-in text. */
   async function unconfiguredScripts(): Promise<Record<string, string>> {
-    return { ...DEFAULT_GCODE_SCRIPTS, ...(await scriptsInFolder(paths.scripts)) };
+    return { ...DEFAULT_GCODE_SCRIPTS, ...(await folderScripts.get()) };
   }
 
-  async function tree(request: FastifyRequest): Promise<Plain> {
-    const c = config.current;
+  /** The inputs a settings answer is made from; the same inputs give the same bytes. */
+  async function inputs(request: FastifyRequest): Promise<TreeInputs> {
+    // A port scan that fails must not take the whole settings page down with it.
+    const options = await portScan.get().catch((err: unknown) => {
+      request.log.warn({ err }, 'listing serial ports failed');
+      return configSerialOptions(config.current);
+    });
+    const id = request.identity;
+    return { config: config.current, options, scripts: await folderScripts.get(),
+      view: `${id.has('ADMIN') ? 1 : 0}${id.has('SETTINGS') ? 1 : 0}${id.has('WEBCAM') ? 1 : 0}` };
+  }
+
+  async function tree(request: FastifyRequest, given?: TreeInputs): Promise<Plain> {
+    const { config: c, options, scripts: fromFolder } = given ?? await inputs(request);
     const out = fieldsToApi(c);
     const isAdmin = request.identity.has('ADMIN');
     setPath(out, ['api', 'key'], isAdmin ? c.api.key : 'n/a');
 
-    for (const [api, key, fallback] of FOLDERS) setPath(out, ['folder', api], folderPath(c.folder[key], fallback(paths)));
+    for (const [api, path] of Object.entries(folderPaths(c, paths))) setPath(out, ['folder', api], path);
 
-    // A port scan that fails must not take the whole settings page down with it.
-    const options = await Promise.resolve().then(serialOptions).catch((err: unknown) => {
-      request.log.warn({ err }, 'listing serial ports failed');
-      return configSerialOptions(c);
-    });
     setPath(out, ['serial', 'portOptions'], options.ports);
     setPath(out, ['serial', 'baudrateOptions'], options.baudrates);
 
     // Like OctoPrint, every defined script as it would run: the setting, else the file in the scripts folder, else the
     // built-in one (null falls back).
     const configured = Object.entries(c.scripts.gcode).filter(([, v]) => typeof v === 'string');
-    setPath(out, ['scripts', 'gcode'], { ...(await unconfiguredScripts()), ...Object.fromEntries(configured) });
+    setPath(out, ['scripts', 'gcode'], { ...DEFAULT_GCODE_SCRIPTS, ...fromFolder, ...Object.fromEntries(configured) });
 
     const plugins = c.plugins as Plain;
     const pluginDiscovery = isPlain(plugins.discovery) ? plugins.discovery : {};
@@ -132,9 +133,18 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   }
 
   // Clients poll settings; an ETag over the caller's own view lets them revalidate with 304.
+  // The last answer per view (admin, settings, webcam rights) is kept while its inputs are the same objects: a poll
+  // costs neither the tree, nor its serialisation, nor its hash.
+  const answers = new Map<string, { from: TreeInputs; body: string; etag: string }>();
   app.get('/api/settings', { config: { access: 'SETTINGS_READ' } }, async (request, reply) => {
-    const body = JSON.stringify(await tree(request));
-    const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
+    const from = await inputs(request);
+    let answer = answers.get(from.view);
+    if (!answer || answer.from.config !== from.config || answer.from.options !== from.options || answer.from.scripts !== from.scripts) {
+      const body = JSON.stringify(await tree(request, from));
+      answer = { from, body, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
+      answers.set(from.view, answer);
+    }
+    const { body, etag } = answer;
     reply.header('ETag', etag);
     const match = request.headers['if-none-match'];
     if (match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
@@ -144,6 +154,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: { body: Type.Unknown() } }, async (request, reply) => {
     const body = request.body;
     if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
+    portScan.clear();
+    folderScripts.clear();
     // Before any of the recursive mapping below can overflow the stack on a hostile shape.
     assertDepth(body, 'Settings');
     const mapped = apiToPatch(body);
@@ -152,7 +164,7 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (presetProblem) throw invalid(presetProblem);
     let { patch } = mapped;
 
-    await normaliseFolders(patch);
+    if (patch.folder) await normaliseFolders(patch.folder as Plain, paths);
     const bitrate = (patch.webcam as Plain | undefined)?.bitrate;
     if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
       throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
@@ -180,28 +192,6 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   });
 
   app.get('/api/settings/templates', { config: { access: 'ADMIN' } }, async () => ({ order: TEMPLATE_ORDER }));
-
-  /** Folders must be usable; one equal to its default is stored as unset so the default keeps following the base dir. */
-  async function normaliseFolders(patch: Plain): Promise<void> {
-    const folder = patch.folder as Plain | undefined;
-    if (!folder) return;
-    for (const [, key, fallback] of FOLDERS) {
-      const value = folder[key];
-      if (value === undefined || value === null) continue;
-      if (typeof value !== 'string' || value.trim() === '') throw invalid('At least one of the configured folders is invalid');
-      const abs = resolve(paths.base, expandHome(value));
-      if (abs === fallback(paths)) {
-        folder[key] = null;
-        continue;
-      }
-      try {
-        await mkdir(abs, { recursive: true });
-        await fsAccess(abs, constants.W_OK);
-      } catch {
-        throw invalid('At least one of the configured folders is invalid');
-      }
-    }
-  }
 }
 
 /** Plugin settings are stored as sent, per plugin; the discovery uuid is the installation's and is never overwritten. */

@@ -6,7 +6,7 @@ import type { SlicingService, ProfileInfo } from '../../slicing/slicing-service.
 import { absoluteUrl } from '../urls.ts';
 import { invalid } from '../../core/errors.ts';
 import { truthy } from '../../core/values.ts';
-import { readingMultipart } from './multipart-errors.ts';
+import { readingMultipart } from '../multipart-errors.ts';
 
 const SlicerParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }) });
 const ProfileParams = Type.Object({ slicer: Type.String({ minLength: 1, maxLength: 100 }), key: Type.String({ minLength: 1, maxLength: 100 }) });

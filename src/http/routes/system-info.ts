@@ -3,7 +3,7 @@ import type { GantryApp } from '../types.ts';
 import type { Paths } from '../../config/paths.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';
 import { collectSystemInfo } from '../../system/system-info.ts';
-import { OCTOPRINT_COMPAT_VERSION } from './version.ts';
+import { OCTOPRINT_COMPAT_VERSION } from '../../octoprint/version.ts';
 
 export function registerSystemInfoRoutes(app: GantryApp, deps: { version: string; paths: Paths; printer: PrinterService }): void {
   app.get('/api/system/info', { config: { access: 'SYSTEM' } }, async (request) => ({

@@ -1,5 +1,5 @@
 // Malformed multipart bodies (no, empty or wrong boundary, truncated parts) read through @fastify/multipart are a 400.
-import { DomainError, invalid } from '../../core/errors.ts';
+import { DomainError, invalid } from '../core/errors.ts';
 
 /**
  * Runs `read` and turns the multipart parser's errors into INVALID_REQUEST; domain errors and system errors (a full disk

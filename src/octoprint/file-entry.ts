@@ -1,16 +1,19 @@
-// Maps stored files/folders to OctoPrint's file entries (refs, gcodeAnalysis, prints, statistics, pass-through keys).
-import type { FastifyRequest } from 'fastify';
-import type { StoredEntry, StoredFile, StoredFolder } from '../../files/types.ts';
-import type { PrintRecord } from '../../files/metadata-store.ts';
-import { absoluteUrl, encodePath } from '../urls.ts';
-import { thumbnailRef } from '../../files/analysis/thumbnails.ts';
+// OctoPrint's file entry vocabulary: stored files/folders as wire entries (refs, gcodeAnalysis, prints, statistics,
+// pass-through keys). URLs are built on `base`, the request's external base URL (src/http/urls.ts externalBase), taken
+// once per answer rather than once per entry.
+import type { StoredEntry, StoredFile, StoredFolder } from '../files/types.ts';
+import type { PrintRecord } from '../files/metadata-store.ts';
+import { thumbnailRef } from '../files/analysis/thumbnails.ts';
 
 export type WireEntry = Record<string, unknown>;
 
-export const resourceUrl = (req: FastifyRequest, origin: string, path: string): string =>
-  absoluteUrl(req, `/api/files/${origin}/${encodePath(path)}`);
-export const downloadUrl = (req: FastifyRequest, path: string): string =>
-  absoluteUrl(req, `/downloads/files/local/${encodePath(path)}`);
+/** Percent-encodes each segment of a slash-separated path. */
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+export const resourceUrl = (base: string, origin: string, path: string): string => `${base}/api/files/${origin}/${encodePath(path)}`;
+export const downloadUrl = (base: string, path: string): string => `${base}/downloads/files/local/${encodePath(path)}`;
 
 /** `prints` (success/failure counts, last) and `statistics` (per printer profile) from the print history. */
 export function printSummary(history: PrintRecord[] | undefined): { prints?: WireEntry; statistics?: WireEntry } {
@@ -41,10 +44,10 @@ export function printSummary(history: PrintRecord[] | undefined): { prints?: Wir
   return { prints: { success, failure, last: lastOut }, statistics: { averagePrintTime, lastPrintTime } };
 }
 
-function fileEntry(req: FastifyRequest, f: StoredFile): WireEntry {
+function fileEntry(base: string, f: StoredFile): WireEntry {
   if (f.origin === 'sdcard') {
     const e: WireEntry = { name: f.name, path: f.path, display: f.display, type: f.typePath[0], typePath: f.typePath, origin: 'sdcard',
-      refs: { resource: resourceUrl(req, 'sdcard', f.path) } };
+      refs: { resource: resourceUrl(base, 'sdcard', f.path) } };
     if (f.size !== undefined) e.size = f.size;
     if (f.date !== undefined) e.date = f.date;
     return e;
@@ -53,7 +56,7 @@ function fileEntry(req: FastifyRequest, f: StoredFile): WireEntry {
   const e: WireEntry = {
     ...rest,
     name: f.name, display: f.display, path: f.path, type: f.typePath[0], typePath: f.typePath, origin: 'local',
-    refs: { resource: resourceUrl(req, 'local', f.path), download: downloadUrl(req, f.path) },
+    refs: { resource: resourceUrl(base, 'local', f.path), download: downloadUrl(base, f.path) },
     size: f.size, date: f.date,
   };
   if (f.hash) e.hash = f.hash;
@@ -64,24 +67,24 @@ function fileEntry(req: FastifyRequest, f: StoredFile): WireEntry {
   return e;
 }
 
-function folderEntry(req: FastifyRequest, f: StoredFolder): WireEntry {
+function folderEntry(base: string, f: StoredFolder): WireEntry {
   const { analysis: _a, history: _h, ...rest } = f.meta;
   return {
     ...rest,
     name: f.name, display: f.display, path: f.path, type: 'folder', typePath: ['folder'], origin: 'local',
-    refs: { resource: resourceUrl(req, 'local', f.path) },
+    refs: { resource: resourceUrl(base, 'local', f.path) },
     size: f.size,
-    children: f.children.map((c) => toWire(req, c)),
+    children: f.children.map((c) => toWire(base, c)),
   };
 }
 
-export function toWire(req: FastifyRequest, e: StoredEntry): WireEntry {
-  return e.kind === 'file' ? fileEntry(req, e) : folderEntry(req, e);
+export function toWire(base: string, e: StoredEntry): WireEntry {
+  return e.kind === 'file' ? fileEntry(base, e) : folderEntry(base, e);
 }
 
 /** The abridged entry of upload/copy/move answers: name, path, origin, refs only. */
-export function abridged(req: FastifyRequest, origin: 'local' | 'sdcard', name: string, path: string, isFile = true): WireEntry {
-  const refs: Record<string, string> = { resource: resourceUrl(req, origin, path) };
-  if (origin === 'local' && isFile) refs.download = downloadUrl(req, path);
+export function abridged(base: string, origin: 'local' | 'sdcard', name: string, path: string, isFile = true): WireEntry {
+  const refs: Record<string, string> = { resource: resourceUrl(base, origin, path) };
+  if (origin === 'local' && isFile) refs.download = downloadUrl(base, path);
   return { name, path, origin, refs };
 }

@@ -1,0 +1,16 @@
+// Building blocks for the response schemas: nullable scalars as JSON-schema type lists and open values.
+import { Type, type TSchema, type TUnsafe } from 'typebox';
+
+type Scalar = { string: string; number: number; boolean: boolean };
+
+/**
+ * A scalar or null, as `{"type": [t, "null"]}`: fast-json-stringify writes it directly, where a union would make it
+ * try each branch with a validator. Numbers stay `number` (never `integer`, which would truncate a fraction).
+ */
+export const Nullable = <K extends keyof Scalar>(type: K): TUnsafe<Scalar[K] | null> => Type.Unsafe<Scalar[K] | null>({ type: [type, 'null'] });
+
+/** Any JSON value, written as JSON.stringify writes it (open shapes: plugin data, analysis, settings sections). */
+export const AnyJson: TUnsafe<unknown> = Type.Unsafe<unknown>({});
+
+/** An object whose listed keys have these types and which may carry any other key as it is. */
+export const OpenObject = <P extends Record<string, TSchema>>(properties: P) => Type.Object(properties, { additionalProperties: true });

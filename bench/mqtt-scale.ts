@@ -204,23 +204,25 @@ async function measure(mode: Mode, instances: Instance[], brokerPort: number, su
     const ts = packet.properties?.userProperties?.ts;
     if (typeof ts === 'string') latencies.push(Date.now() - Number(ts));
   };
-  const pids = instances.map((x) => x.child.pid!);
-  const before = await Promise.all(pids.map(cpuSeconds));
-  const waitBefore = await Promise.all(pids.map(runQueueWait));
-  const posBefore = await Promise.all(instances.map((x) => filepos(x.url)));
+  // Each instance's position, CPU and run-queue wait are read together and timed on their own: under heavy load the
+  // reads of 20 instances take seconds, which a single window-wide time would count against the rates.
+  const sample = async (x: Instance) => {
+    const pos = await filepos(x.url);
+    const pid = x.child.pid!;
+    return { at: performance.now(), pos, cpu: await cpuSeconds(pid), wait: await runQueueWait(pid) };
+  };
+  const before = await Promise.all(instances.map(sample));
   sub.on('message', onMessage);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, WINDOW_S * 1000));
   sub.off('message', onMessage);
   const elapsed = (performance.now() - t0) / 1000;
-  const after = await Promise.all(pids.map(cpuSeconds));
-  const waitAfter = await Promise.all(pids.map(runQueueWait));
-  const posAfter = await Promise.all(instances.map((x) => filepos(x.url)));
+  const after = await Promise.all(instances.map(sample));
+  const per = (f: (a: Awaited<ReturnType<typeof sample>>) => number) => after.map((a, i) => (f(a) - f(before[i])) / ((a.at - before[i].at) / 1000));
   const stillPrinting = (await Promise.all(instances.map((x) => printing(x.url)))).every(Boolean);
   const flooded = stopFlood ? await stopFlood() : 0;
-  return { mode, load: loadavg()[0], cpu: after.map((a, i) => (a - before[i]) / elapsed), wait: waitAfter.map((w, i) => (w - waitBefore[i]) / elapsed),
-    msgs: msgs / elapsed, latencies: latencies.sort((a, b) => a - b), bytesPerS: posAfter.map((p, i) => (p - posBefore[i]) / elapsed),
-    flooded: flooded / elapsed, printing: stillPrinting };
+  return { mode, load: loadavg()[0], cpu: per((x) => x.cpu), wait: per((x) => x.wait), msgs: msgs / elapsed,
+    latencies: latencies.sort((a, b) => a - b), bytesPerS: per((x) => x.pos), flooded: flooded / elapsed, printing: stillPrinting };
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -256,6 +256,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       },
     },
     jobs: jobStatusFrom(jobRunner, () => []),
+    fileMetadata: async (origin, path) => {
+      if (origin !== 'local') return null;
+      const f = await files.file(path);
+      const { hashKey: _h, analysisKey: _a, ...meta } = f.meta;
+      return { ...meta, display: f.display, hash: f.hash };
+    },
   });
   await mqtt.start();
   const unbridgeMqttSlicing = slicing.onProgress((p) => mqtt.slicingProgress(p));

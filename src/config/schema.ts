@@ -280,6 +280,10 @@ export const WebcamSection = obj({
   flipV: bool(false, 'Flip vertically'),
   rotate90: bool(false, 'Rotate 90 degrees'),
   cacheBuster: bool(false, 'Append a cache buster to snapshot URLs'),
+  // OctoPrint's command templates (src/timelapse/ffmpeg-template.ts fills in the placeholders).
+  ffmpegCommandline: str('{ffmpeg} -framerate {fps} -i "{input}" -vcodec {videocodec} -threads {threads} -b:v {bitrate} -f {containerformat} -y {filters} "{output}"',
+    'Timelapse render command: {ffmpeg}, {input} and {output} required; {fps}, {videocodec}, {threads}, {bitrate}, {containerformat}, {filters} optional'),
+  ffmpegThumbnailCommandline: str('{ffmpeg} -sseof -1 -i "{input}" -update 1 -q:v 0.7 "{output}"', 'Timelapse thumbnail command: {ffmpeg}, {input} (the movie), {output}'),
   // Timelapse capture and rendering (src/timelapse/); OctoPrint's config.yaml layout.
   timelapse: obj({
     type: Type.Union([Type.Literal('off'), Type.Literal('zchange'), Type.Literal('timed')], { default: 'off', description: 'Timelapse applied at startup' }),

@@ -143,6 +143,7 @@ export const SETTINGS_FIELDS: readonly SettingField[] = [
     'watermark', 'flipH', 'flipV', 'rotate90', 'cacheBuster']),
   ...same('webcam', ['streamTimeout', 'snapshotTimeout'], { min: 1 }),
   field('webcam.ffmpegThreads', 'webcam.ffmpegThreads', { min: 1 }),
+  field('webcam.ffmpegCommandline', 'webcam.ffmpegCommandline'),
   ...renamed('webcam', 'webcam', { streamUrl: 'stream', snapshotUrl: 'snapshot', ffmpegPath: 'ffmpeg' }),
   // Gantry's timelapse additions (src/timelapse/): when to render, and stabilised snapshots.
   ...same('webcam', ['renderAfterPrint', 'stabilize.enabled', 'stabilize.x', 'stabilize.y', 'stabilize.retract', 'stabilize.retractSpeed',

@@ -14,13 +14,15 @@ import { HassState } from './hass-state.ts';
 import { discoveryMessages } from './hass-discovery.ts';
 import { ApiBridge } from './api-bridge.ts';
 import { HassControl } from './hass-control.ts';
-import type { ApiDispatch, MqttJobSource, MqttPrinterSource, Publish, SlicingProgress } from './types.ts';
+import type { ApiDispatch, FileMetadataSource, MqttJobSource, MqttPrinterSource, Publish, SlicingProgress } from './types.ts';
 
 export interface MqttServiceDeps {
   config: ConfigSlice<MqttSections>;
   events: EventBus;
   printer: MqttPrinterSource;
   jobs: MqttJobSource;
+  /** The printed file's metadata (`publish.metadataActive`). */
+  fileMetadata?: FileMetadataSource;
   dispatch: ApiDispatch;
   clock: Clock;
   logger: Logger;
@@ -53,7 +55,7 @@ class Session {
     };
     const now = () => deps.clock.now();
     this.hass = s.discovery ? new HassState(s, publish, deps.printer, deps.jobs, now) : undefined;
-    this.publisher = new OctoPrintMqttPublisher(s, publish, deps.jobs, () => this.hass?.printingData() ?? {}, now);
+    this.publisher = new OctoPrintMqttPublisher(s, publish, deps.jobs, () => this.hass?.printingData() ?? {}, now, deps.fileMetadata);
     this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger) : undefined;
     this.control = s.discovery ? new HassControl(s, publish, deps.dispatch, () => this.snapshot(), (jpeg) => this.hass?.camera(jpeg), logger) : undefined;
     const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter].filter((t): t is string => t !== undefined);

@@ -3,11 +3,22 @@
 import type { TemperatureHistoryEntry } from '../printer/types.ts';
 import type { MqttSettings } from './settings.ts';
 import { eventClass } from './settings.ts';
-import type { MqttJobSource, Publish, SlicingProgress } from './types.ts';
+import type { FileMetadataSource, MqttJobSource, Publish, SlicingProgress } from './types.ts';
 
 /** Events the plugin publishes retained (when `broker.retain` is on); every other event is not retained. */
 const RETAINED_EVENTS = new Set(['ZChange', 'FirmwareData']);
 const PROGRESS_STARTERS = new Set(['PrintStarted', 'PrintDone', 'FileSelected', 'FileDeselected']);
+const PRINT_ENDS = new Set(['PrintDone', 'PrintFailed', 'PrintCancelled']);
+
+/** The value at a dot path (`analysis.filament.tool0.length`), undefined when any step is missing. */
+export function valueAt(data: unknown, path: string): unknown {
+  let v: unknown = data;
+  for (const part of path.split('.')) {
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, part)) return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}
 
 type Heater = { actual: number | null; target: number | null };
 
@@ -15,6 +26,8 @@ export class OctoPrintMqttPublisher {
   private lastTemps = new Map<string, Heater>();
   private progressTimer: NodeJS.Timeout | undefined;
   private lastProgress: { path: string; progress: number } | undefined;
+  /** Metadata is read from disk: a print's end must clear what its start published, so they go in order. */
+  private metadataChain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly s: MqttSettings,
@@ -22,6 +35,7 @@ export class OctoPrintMqttPublisher {
     private readonly jobs: MqttJobSource,
     private readonly printerData: () => Record<string, unknown>,
     private readonly now: () => number,
+    private readonly fileMetadata?: FileMetadataSource,
   ) {}
 
   stop(): void {
@@ -46,10 +60,41 @@ export class OctoPrintMqttPublisher {
 
   event(name: string, payload: unknown): void {
     if (PROGRESS_STARTERS.has(name)) this.startProgress();
+    if (name === 'PrintStarted' || PRINT_ENDS.has(name)) this.metadata(name === 'PrintStarted', payload);
     const topic = this.s.topics.event(name);
     if (!topic || this.s.eventClasses[eventClass(name)] === false) return;
     const body = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : {};
     this.publish(topic, this.ts({ ...body, _event: name }), { retain: this.s.retain && RETAINED_EVENTS.has(name) });
+  }
+
+  /**
+   * `publish.metadataActive`: at print start each `metadataKeys` path of the file's metadata on `metadata/<key>`
+   * (strings raw, anything else as JSON; a missing key is not published); at the end an empty payload on each, which
+   * clears a retained value.
+   */
+  metadata(start: boolean, payload: unknown): Promise<void> {
+    const keys = this.s.metadataKeys.filter((k) => this.s.topics.metadata(k) !== null);
+    if (keys.length === 0) return this.metadataChain;
+    const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { origin?: unknown; path?: unknown };
+    this.metadataChain = this.metadataChain.then(async () => {
+      let data: Record<string, unknown> | null = null;
+      if (start) {
+        if (!this.fileMetadata || typeof p.path !== 'string') return;
+        data = await this.fileMetadata(typeof p.origin === 'string' ? p.origin : 'local', p.path).catch(() => null);
+        if (!data) return;
+      }
+      for (const key of keys) {
+        const topic = this.s.topics.metadata(key)!;
+        if (!start) {
+          this.publish(topic, '', { retain: this.s.retain });
+          continue;
+        }
+        const value = valueAt(data, key);
+        if (value === undefined) continue;
+        this.publish(topic, typeof value === 'string' ? value : JSON.stringify(value), { retain: this.s.retain });
+      }
+    });
+    return this.metadataChain;
   }
 
   /** A firmware line: `echo:busy: paused for user` becomes the plugin's synthesized PausedForUser event. */

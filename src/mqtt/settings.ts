@@ -14,6 +14,8 @@ export interface MqttSettings {
     event(name: string): string | null;
     progress(kind: 'printing' | 'slicing'): string | null;
     temperature(heater: string): string | null;
+    /** Null when metadata publishing is off. */
+    metadata(key: string): string | null;
     lw: string | null;
     /** Sub topics without the base (Home Assistant's `~` templates use them). */
     hassSub(name: string): string;
@@ -29,6 +31,8 @@ export interface MqttSettings {
   tsField: string;
   eventClasses: Record<string, boolean>;
   threshold: number;
+  /** `publish.metadataKeys` split: each a dot path into the printed file's metadata. */
+  metadataKeys: string[];
   printerData: boolean;
   discovery: boolean;
   api: { enabled: boolean; maxPayload: number; concurrency: number };
@@ -92,6 +96,7 @@ export function mqttSettings(c: Pick<Config, MqttSections>): MqttSettings | null
       event: (name) => subTopic(base, p.eventTopic, p.eventActive, name),
       progress: (kind) => subTopic(base, p.progressTopic, p.progressActive, kind),
       temperature: (heater) => subTopic(base, p.temperatureTopic, p.temperatureActive, heater),
+      metadata: (key) => subTopic(base, p.metadataTopic, p.metadataActive, key),
       lw,
       hassSub: (name) => p.hassTopic.replace(/\{[^}]*\}/, name),
       controlSub: (name) => p.controlTopic.replace(/\{[^}]*\}/, name),
@@ -106,6 +111,7 @@ export function mqttSettings(c: Pick<Config, MqttSections>): MqttSettings | null
     tsField: m.timestamp_fieldname,
     eventClasses: { ...p.events } as Record<string, boolean>,
     threshold: p.temperatureThreshold,
+    metadataKeys: p.metadataKeys.split(',').map((k) => k.trim()).filter((k) => k !== ''),
     printerData: p.printerData,
     discovery: g.discovery,
     api: { enabled: g.api.enabled, maxPayload: g.api.maxPayload, concurrency: g.api.concurrency },

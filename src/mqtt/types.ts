@@ -17,6 +17,9 @@ export interface MqttJobSource {
   progress(): Record<string, unknown>;
 }
 
+/** The stored metadata of a file (display, hash, analysis, history, userdata…); null when there is none to read. */
+export type FileMetadataSource = (origin: string, path: string) => Promise<Record<string, unknown> | null>;
+
 export interface SlicingProgress {
   slicer: string;
   source_location: string;

@@ -50,10 +50,6 @@ export function encodeArgs(o: EncodeOptions): string[] {
     '-f', containerFor(o.codec).format, '-y', '-vf', filterString(o), o.output];
 }
 
-export function thumbnailArgs(movie: string, thumb: string): string[] {
-  return ['-sseof', '-1', '-i', movie, '-update', '1', '-q:v', '0.7', thumb];
-}
-
 export interface RunResult {
   code: number;
   stdout: string[];

@@ -5,7 +5,8 @@ import { basename, join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
-import { WATERMARK, containerFor, encodeArgs, runFfmpeg, thumbnailArgs } from './ffmpeg.ts';
+import { WATERMARK, containerFor, filterString, runFfmpeg } from './ffmpeg.ts';
+import { THUMBNAIL_PLACEHOLDERS, expandCommandline } from './ffmpeg-template.ts';
 import { deleteFrames, thumbnailOf } from './timelapse-folders.ts';
 
 export interface RenderRequest {
@@ -101,15 +102,27 @@ export class Renderer {
         failed({ returncode: 255, out: [], error: ['webcam.ffmpegPath is not set\n'], reason: 'returncode' });
         return;
       }
-      const args = encodeArgs({
-        ffmpeg, fps: job.fps > 0 ? job.fps : 25, input: join(frames, `${job.prefix.replace(/%/g, '%%')}-%d.jpg`), output: temp, codec,
-        threads: w.ffmpegThreads > 0 ? w.ffmpegThreads : 1, bitrate: w.bitrate || '10000k', watermark: w.watermark ? WATERMARK : null,
-        flipH: w.flipH, flipV: w.flipV, rotate90: w.rotate90,
-      });
-      logger.info({ ffmpeg, args }, 'timelapse: rendering');
+      let argv: string[];
+      try {
+        // webcam.ffmpegCommandline (OctoPrint's default unless changed), each value one argument.
+        argv = expandCommandline(w.ffmpegCommandline, {
+          ffmpeg, fps: String(job.fps > 0 ? job.fps : 25), input: join(frames, `${job.prefix.replace(/%/g, '%%')}-%d.jpg`), output: temp,
+          videocodec: codec, threads: String(w.ffmpegThreads > 0 ? w.ffmpegThreads : 1), bitrate: w.bitrate || '10000k',
+          containerformat: containerFor(codec).format,
+          filters: filterString({ watermark: w.watermark ? WATERMARK : null, flipH: w.flipH, flipV: w.flipV, rotate90: w.rotate90 }),
+        });
+      } catch (err) {
+        // Checked when set through the API; a hand-edited config.yaml can still hold a broken one.
+        const message = `webcam.ffmpegCommandline: ${(err as Error).message}\n`;
+        logger.error({ prefix: job.prefix, template: w.ffmpegCommandline }, `timelapse: ${message.trim()}`);
+        failed({ returncode: 255, out: [], error: [message], reason: 'returncode' });
+        return;
+      }
+      const [binary, ...args] = argv;
+      logger.info({ binary, args }, 'timelapse: rendering');
       let result;
       try {
-        result = await runFfmpeg(ffmpeg, args, (p) => this.deps.progress(p), this.shutdown.signal);
+        result = await runFfmpeg(binary, args, (p) => this.deps.progress(p), this.shutdown.signal);
       } catch (err) {
         const message = `${(err as Error).message}\n`;
         logger.error({ err, prefix: job.prefix }, 'timelapse: ffmpeg could not be started');
@@ -122,7 +135,10 @@ export class Renderer {
         return;
       }
       await rename(temp, movie);
-      const thumb = await runFfmpeg(ffmpeg, thumbnailArgs(movie, thumbnailOf(movie))).catch((err: unknown) => ({ code: -1, stderr: [String(err)] }));
+      const thumb = await Promise.resolve()
+        .then(() => expandCommandline(w.ffmpegThumbnailCommandline, { ffmpeg, input: movie, output: thumbnailOf(movie) }, THUMBNAIL_PLACEHOLDERS))
+        .then(([bin, ...rest]) => runFfmpeg(bin, rest))
+        .catch((err: unknown) => ({ code: -1, stderr: [String(err)] }));
       if (thumb.code !== 0) logger.warn({ movie, stderr: thumb.stderr.join('') }, 'timelapse: thumbnail failed');
       await deleteFrames(frames, job.prefix);
       logger.info({ movie: basename(movie) }, 'timelapse: rendered');

@@ -8,7 +8,31 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 /** Settings that make the virtual printer quick enough for a whole client flow in seconds. */
 export const FAST_PRINTER = { devel: { virtualPrinter: { throttle: 0.001, busyInterval: 0.2 } } };
 
+/**
+ * Where server() starts: a fresh base dir (default), or one another test prepared — test/import runs every client
+ * sequence of this folder against a server imported from OctoPrint, with the imported keys and settings.
+ */
+export interface CompatTarget {
+  /** A base dir to start on (a new one per call). */
+  baseDir(t: TestContext): Promise<string>;
+  /** Settings the sequences rely on that a fresh install has and the imported one may not (e.g. CORS off). */
+  settings?: Record<string, unknown>;
+}
+
+let target: CompatTarget | undefined;
+
+/** Makes server() start on prepared base dirs (call before the compat test files are imported). */
+export function useCompatTarget(t: CompatTarget): void {
+  target = t;
+}
+
+/** True when the sequences run on an imported server rather than a fresh install. */
+export function onImportedServer(): boolean {
+  return target !== undefined;
+}
+
 export async function server(t: TestContext, settings: Record<string, unknown> = {}): Promise<TestServer> {
+  if (target) return startTestServer(t, { baseDir: await target.baseDir(t), settings: { ...FAST_PRINTER, ...target.settings, ...settings } });
   return startTestServer(t, { settings: { ...FAST_PRINTER, ...settings } });
 }
 

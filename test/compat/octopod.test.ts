@@ -56,6 +56,12 @@ test('dashboard: the GETs it makes all answer 200 JSON; every command answers ex
     ['/api/files/local/pod.gcode', { command: 'select', print: true }],
   ] as const) {
     const r = await s.api(path, { method: 'POST', json: body });
+    if (path === '/api/printer/sd' && !s.config.current.feature.sdSupport) {
+      // SD support off (fixture A, imported): OctoPrint's 404 with a reason, which OctoPod shows.
+      assert.equal(r.status, 404);
+      assert.equal((await json<Json>(r)).error, 'SD support is disabled');
+      continue;
+    }
     assert.equal(r.status, 204, `${path} ${JSON.stringify(body)}: ${r.status} ${await r.clone().text()}`);
     assert.equal(await r.text(), '');
   }

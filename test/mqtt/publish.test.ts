@@ -32,7 +32,7 @@ test('OctoPrint-MQTT topics during a real print, temperatures with the threshold
       mqtt: {
         broker: { url: '127.0.0.1', port: broker.port },
         // OctoPrint's topics are one setting away.
-        publish: { baseTopic: 'octoPrint/', temperatureThreshold: 2 },
+        publish: { baseTopic: 'octoPrint/', temperatureThreshold: 2, metadataActive: true, metadataKeys: 'display, hash,userdata.job,userdata,no.such.key' },
         gantry: { reconnectMin: 0.1, reconnectMax: 0.5, progressInterval: 0.2 },
       },
       homeassistant: { node_id: NODE, node_name: 'OctoPrint', device_manufacturer: 'Clifford Roche', device_model: 'HomeAssistant Discovery for OctoPrint' },
@@ -89,10 +89,18 @@ test('OctoPrint-MQTT topics during a real print, temperatures with the threshold
   const form = new FormData();
   form.append('file', new Blob([gcode]), 'small.gcode');
   form.append('print', 'true');
+  form.append('userdata', JSON.stringify({ job: 'A-17', spool: 3 }));
   assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
   const started = await rec.topic('octoPrint/event/PrintStarted', 'PrintStarted', 20_000, from);
   assert.deepEqual({ ...started.json(), _timestamp: 0 }, { name: 'small.gcode', path: 'small.gcode', origin: 'local', size: gcode.length,
     owner: '_api', user: '_api', _event: 'PrintStarted', _timestamp: 0 });
+  // publish.metadataActive: the file's metadata at print start, one topic per key (strings raw, the rest JSON).
+  const meta = async (key: string) => (await rec.topic(`octoPrint/metadata/${key}`, `metadata/${key}`, 10_000, from));
+  assert.equal((await meta('display')).text, 'small.gcode');
+  assert.match((await meta('hash')).text, /^[0-9a-f]{40}$/);
+  assert.equal((await meta('userdata.job')).text, 'A-17');
+  assert.deepEqual((await meta('userdata')).json(), { job: 'A-17', spool: 3 });
+  assert.equal((await meta('display')).retain, false, 'a live subscriber sees retain cleared');
   const done = await rec.topic('octoPrint/event/PrintDone', 'PrintDone', 120_000, from);
   assert.equal(done.json().name, 'small.gcode');
   assert.equal(typeof done.json().time, 'number');
@@ -108,6 +116,16 @@ test('OctoPrint-MQTT topics during a real print, temperatures with the threshold
   assert.equal(data.state.flags.printing, true);
   assert.ok('estimatedPrintTimeFormatted' in data.job);
   assert.ok('printTimeLeftFormatted' in data.progress && 'resends' in printing.json() && 'currentZ' in printing.json());
+
+  // At the end of the print each key gets an empty payload, which clears its retained value; a missing key never appears.
+  const metaAt = (key: string) => rec.messages.slice(from).filter((m) => m.topic === `octoPrint/metadata/${key}`).map((m) => m.text);
+  await rec.wait((m) => m.topic === 'octoPrint/metadata/userdata' && m.text === '', 'metadata cleared', 5000, rec.messages.indexOf(done));
+  assert.deepEqual(metaAt('userdata.job'), ['A-17', '']);
+  assert.deepEqual(metaAt('no.such.key'), [''], 'a key the file lacks only gets the clearing empty payload');
+  // Retained messages come in the order of the filters: anything retained under metadata/ would arrive before `connected`.
+  const afterPrint = await Recorder.connect(t, broker.url, ['octoPrint/metadata/#', 'octoPrint/mqtt']);
+  await afterPrint.topic('octoPrint/mqtt');
+  assert.deepEqual(afterPrint.messages.map((m) => m.topic), ['octoPrint/mqtt'], 'no retained metadata after the print');
 
   // Events are retained only for ZChange and FirmwareData, as the plugin does.
   const names = rec.messages.slice(from).filter((m) => m.topic.startsWith('octoPrint/event/')).map((m) => m.topic.slice(16));

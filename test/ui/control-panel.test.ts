@@ -68,6 +68,8 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await page.waitForURL(/\/login/);
     const cookies = await page.context().cookies();
     assert.ok(cookies.some((c) => c.name === `csrf_token_P${server.port}`), 'CSRF cookie set');
+    // A first visit points OctoPrint users at the import (#21).
+    await page.getByTestId('import-hint').filter({ hasText: 'Moving from OctoPrint? Stop Gantry and run gantry import-octoprint --from ~/.octoprint --merge' }).waitFor();
     await screenshot(page, '01-login');
   });
 
@@ -398,6 +400,8 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   await step('logs out', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/login/);
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    assert.equal(await page.getByTestId('import-hint').count(), 0, 'the import hint is for the first visit only');
     const res = await page.request.get(server.url + '/api/currentuser');
     assert.equal(((await res.json()) as { name: string | null }).name, null);
   });

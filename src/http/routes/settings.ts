@@ -16,6 +16,7 @@ import { scriptsInFolder } from '../../printer/gcode-scripts.ts';
 import { checkFfmpegPath } from '../../timelapse/ffmpeg.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import { folderPaths, normaliseFolders } from '../../system/folders.ts';
+import { checkCommandline } from '../../timelapse/ffmpeg-template.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -169,6 +170,8 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (typeof bitrate === 'string' && !/^\d+[KMG]?$/i.test(bitrate)) {
       throw invalid('Invalid webcam.bitrate setting, needs to be a valid ffmpeg bitrate');
     }
+    const commandline = (patch.webcam as Plain | undefined)?.ffmpegCommandline;
+    if (commandline !== undefined) checkCommandline(String(commandline));
     // A timelapse that cannot render is reported now, not after the next print (empty clears the setting).
     const ffmpeg = (patch.webcam as Plain | undefined)?.ffmpeg;
     if (typeof ffmpeg === 'string' && ffmpeg.trim() !== '' && ffmpeg !== config.current.webcam.ffmpeg) await checkFfmpegPath(ffmpeg);

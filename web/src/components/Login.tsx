@@ -1,4 +1,5 @@
 // Login page: credentials with remember-me; an existing session (or remember-me cookie) goes straight to the panel.
+// Until someone has logged in from this browser it also points OctoPrint users at the import command.
 import { useEffect, useState } from 'preact/hooks';
 import { post, ApiError } from '../lib/api.ts';
 import type { LoginResponse } from '../lib/types.ts';
@@ -8,6 +9,17 @@ function target(): string {
   const r = new URLSearchParams(location.search).get('redirect');
   if (r && r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/login')) return r;
   return '/';
+}
+
+/** Set after the first login from this browser: from then on the page is a login, not a first visit. */
+const LOGGED_IN_BEFORE = 'gantry.loggedInBefore';
+
+function firstVisit(): boolean {
+  try {
+    return localStorage.getItem(LOGGED_IN_BEFORE) === null;
+  } catch {
+    return true;
+  }
 }
 
 export function LoginPage() {
@@ -29,6 +41,7 @@ export function LoginPage() {
     setError('');
     try {
       await post<LoginResponse>('/api/login', { user, pass, remember });
+      try { localStorage.setItem(LOGGED_IN_BEFORE, '1'); } catch { /* private mode: the hint just stays */ }
       location.replace(target());
     } catch (err) {
       if (err instanceof ApiError && err.status === 403) setError('Wrong user name or password.');
@@ -51,6 +64,11 @@ export function LoginPage() {
         <label class="check"><input name="remember" type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Remember me</label>
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" type="submit" disabled={busy}>Log in</button>
+        {firstVisit() && (
+          <p class="muted first-run" data-testid="import-hint">
+            Moving from OctoPrint? Stop Gantry and run <code>gantry import-octoprint --from ~/.octoprint --merge</code>
+          </p>
+        )}
       </form>
     </main>
   );

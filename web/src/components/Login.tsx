@@ -1,4 +1,5 @@
 // Login page: credentials with remember-me; an existing session (or remember-me cookie) goes straight to the panel.
+import { at } from '../lib/base.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { post, ApiError } from '../lib/api.ts';
 import type { LoginResponse } from '../lib/types.ts';
@@ -6,8 +7,8 @@ import type { LoginResponse } from '../lib/types.ts';
 /** Only same-site relative targets, so the redirect parameter cannot send the user elsewhere. */
 function target(): string {
   const r = new URLSearchParams(location.search).get('redirect');
-  if (r && r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/login')) return r;
-  return '/';
+  if (r && r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/login')) return at(r);
+  return at('/');
 }
 
 export function LoginPage() {

@@ -15,6 +15,7 @@ import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
 import { guardConnections, serverTimeouts } from './connection-guard.ts';
 import { lazyValidators } from './lazy-validators.ts';
+import { registerPrintFirst } from './print-first.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
@@ -168,6 +169,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     }
     return payload;
   });
+
+  // While printing on a saturated event loop, status polls are shed (503 + Retry-After) so firmware replies come first.
+  const printer = services.printer;
+  if (printer) await registerPrintFirst(app, { printing: () => printer.state().flags.printing });
 
   await app.register(cookie);
   // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.

@@ -83,7 +83,9 @@ try {
   while (performance.now() - s0 < STREAM_S * 1000) {
     await sleep(500);
     samples.push(await rssMb(pid));
-    const job = (await (await api('/api/job')).json()) as { progress: { completion: number | null }; state: string };
+    const res = await api('/api/job');
+    if (res.status === 503) { await res.arrayBuffer(); continue; } // shed while the print saturates the loop (print-first.ts)
+    const job = (await res.json()) as { progress: { completion: number | null }; state: string };
     progress = job.progress.completion ?? 0;
     if (!/Printing/.test(job.state)) break;
   }

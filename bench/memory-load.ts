@@ -46,7 +46,11 @@ if (process.argv[2] === 'server') {
   const SECONDS = Number(process.env.MEM_SECONDS ?? 30);
   const ROUNDS = Number(process.env.MEM_ROUNDS ?? 2);
   const base = await mkdtemp(join(tmpdir(), 'gantry-mem-'));
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['server', base], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // The V8 flags bin/gantry.js sets for a real server (GANTRY_V8_FLAGS, default --optimize-for-size), so the figures are
+  // the installed server's; MEM_V8_FLAGS overrides them here (empty: V8's defaults).
+  const v8Flags = (process.env.MEM_V8_FLAGS ?? process.env.GANTRY_V8_FLAGS ?? '--optimize-for-size').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['server', base], { execArgv: ['--import', 'tsx', '--expose-gc', ...v8Flags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  console.log(`server V8 flags: ${v8Flags.join(' ') || '(none)'}`);
   const next = <T>(key: string) => new Promise<T>((resolve) => {
     const on = (m: Record<string, unknown>) => { if (key in m) { child.off('message', on); resolve(m[key] as T); } };
     child.on('message', on);

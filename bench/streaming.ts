@@ -3,11 +3,12 @@
 // Usage: npm run bench [-- streaming]   Env: BENCH_FILES=small,benchy (substrings), BENCH_QUICK=1 (two files, cut to
 // 20k lines; RSS on the first 300k lines of the big file), BENCH_SCENARIOS (see below), BENCH_POLL_MS (pause between a
 // client's polls, default 1000 ms: a dashboard or phone app polling once a second; 100 is a stress test),
+// BENCH_PUSH_CLIENTS (200) and BENCH_WRK_CONNS (64): issue 18's loaded print ('push+wrk' scenarios, needs wrk),
 // BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling),
 // BENCH_REPEATS (default 3): every figure is the median of that many interleaved idealhost/Gantry pairs, and the ratio
 // the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine. BENCH_FLOOR=1: for the
 // ping-pong scenarios also the least a Node.js host can do (bench/floor-host.ts), on the event loop and blocking.
-import { execFile, spawn, fork, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -28,6 +29,9 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const PIN = process.env.BENCH_PIN === '1';
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const POLLERS = 100;
+/** Issue 18's load: push clients connected and wrk connections on GET /api/printer while printing. */
+const PUSH_CLIENTS = Number(process.env.BENCH_PUSH_CLIENTS ?? 200);
+const WRK_CONNS = Number(process.env.BENCH_WRK_CONNS ?? 64);
 const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
 const FLOOR = process.env.BENCH_FLOOR === '1';
 /** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
@@ -180,6 +184,59 @@ async function withPollers<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result
   return { result, ...stats, seconds };
 }
 
+// ---------------------------------------------------------------------------- issue 18's load: push clients + wrk (child)
+
+/**
+ * 200 push clients (each logs in passively and authenticates its websocket, like FDM Monster) plus wrk hammering
+ * GET /api/printer over 64 connections, for as long as the parent wants; answers {ready} then, on 'stop', wrk's
+ * figures. Runs in its own process so the load's own work is not counted against the server's event loop.
+ */
+async function pushAndWrk(url: string, key: string, clients: number, conns: number): Promise<void> {
+  const { default: WebSocket } = await import('ws');
+  const sockets: InstanceType<typeof WebSocket>[] = [];
+  let messages = 0;
+  const connect = async (): Promise<void> => {
+    const login = await fetch(`${url}/api/login`, { method: 'POST', headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' }, body: '{"passive":true}' });
+    const session = (await login.json()) as { name: string; session: string };
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/sockjs/websocket`);
+    await new Promise<void>((resolve, reject) => {
+      ws.on('open', () => { ws.send(JSON.stringify({ auth: `${session.name}:${session.session}` })); resolve(); });
+      ws.on('error', reject);
+    });
+    ws.on('message', () => { messages++; });
+    sockets.push(ws);
+  };
+  // 20 at a time: one by one took minutes on a busy machine.
+  for (let i = 0; i < clients; i += 20) await Promise.all(Array.from({ length: Math.min(20, clients - i) }, connect));
+  const wrk = spawn('wrk', ['-t1', `-c${conns}`, '-d600s', '-H', `X-Api-Key: ${key}`, `${url}/api/printer`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  wrk.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  await new Promise((r) => setTimeout(r, 1000)); // wrk connected and the loop saturated before the print starts
+  process.send!({ ready: true });
+  process.on('message', () => {
+    wrk.once('exit', () => {
+      for (const ws of sockets) ws.close();
+      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+      process.send!({ requests, errors: non2xx, messages }, () => process.exit(0));
+    });
+    wrk.kill('SIGINT'); // wrk prints its summary on SIGINT
+  });
+}
+
+async function withPushAndWrk<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result: T; requests: number; errors: number; seconds: number; messages: number }> {
+  const child = fork(fileURLToPath(import.meta.url), ['push-wrk', g.url, g.config.current.api.key ?? '', String(PUSH_CLIENTS), String(WRK_CONNS)], { execArgv: ['--import', 'tsx'] });
+  await new Promise((r) => child.once('message', r));
+  const t0 = performance.now();
+  const result = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  const stats = await new Promise<{ requests: number; errors: number; messages: number }>((resolve) => {
+    child.once('message', (m) => resolve(m as { requests: number; errors: number; messages: number }));
+    child.send('stop');
+  });
+  return { result, ...stats, seconds };
+}
+
 // ------------------------------------------------------------------------------------------------ report
 
 const rate = (s: Summary): number => Number(s.lines_per_s ?? 0);
@@ -273,6 +330,31 @@ export async function main(): Promise<void> {
         console.log(`  ${name.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  unloaded ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ` +
           `(${(requests / seconds).toFixed(0)} req/s, ${errors} errors) ${problems.size ? [...problems].join('; ') : 'complete'}`);
       }
+      // Issue 18: "the print comes first". wrk's requests were sent during the print (503s are shed load, counted).
+      const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+      for (const [label, fw, mode] of ([
+        ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],
+        ['-d 200 send-ahead', ['-d', '200'], 'sendahead'],
+      ] as [string, string[], Mode][]).filter(([l]) => hasWrk && wanted(`${l} push+wrk`))) {
+        const name = `${label} +${PUSH_CLIENTS} push +wrk c${WRK_CONNS}`;
+        const problems = new Set<string>();
+        let requests = 0, errors = 0, seconds = 0, messages = 0;
+        const r = await pairs(
+          async () => rate((await runGantry(g, tools.fakefw, work, file, moves, mode, fw)).summary),
+          async () => {
+            const loaded = await withPushAndWrk(g, () => runGantry(g, tools.fakefw, work, file, moves, mode, fw));
+            requests += loaded.requests;
+            errors += loaded.errors;
+            seconds += loaded.seconds;
+            messages += loaded.messages;
+            const c = check(loaded.result.summary, moves);
+            if (c !== 'complete') problems.add(c);
+            return rate(loaded.result.summary);
+          });
+        add(name, r.ratio);
+        console.log(`  ${name.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  unloaded ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)} (goal ≥ 0.9)  ` +
+          `(wrk ${(requests / seconds).toFixed(0)} req/s, ${errors} shed as 503; ${(messages / seconds).toFixed(0)} push msgs/s) ${problems.size ? [...problems].join('; ') : 'complete'}`);
+      }
       if (!wanted('-c 1000')) continue;
       const c = await runGantry(g, tools.fakefw, work, file, moves, 'sendahead', ['-c', '1000']);
       const ci = await runIdeal(tools, work, file, moves, 'sendahead', ['-c', '1000']);
@@ -301,5 +383,6 @@ export async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'pollers') pollers(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
+if (process.argv[2] === 'push-wrk') await pushAndWrk(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
+else if (process.argv[2] === 'pollers') pollers(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
 else if (import.meta.url === `file://${process.argv[1]}`) await main();

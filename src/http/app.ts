@@ -14,6 +14,8 @@ import { registerSlicingRoutes } from './routes/slicing.ts';
 import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
 import { guardConnections, serverTimeouts } from './connection-guard.ts';
+import { lazyValidators } from './lazy-validators.ts';
+import { registerPrintFirst } from './print-first.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
@@ -107,6 +109,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     ...serverTimeouts(config.current.server.connections),
     return503OnClosing: false,
     forceCloseConnections: true,
+    // Validators are compiled on each route's first request (a third of the start-up CPU otherwise).
+    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
 
   guardConnections(app.server, () => config.current.server.connections, services.logger);
@@ -169,6 +173,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     }
     done(null, payload);
   });
+
+  // While printing on a saturated event loop, status polls are shed (503 + Retry-After) so firmware replies come first.
+  const printer = services.printer;
+  if (printer) await registerPrintFirst(app, { printing: () => printer.state().flags.printing });
 
   await app.register(cookie);
   // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.

@@ -15,8 +15,13 @@ export function externalBase(request: FastifyRequest): string {
   const fwdPort = first(h['x-forwarded-port']);
   if (!h['x-forwarded-host'] && fwdServer) host = fwdServer;
   if (fwdPort && !host.includes(':')) host = `${host}:${fwdPort}`;
-  const prefix = (first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
-  return `${scheme}://${host}${prefix}`;
+  return `${scheme}://${host}${externalPrefix(request)}`;
+}
+
+/** The path prefix a reverse proxy mounts this server under (X-Script-Name, X-Forwarded-Prefix), '' or `/p`. */
+export function externalPrefix(request: FastifyRequest): string {
+  const h = request.headers;
+  return (first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
 }
 
 /** `externalBase` + a path that starts with `/`; path segments are percent-encoded by the caller. */

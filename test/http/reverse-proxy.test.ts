@@ -78,3 +78,29 @@ test('without proxy headers the URLs name the server itself', async (t) => {
   const res = await upload(s.url, s.apiKey, 'plain.gcode');
   assert.equal(res.headers.get('location'), `${s.url}/api/files/local/plain.gcode`);
 });
+
+test('the web UI under a prefix: the page names its assets and API base under the prefix, and they load through the proxy', async (t) => {
+  const s = await startTestServer(t);
+  const proxy = await startProxy(t, s.url, '/gantry', (h) => ({ 'x-script-name': '/gantry', host: h.host ?? '' }));
+  const page = await fetch(`${proxy}/gantry/`);
+  assert.equal(page.status, 200);
+  const html = await page.text();
+  assert.match(html, /<meta name="gantry-base" content="\/gantry">/);
+  const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  assert.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css')), `script and style in ${assets.join(', ')}`);
+  for (const asset of assets) {
+    assert.match(asset, /^\/gantry\/static\/assets\//, asset);
+    const res = await fetch(`${proxy}${asset}`);
+    assert.equal(res.status, 200, asset);
+    // The bundle must not reach for root-absolute paths of its own (its worker, fonts) that would miss the prefix.
+    if (asset.endsWith('.js')) assert.doesNotMatch(await res.text(), /["'`]\/static\//, `${asset} names /static/ absolutely`);
+  }
+  // The login page too; without proxy headers the page names the root.
+  assert.match(await (await fetch(`${proxy}/gantry/login`)).text(), /src="\/gantry\/static\/assets\//);
+  const direct = await (await fetch(`${s.url}/`)).text();
+  assert.match(direct, /<meta name="gantry-base" content="">/);
+  assert.match(direct, /src="\/static\/assets\//);
+  // A hostile prefix cannot break out of the attribute.
+  const hostile = await (await fetch(`${s.url}/`, { headers: { 'X-Script-Name': '/"><script>x</script>' } })).text();
+  assert.doesNotMatch(hostile, /<script>x/);
+});

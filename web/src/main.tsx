@@ -1,4 +1,5 @@
 // Entry point: the login page at /login, the control panel everywhere else.
+import { pagePath } from './lib/base.ts';
 import { render } from 'preact';
 import './styles.css';
 import 'uplot/dist/uPlot.min.css';
@@ -6,5 +7,5 @@ import { LoginPage } from './components/Login.tsx';
 import { App } from './components/App.tsx';
 
 const root = document.getElementById('app')!;
-const onLogin = location.pathname.replace(/\/+$/, '') === '/login';
+const onLogin = pagePath().replace(/\/+$/, '') === '/login';
 render(onLogin ? <LoginPage /> : <App />, root);

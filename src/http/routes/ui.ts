@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import { PACKAGE_ROOT } from '../../core/package-root.ts';
 import { issueCsrfCookie } from '../auth.ts';
+import { externalPrefix } from '../urls.ts';
 
 /** Where `npm run build:web` puts the UI; overridable for tests of the "not built" page. */
 export const WEB_DIST = fileURLToPath(new URL('web/dist/', PACKAGE_ROOT));
@@ -19,6 +20,20 @@ const NOT_BUILT = `<!doctype html>
 <p>Gantry is running and its API works, but the browser interface is missing (<code>web/dist</code>).</p>
 <p>Build it with <code>npm run build:web</code> (it also runs as part of <code>npm ci</code> and <code>npm start</code>), then reload this page.</p>
 </body></html>`;
+
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The built page names its assets relative to itself (`./assets/…`, Vite's base './'); they are served under
+ * `<prefix>/static/`, and the UI's API calls need the prefix a reverse proxy mounts Gantry under (X-Script-Name),
+ * so both are written into the page here. Varies with the request's headers, so the page is never cached shared.
+ */
+function withBase(html: string, prefix: string): string {
+  const base = escapeAttr(prefix);
+  return html
+    .replace(/(\s(?:src|href)=")\.\//g, `$1${base}/static/`)
+    .replace(/<head>/i, `<head>\n<meta name="gantry-base" content="${base}">`);
+}
 
 export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string = WEB_DIST): void {
   // Files are looked up per request (wildcard), so a build made while the server runs is picked up on reload.
@@ -54,7 +69,7 @@ export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string 
       return reply.code(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT);
     }
     // The page names the current asset hashes, so it must not be cached across builds.
-    return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(html);
+    return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(withBase(html, externalPrefix(request)));
   };
 
   // The same page serves both: the app decides by path (the appkeys dialog redirects to `/login/` with a slash).

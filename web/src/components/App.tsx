@@ -1,5 +1,6 @@
 // The control panel: header with state and user, sidebar (connection, job, files) and the main tabs; on phones the job
 // and the temperatures come first and the tabs sit in a bar at the bottom.
+import { at, pagePath } from '../lib/base.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { signal } from '@preact/signals';
 import { can, link, loadAll, logout, printerState, refreshSession, settings, startPush, userName } from '../lib/store.ts';
@@ -68,7 +69,7 @@ export function App() {
     (async () => {
       const loggedIn = await refreshSession();
       if (!loggedIn && !can('STATUS')) {
-        location.replace(`/login?redirect=${encodeURIComponent(location.pathname + location.search)}`);
+        location.replace(`${at('/login')}?redirect=${encodeURIComponent(pagePath() + location.search)}`);
         return;
       }
       startPush();
@@ -107,7 +108,7 @@ export function App() {
         <button class="icon" onClick={cycleTheme} title={`Theme: ${theme.value}`} aria-label={`Theme: ${theme.value}`}>{theme.value === 'dark' ? '☾' : theme.value === 'light' ? '☀' : '◐'}</button>
         <SystemMenu />
         <span class="user" data-testid="user-name">{userName.value ?? 'Guest'}</span>
-        {userName.value ? <button class="icon text" onClick={() => void logout()}>Log out</button> : <a class="button icon text" href="/login">Log in</a>}
+        {userName.value ? <button class="icon text" onClick={() => void logout()}>Log out</button> : <a class="button icon text" href={at('/login')}>Log in</a>}
       </header>
       <div class={`layout${online ? '' : ' stale'}`} inert={inert} aria-busy={!online}>
         <aside class="sidebar">

@@ -1,5 +1,6 @@
 // Files panel: local files with folders, search and sort, SD card files, upload by drag-and-drop or keyboard with
 // progress, slicer thumbnails, and per-file actions (models get Slice instead of Print).
+import { at } from '../lib/base.ts';
 import { useRef, useState } from 'preact/hooks';
 import { post, del, upload, encodePath } from '../lib/api.ts';
 import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
@@ -135,7 +136,7 @@ export function FilesPanel() {
     const model = isModel(e);
     return (
       <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}${e.thumbnail ? ' has-thumb' : ''}`} data-file={e.path}>
-        {e.thumbnail && <img class="thumb" src={`/${e.thumbnail}`} alt="" loading="lazy" data-testid="file-thumb" />}
+        {e.thumbnail && <img class="thumb" src={at(`/${e.thumbnail}`)} alt="" loading="lazy" data-testid="file-thumb" />}
         <button class="link name" title={e.path} aria-expanded={expanded} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{q ? e.path : (e.display ?? e.name)}</button>
         <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}</span>
         <span class="actions">

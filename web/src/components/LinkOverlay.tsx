@@ -1,4 +1,5 @@
 // The overlay over the page while the server is out of reach or the login has ended; the page under it stays inert.
+import { at } from '../lib/base.ts';
 import { useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../lib/api.ts';
 import { expiredUser, link, relogin, retryNow, userName } from '../lib/store.ts';
@@ -43,7 +44,7 @@ function Relogin() {
         <label>Password<input type="password" autocomplete="current-password" value={pass} onInput={(e) => setPass(e.currentTarget.value)} required autofocus /></label>
         <label class="check"><input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Remember me</label>
         {error && <p class="error" role="alert">{error}</p>}
-        <div class="buttons"><a class="button" href="/login">Log in page</a><button class="primary" type="submit">Log in</button></div>
+        <div class="buttons"><a class="button" href={at('/login')}>Log in page</a><button class="primary" type="submit">Log in</button></div>
       </form>
     </div>
   );

@@ -1,5 +1,6 @@
 // Login page: credentials with remember-me; an existing session (or remember-me cookie) goes straight to the panel.
 // Until someone has logged in from this browser it also points OctoPrint users at the import command.
+import { at } from '../lib/base.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { post, ApiError } from '../lib/api.ts';
 import type { LoginResponse } from '../lib/types.ts';
@@ -7,8 +8,8 @@ import type { LoginResponse } from '../lib/types.ts';
 /** Only same-site relative targets, so the redirect parameter cannot send the user elsewhere. */
 function target(): string {
   const r = new URLSearchParams(location.search).get('redirect');
-  if (r && r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/login')) return r;
-  return '/';
+  if (r && r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/login')) return at(r);
+  return at('/');
 }
 
 /** Set after the first login from this browser: from then on the page is a login, not a first visit. */

@@ -1,4 +1,5 @@
 // G-code tab: layer-by-layer preview of a local file on a canvas, with a layer slider; follows the printing layer.
+import { at } from '../lib/base.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { encodePath } from '../lib/api.ts';
 import type { ParsedGcode } from '../lib/gcode-layers.ts';
@@ -91,7 +92,7 @@ export function PreviewTab() {
       } else setError(e.data.error ?? 'could not read the file');
       worker.terminate();
     };
-    worker.postMessage({ url: `/downloads/files/local/${encodePath(path)}` });
+    worker.postMessage({ url: at(`/downloads/files/local/${encodePath(path)}`) });
     return () => worker.terminate();
   }, [path]);
 

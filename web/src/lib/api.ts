@@ -1,4 +1,5 @@
 // HTTP client for the public API: cookie session plus X-CSRF-Token on every non-GET, JSON in and out, uploads with progress.
+import { at } from './base.ts';
 
 export class ApiError extends Error {
   /** Seconds from a Retry-After header (a locked-out login). */
@@ -58,7 +59,7 @@ async function errorFrom(res: Response): Promise<ApiError> {
 }
 
 export async function request<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
+  const res = await fetch(at(path), {
     method,
     credentials: 'same-origin',
     headers: headersFor(method, body !== undefined),
@@ -86,7 +87,7 @@ export function encodePath(path: string): string {
 export function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', path);
+    xhr.open('POST', at(path));
     xhr.withCredentials = true;
     const token = csrfToken();
     if (token) xhr.setRequestHeader('X-CSRF-Token', token);

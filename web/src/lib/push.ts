@@ -1,5 +1,6 @@
 // Push channel client: the raw WebSocket at /sockjs/websocket (one JSON object per frame), authenticated with the
 // login session, reconnecting with back-off. Messages are handed to one dispatcher.
+import { at } from './base.ts';
 
 export type PushMessage = Record<string, unknown>;
 
@@ -42,7 +43,7 @@ export class PushClient {
 
   private open(): void {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${proto}//${location.host}/sockjs/websocket`);
+    const ws = new WebSocket(`${proto}//${location.host}${at('/sockjs/websocket')}`);
     this.ws = ws;
     ws.onmessage = (e) => {
       let msg: unknown;

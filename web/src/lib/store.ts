@@ -1,5 +1,6 @@
 // Client-side state: who is logged in, the printer state from the push channel, temperatures, terminal lines, settings,
 // files and pending app-key requests, as signals the components read.
+import { at } from './base.ts';
 import { signal, computed } from '@preact/signals';
 import { get, post, messageOf } from './api.ts';
 import { PushClient } from './push.ts';
@@ -160,7 +161,7 @@ export async function refreshSession(): Promise<boolean> {
 export async function logout(): Promise<void> {
   push?.stop();
   await quiet(post('/api/logout'));
-  location.href = '/login';
+  location.href = at('/login');
 }
 
 // ---- push handling ----

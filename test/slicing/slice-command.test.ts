@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
-import { uploadFile, recorder, job, type Json } from '../job/helpers.ts';
+import { uploadFile, recorder, job, type Json } from '../printer/job/helpers.ts';
 import { cubeStl } from '../helpers/stl.ts';
 import { rawClient, userWithKey } from '../push/push-clients.ts';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { uploadFile } from '../job/helpers.ts';
+import { uploadFile } from '../printer/job/helpers.ts';
 import { rawClient, userWithKey } from '../push/push-clients.ts';
 import { FFMPEG, events, fakeCamera, layeredGcode, probe, type Json } from './helpers.ts';
 

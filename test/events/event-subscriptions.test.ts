@@ -6,23 +6,14 @@ import { mkdtemp, readFile, rm, access, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
+import { waitForFile } from '../helpers/wait.ts';
 import { splitArgs } from '../../src/events/event-subscriptions.ts';
 import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
 import { sleep } from '../push/push-clients.ts';
 
 const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
 
-async function waitFor(p: string, timeoutMs = 10_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await exists(p)) {
-      const text = await readFile(p, 'utf8');
-      if (text.endsWith('\n')) return text;
-    }
-    await sleep(50);
-  }
-  throw new Error(`${p} did not appear`);
-}
+const waitFor = (p: string): Promise<string> => waitForFile(p, (text) => text.endsWith('\n'));
 
 test('placeholders follow str.format: nesting, escaped braces, repr, unknown names', () => {
   const v = { name: 'a b.gcode', position: { x: 1.5, y: null }, list: [1, 'x'], flag: true, time: 12.34 };

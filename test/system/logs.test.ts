@@ -5,6 +5,7 @@ import { readFile, writeFile, stat, symlink } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 interface LogList { files: Array<{ name: string; size: number; date: number; refs: { resource: string; download: string } }>; free: number }
 
@@ -26,14 +27,6 @@ function rawRequest(s: TestServer, method: string, path: string): Promise<{ stat
     req.on('error', reject);
     req.end();
   });
-}
-
-async function waitFor(cond: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 test('lists log files with absolute refs and free space; downloads them', async (t) => {
@@ -112,10 +105,10 @@ test('no name reaches outside the logs folder', async (t) => {
 test('the current gantry.log can be deleted and logging carries on into a new gantry.log', async (t) => {
   const s = await startTestServer(t);
   const current = join(s.paths.logs, 'gantry.log');
-  await waitFor(async () => (await stat(current).catch(() => undefined)) !== undefined, 'gantry.log');
+  await waitFor('gantry.log', async () => (await stat(current).catch(() => undefined)) !== undefined);
   const res = await s.api('/api/logs/gantry.log', { method: 'DELETE' });
   assert.equal(res.status, 204);
   s.logger.info({ probe: 'after-delete-marker' }, 'still logging');
-  await waitFor(async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-delete-marker'), 'a line in the new gantry.log');
+  await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-delete-marker'));
   assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
 });

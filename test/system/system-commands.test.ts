@@ -4,15 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
-
-async function waitForFile(path: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const st = await stat(path).catch(() => undefined);
-    if (st) return readFile(path, 'utf8');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`${path} never appeared`);
-}
+import { waitForFile } from '../helpers/wait.ts';
 
 function setup(baseDir: string) {
   const marker = (n: string) => join(baseDir, n);

@@ -4,33 +4,18 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { connectVirtual, FAST_PRINTER } from '../../helpers/connected-server.ts';
 
-/** Settings that make the virtual printer quick enough for a whole client flow in seconds. */
-export const FAST_PRINTER = { devel: { virtualPrinter: { throttle: 0.001, busyInterval: 0.2 } } };
+export { FAST_PRINTER };
+export { waitFor } from '../../helpers/wait.ts';
 
 export async function server(t: TestContext, settings: Record<string, unknown> = {}): Promise<TestServer> {
   return startTestServer(t, { settings: { ...FAST_PRINTER, ...settings } });
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** POST /api/connection connect to the virtual printer (as Cura/HA/FDM do) and wait until it is Operational. */
 export async function connectPrinter(s: TestServer, key?: string): Promise<void> {
-  const r = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200 }, key });
-  assert.equal(r.status, 204, 'connect answers exactly 204');
-  await waitFor('Operational', async () => {
-    const c = await (await s.api('/api/connection', { key })).json() as { current: { state: string } };
-    return c.current.state === 'Operational' || undefined;
-  });
-  await waitFor('firmware info', () => s.printer.firmwareName() !== '' || undefined);
+  await connectVirtual(s, { key });
 }
 
 /** A small print: heats nothing, moves a little, so a job runs for a moment on the fast virtual printer. */

@@ -1,16 +1,13 @@
 // UI test helpers: Debian's headless Chromium driven by playwright-core (never a downloaded browser), screenshots.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { mkdir } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'ui');
+import { CHROMIUM } from '../../helpers/tools.ts';
 
-export function chromiumAvailable(): boolean {
-  return existsSync(CHROMIUM);
-}
+export { CHROMIUM };
+export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'ui');
 
 /**
  * Starts headless Chromium; it must not try to reach the internet (the CI box refuses). playwright gives every launch

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { chromiumAvailable, launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { needs } from '../../helpers/tools.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
 
 const GCODE = SMALL_GCODE;
@@ -59,7 +60,7 @@ async function openTab(page: Page, name: string): Promise<void> {
   await page.getByRole('tab', { name }).click();
 }
 
-test('control panel: login, connect, temperatures, upload, print, pause/resume/cancel, terminal, app key', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
+test('control panel: login, connect, temperatures, upload, print, pause/resume/cancel, terminal, app key', { skip: needs('chromium', 'shared-data') }, async (t) => {
   const { server, page, errors } = await setUp(t);
   const step = stepper(t, page, '');
 

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { parseGcode } from '../../../web/src/lib/gcode-layers.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
+import { needs } from '../../helpers/tools.ts';
 
 test('groups extruding moves by height and ignores travel-only heights (z-hop)', () => {
   const p = parseGcode([
@@ -37,7 +38,7 @@ test('a file without extrusion has no layers', () => {
   assert.equal(p.layers.length, 0);
 });
 
-test('the PrusaSlicer sample: purge line at 0.2 mm and one object layer at 0.3 mm', async () => {
+test('the PrusaSlicer sample: purge line at 0.2 mm and one object layer at 0.3 mm', { skip: needs('shared-data') }, async () => {
   const text = await readFile(SMALL_GCODE, 'utf8');
   const p = parseGcode(text);
   assert.deepEqual(p.layers.map((l) => l.z), [0.2, 0.3]);

@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { chromiumAvailable, launchBrowser, watchErrors } from './browser.ts';
+import { launchBrowser, watchErrors } from './browser.ts';
+import { needs } from '../../helpers/tools.ts';
 
 // The loop this guards against ran at about 3 reloads a second; an idle window of 6 s would have held ~18 of them.
 // Every reload is triggered by a push event, never by a timer, so a longer window adds nothing but suite time.
 const IDLE_MS = 6000;
 
-test('two idle tabs send no file-list requests and no M20 beyond the first load', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
+test('two idle tabs send no file-list requests and no M20 beyond the first load', { skip: needs('chromium') }, async (t) => {
   await buildWeb({ ifStale: true });
   const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.25 } } } });
   await server.access.users.addUser({ name: 'ida', password: 'pw-ida-12345', groups: ['admins', 'users'] });

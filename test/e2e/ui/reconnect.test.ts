@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { chromiumAvailable, launchBrowser, screenshot, watchErrors } from './browser.ts';
+import { launchBrowser, screenshot, watchErrors } from './browser.ts';
+import { needs } from '../../helpers/tools.ts';
 
-test('server stopped → overlay and inert page; restarted → stale data cleared, login asked in place, then silent re-auth', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
+test('server stopped → overlay and inert page; restarted → stale data cleared, login asked in place, then silent re-auth', { skip: needs('chromium') }, async (t) => {
   await buildWeb({ ifStale: true });
   const baseDir = await mkdtemp(join(tmpdir(), 'gantry-ui-restart-'));
   t.after(() => rm(baseDir, { recursive: true, force: true }));

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { chromiumAvailable, launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { needs } from '../../helpers/tools.ts';
 import { uploadFile } from '../../printer/job/helpers.ts';
 import { cubeStl } from '../../helpers/stl.ts';
 import { gcodeWithThumbnails } from '../../helpers/thumbnail-gcode.ts';
@@ -27,7 +28,7 @@ async function until(what: string, check: () => Promise<boolean>, timeout = 20_0
 const focusedText = (page: Page) => page.evaluate<string>('document.activeElement?.textContent ?? ""');
 const openTab = (page: Page, name: string) => page.getByRole('tab', { name, exact: true }).click();
 
-test('web UI, second generation', { skip: !chromiumAvailable() && 'no /usr/bin/chromium' }, async (t) => {
+test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, async (t) => {
   await buildWeb({ ifStale: true });
   const server = await startTestServer(t, { settings: {
     devel: { virtualPrinter: { throttle: 0.25 } },

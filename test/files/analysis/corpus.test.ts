@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { AnalysisQueue, type GcodeAnalysis } from '../../../src/files/analysis/index.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { referenceFilament } from './reference.ts';
+import { needs } from '../../helpers/tools.ts';
 
 const DIR = join(import.meta.dirname, '../../../../shared/data/gcode');
 
@@ -37,7 +38,10 @@ const results = new Map<string, GcodeAnalysis>();
 const progress = new Map<string, number[]>();
 let queue: AnalysisQueue;
 
+const skip = needs('shared-data');
+
 before(async () => {
+  if (skip) return;
   queue = new AnalysisQueue({ logger: silentLogger, workers: 2 });
   queue.start();
   await Promise.all(Object.keys(CORPUS).map(async (name) => {
@@ -46,10 +50,10 @@ before(async () => {
     results.set(name, await queue.analyse(join(DIR, name), { filamentDiameter: [1.75] }, (f) => seen.push(f)));
   }));
 });
-after(() => queue.stop());
+after(() => queue?.stop());
 
 for (const [name, expect] of Object.entries(CORPUS)) {
-  test(`${name}: analysed, total filament = independent E sum, slicer figures read, estimate within 5 %`, async () => {
+  test(`${name}: analysed, total filament = independent E sum, slicer figures read, estimate within 5 %`, { skip }, async () => {
     const r = results.get(name);
     assert.ok(r, 'analysed without error');
     assert.equal(r._empty, undefined);
@@ -82,7 +86,7 @@ for (const [name, expect] of Object.entries(CORPUS)) {
   });
 }
 
-test("Cura files count filament from the first ;LAYER: as Cura does; the others count the whole file as their slicers do", () => {
+test("Cura files count filament from the first ;LAYER: as Cura does; the others count the whole file as their slicers do", { skip }, () => {
   const fromLayer = [...results].filter(([, r]) => r.gantry.filamentAccounting === 'from-first-layer').map(([n]) => n).sort();
   assert.deepEqual(fromLayer, ['cura-2.3.1_puzzle_all.gcode', 'cura-4.8.0_ce3_3dbenchy.gcode']);
   // The Ender-3 start G-code draws two purge lines (E15, then E30 from the same origin) before the first layer.
@@ -90,17 +94,17 @@ test("Cura files count filament from the first ;LAYER: as Cura does; the others 
   assert.ok(Math.abs(cura.gantry.filamentTotal.tool0.length - cura.filament.tool0.length - 30) < 1e-6);
 });
 
-test('the files with M73 lines are flagged, the others not', () => {
+test('the files with M73 lines are flagged, the others not', { skip }, () => {
   const withM73 = [...results].filter(([, r]) => r.gantry.hasM73).map(([n]) => n).sort();
   assert.deepEqual(withM73, ['bambustudio-1.8.4_eline_arcs.gcode', 'prusaslicer-2.6.1_small.gcode', 'prusaslicer-2.7.1_benchy_mini.gcode']);
 });
 
-test('the 36 MB file reports progress along the way', () => {
+test('the 36 MB file reports progress along the way', { skip }, () => {
   const seen = progress.get('prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode') ?? [];
   assert.ok(seen.filter((f) => f < 1).length >= 10, `progress updates: ${seen.length}`);
 });
 
-test("the timeline follows the slicer's own M73 progress through the Prusa MINI Benchy", async () => {
+test("the timeline follows the slicer's own M73 progress through the Prusa MINI Benchy", { skip }, async () => {
   const name = 'prusaslicer-2.7.1_benchy_mini.gcode';
   const r = results.get(name)!;
   const timeline = r.gantry.timeline;

@@ -12,6 +12,7 @@ import { connectedServer } from '../../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { rawClient, userWithKey } from '../../push/push-clients.ts';
 import { GCODE_DIR } from '../../helpers/shared-data.ts';
+import { needs } from '../../helpers/tools.ts';
 
 interface Analysis {
   estimatedPrintTime: number;
@@ -76,7 +77,7 @@ test('the connected firmware\'s reported limits drive the estimate until the pri
   assert.ok(Math.abs(profile.filament.tool0.volume - (length * Math.PI * 1.425 ** 2) / 1000) < 1e-9, 'volume from the profile\'s 2.85 mm');
 });
 
-test('a long analysis reports its progress to push clients and lists the file in busyFiles while it runs', async (t) => {
+test('a long analysis reports its progress to push clients and lists the file in busyFiles while it runs', { skip: needs('shared-data') }, async (t) => {
   const s = await startTestServer(t);
   // Three copies of the 36 MB corpus file: long enough to report progress on any machine.
   const dir = await mkdtemp(join(tmpdir(), 'gantry-progress-'));

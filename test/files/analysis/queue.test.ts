@@ -8,6 +8,7 @@ import { AnalysisCancelledError, AnalysisQueue } from '../../../src/files/analys
 import { DomainError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { prepareWorkerSource } from '../../../src/files/analysis/worker-source.ts';
+import { needs } from '../../helpers/tools.ts';
 
 const BIG = join(import.meta.dirname, '../../../../shared/data/gcode/prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
 
@@ -47,7 +48,7 @@ test('jobs run in parallel workers and each gets its own result and progress end
   assert.equal(q.queued, 0);
 });
 
-test('a long analysis reports progress along the way; cancel ends it and the queued job behind it', async (t) => {
+test('a long analysis reports progress along the way; cancel ends it and the queued job behind it', { skip: needs('shared-data') }, async (t) => {
   const paths = await tempGcode(t, { 'small.gcode': 'M83\nG1 X10 E1 F600\n' });
   const q = startQueue(t, { workers: 1 });
   let cancelledRunning = false;

@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { connectedServer, waitFor } from '../helpers.ts';
 import { uploadFile, jobCommand, job, recorder } from './helpers.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
+import { needs } from '../../helpers/tools.ts';
 
-test('firmware actions: paused/resumed change the job without scripts, pause/resume/cancel run them like the API', async (t) => {
+test('firmware actions: paused/resumed change the job without scripts, pause/resume/cancel run them like the API', { skip: needs('shared-data') }, async (t) => {
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
   const settings = await s.api('/api/settings', { method: 'POST', json: { scripts: { gcode: {
     afterPrintPaused: 'M117 after paused', beforePrintResumed: 'M117 before resumed',
@@ -59,7 +60,7 @@ test('firmware actions: paused/resumed change the job without scripts, pause/res
   assert.equal(rec.events.find((e) => e.name === 'PrintCancelling')!.payload.firmwareError, undefined);
 });
 
-test('a firmware error that leaves the link up cancels the print, and PrintCancelling carries it as firmwareError', async (t) => {
+test('a firmware error that leaves the link up cancels the print, and PrintCancelling carries it as firmwareError', { skip: needs('shared-data') }, async (t) => {
   const s = await connectedServer(t, { serial: { disconnectOnErrors: false }, devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
   const rec = recorder(s);
   assert.equal((await uploadFile(s, 'corpus.gcode', await readFile(SMALL_GCODE))).status, 201);
@@ -78,7 +79,7 @@ test('a firmware error that leaves the link up cancels the print, and PrintCance
   assert.equal(failed.reason, 'cancelled');
 });
 
-test('serial.logPositionOnCancel: the cancel queries the position (M400, M114) and PrintCancelled and the script get it', async (t) => {
+test('serial.logPositionOnCancel: the cancel queries the position (M400, M114) and PrintCancelled and the script get it', { skip: needs('shared-data') }, async (t) => {
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
   const settings = await s.api('/api/settings', { method: 'POST', json: {
     serial: { logPositionOnCancel: true },

@@ -9,6 +9,7 @@ import { connectedServer, waitFor } from '../helpers.ts';
 import { uploadFile, jobCommand, job, recorder, smallGcode, type Json } from './helpers.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
 import { multipartBody } from '../../files/multipart.ts';
+import { needs } from '../../helpers/tools.ts';
 
 const CORPUS = SMALL_GCODE;
 
@@ -109,7 +110,7 @@ function endOrder(events: Array<{ name: string; payload: Json }>): string[] {
     .map((e) => (e.name === 'PrinterStateChanged' ? `${e.name}:${e.payload.state_id}` : e.name));
 }
 
-test('a real slicer file: pause → resume → restart → cancel with the transition table, scripts and guards', async (t) => {
+test('a real slicer file: pause → resume → restart → cancel with the transition table, scripts and guards', { skip: needs('shared-data') }, async (t) => {
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.1, busyInterval: 0.2 } } });
   const rec = recorder(s);
   const up = await uploadFile(s, 'corpus.gcode', await readFile(CORPUS));

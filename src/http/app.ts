@@ -49,6 +49,7 @@ import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
 import type { TimelapseService } from '../timelapse/timelapse-service.ts';
+import { sharedCompilers } from './schema-cache.ts';
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -104,6 +105,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     ...serverTimeouts(config.current.server.connections),
     return503OnClosing: false,
     forceCloseConnections: true,
+    schemaController: { compilersFactory: sharedCompilers },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
 
   guardConnections(app.server, () => config.current.server.connections, services.logger);

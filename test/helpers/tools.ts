@@ -27,7 +27,7 @@ const checks: Record<Tool, () => string | false> = {
   'ffmpeg': () => !onPath('ffmpeg') && 'ffmpeg is not installed',
   'mosquitto': () => !executable(MOSQUITTO) && `no mosquitto at ${MOSQUITTO}`,
   'chromium': () => !executable(CHROMIUM) && `no chromium at ${CHROMIUM}`,
-  'shared-data': () => !existsSync(SHARED_DIR) && `the shared data (${SHARED_DIR}, or GANTRY_SHARED) is absent`,
+  'shared-data': () => !existsSync(SHARED_DIR) && `no shared data at ${SHARED_DIR} (GANTRY_SHARED names another place)`,
 };
 const found = new Map<Tool, string | false>();
 

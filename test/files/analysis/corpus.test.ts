@@ -7,8 +7,9 @@ import { AnalysisQueue, type GcodeAnalysis } from '../../../src/files/analysis/i
 import { silentLogger } from '../../../src/core/logger.ts';
 import { referenceFilament } from './reference.ts';
 import { needs } from '../../helpers/tools.ts';
+import { GCODE_DIR } from '../../helpers/shared-data.ts';
 
-const DIR = join(import.meta.dirname, '../../../../shared/data/gcode');
+const DIR = GCODE_DIR;
 
 interface Expect {
   /** The slicer's own time as written in the file (s), and the one our estimate is compared with. */

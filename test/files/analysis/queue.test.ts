@@ -9,8 +9,9 @@ import { DomainError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { prepareWorkerSource } from '../../../src/files/analysis/worker-source.ts';
 import { needs } from '../../helpers/tools.ts';
+import { GCODE_DIR } from '../../helpers/shared-data.ts';
 
-const BIG = join(import.meta.dirname, '../../../../shared/data/gcode/prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
+const BIG = join(GCODE_DIR, 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
 
 async function tempGcode(t: test.TestContext, files: Record<string, string>): Promise<Record<string, string>> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-queue-'));

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnalysisQueue, analyseFile, type GcodeAnalysis } from '../src/files/analysis/index.ts';
 import { silentLogger } from '../src/core/logger.ts';
-import { referenceFilament } from '../test/analysis/reference.ts';
+import { referenceFilament } from '../test/files/analysis/reference.ts';
 import { GCODE_DIR } from '../test/helpers/shared-data.ts';
 
 const DATA = GCODE_DIR;

@@ -109,7 +109,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     ...serverTimeouts(config.current.server.connections),
     return503OnClosing: false,
     forceCloseConnections: true,
-    // Validators are compiled on each route's first request (a third of the start-up CPU otherwise).
+    // Validators are compiled on each route's first request (a third of the start-up CPU otherwise), and once per
+    // process for identical schemas (tests build hundreds of apps).
     schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
 

@@ -1,5 +1,5 @@
 // Request validators compiled on a route's first use instead of at start: Fastify's default Ajv compiler, deferred.
-import AjvCompiler from '@fastify/ajv-compiler';
+import { cachedValidatorFactory } from './schema-cache.ts';
 import type { FastifyServerOptions } from 'fastify';
 
 type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'];
@@ -14,7 +14,7 @@ type Build = (externalSchemas: unknown, options: unknown) => (route: unknown) =>
  * start; the route tests compile every schema.
  */
 export function lazyValidators(): ValidatorFactory {
-  const factory = AjvCompiler() as unknown as Build;
+  const factory = cachedValidatorFactory as unknown as Build;
   const lazy: Build = (externalSchemas, options) => {
     const build = factory(externalSchemas, options);
     return (route) => {

@@ -1,4 +1,4 @@
-// Route-table-driven HTTP fuzzer shared by test/http/fuzz.test.ts (CI, about a minute) and bench/fuzz.ts (long runs):
+// Route-table-driven HTTP fuzzer shared by test/http/fuzz.test.ts (CI, 20 s) and bench/fuzz.ts (long runs):
 // walks every registered route and sends hostile shapes, seeded through fast-check, loopback only, bounded in time.
 import { request as httpRequest, Agent } from 'node:http';
 import fc from 'fast-check';
@@ -44,6 +44,10 @@ export interface FuzzResult {
   findings: Map<string, FuzzFinding>;
   seed: number;
   ms: number;
+  /** Requests sent per route (method + url pattern), so a run can show that every route was reached. */
+  perRoute: Map<string, number>;
+  /** Every route the run drew from. */
+  routes: string[];
 }
 
 export interface FuzzOptions {
@@ -178,25 +182,27 @@ const printable = (b?: Buffer) => (b ? (b.length > 300 ? `${b.subarray(0, 300).t
 export async function fuzz(s: TestServer, opts: FuzzOptions): Promise<FuzzResult> {
   const seed = opts.seed ?? (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
   const routes = registeredRoutes(s.app).filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS' && !(opts.skip?.(r)));
-  const arb = requests(routes, opts.maxBodyBytes ?? 2 * 1024 * 1024);
-  const result: FuzzResult = { requests: 0, statuses: new Map(), findings: new Map(), seed, ms: 0 };
+  const arbs = routes.map((r) => requests([r], opts.maxBodyBytes ?? 2 * 1024 * 1024));
+  const result: FuzzResult = { requests: 0, statuses: new Map(), findings: new Map(), seed, ms: 0, perRoute: new Map(),
+    routes: routes.map((r) => `${r.method} ${r.url}`) };
   const base = new URL(s.url);
   if (base.hostname !== '127.0.0.1' && base.hostname !== 'localhost' && base.hostname !== '[::1]') throw new Error('the fuzzer runs on loopback only');
   const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency ?? 4 });
   const started = Date.now();
   const end = started + opts.seconds * 1000;
-  let batch = 0;
+  let drawn = 0;
   // The fuzzer may regenerate or delete the global key (that is a legal request); keep testing with whatever is current.
   const key = () => s.config.current.api.key ?? s.apiKey;
 
-  const worker = async (w: number) => {
+  const worker = async () => {
     while (Date.now() < end) {
-      const sample = fc.sample(arb, { seed: seed + w * 1_000_003 + batch++, numRuns: 25 });
-      for (const r of sample) {
-        if (Date.now() >= end) break;
+      // Routes in turn (every route is reached within the first routes.length requests), hostile shapes drawn per route.
+      const n = drawn++;
+      for (const r of fc.sample(arbs[n % arbs.length], { seed: seed + n, numRuns: 1 })) {
         if (!s.config.current.api.key) await s.access.regenerateGlobalKey().catch(() => {});
         const answer = await send(base, agent, r, key());
         result.requests++;
+        result.perRoute.set(r.route, (result.perRoute.get(r.route) ?? 0) + 1);
         result.statuses.set(answer.status, (result.statuses.get(answer.status) ?? 0) + 1);
         const bad = typeof answer.status === 'string' ? !answer.status.startsWith('dropped: EPIPE') && !answer.status.startsWith('dropped: ECONNRESET')
           : answer.status >= 500;
@@ -211,7 +217,7 @@ export async function fuzz(s: TestServer, opts: FuzzOptions): Promise<FuzzResult
       opts.onProgress?.(result);
     }
   };
-  await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, (_, w) => worker(w)));
+  await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, () => worker()));
   agent.destroy();
   result.ms = Date.now() - started;
   return result;

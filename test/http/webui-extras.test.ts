@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
-import { uploadFile } from '../job/helpers.ts';
+import { uploadFile } from '../printer/job/helpers.ts';
 import { waitFor } from '../printer/helpers.ts';
 import { gcodeWithThumbnails, LARGE_PNG } from '../helpers/thumbnail-gcode.ts';
 import { readThumbnail } from '../../src/files/analysis/thumbnails.ts';

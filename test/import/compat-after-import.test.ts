@@ -1,10 +1,10 @@
-// Client call sequences of test/compat (OctoRest, Home Assistant) against a server imported from fixture A, each with
+// Client call sequences of test/e2e/compat (OctoRest, Home Assistant) against a server imported from fixture A, each with
 // a key it had on the OctoPrint instance: no new pairing needed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { FAST_PRINTER, connectPrinter, form, json, smallGcode, waitFor, type Json } from '../compat/helpers.ts';
+import { FAST_PRINTER, connectPrinter, form, json, smallGcode, waitFor, type Json } from '../e2e/compat/helpers.ts';
 import { A, FIXTURE_DIR, SKIP, runImport } from './helpers.ts';
 
 async function imported(t: TestContext): Promise<TestServer> {

@@ -1,4 +1,4 @@
-// Every client call sequence of test/compat (Cura, FDM Monster, Home Assistant, OctoPod, OctoRest, OctoPrint's own
+// Every client call sequence of test/e2e/compat (Cura, FDM Monster, Home Assistant, OctoPod, OctoRest, OctoPrint's own
 // web client, slicers, HTTP conventions) run again on servers imported from fixture A: each sequence's server() starts
 // on its own copy of one import, and the sequences use the imported global key and settings.
 import { cp } from 'node:fs/promises';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { server, useCompatTarget } from '../compat/helpers.ts';
+import { server, useCompatTarget } from '../e2e/compat/helpers.ts';
 import { A, FIXTURE_DIR, SKIP, runImport, tempDir } from './helpers.ts';
 
 if (SKIP) {
@@ -28,12 +28,12 @@ if (SKIP) {
     assert.deepEqual(s.access.users.listUsers().map((u) => u.name).sort(), ['admin', 'alice', 'bob']);
   });
   // Imported in this module, their tests register here and run with the target set above.
-  await import('../compat/cura.test.ts');
-  await import('../compat/fdm-monster.test.ts');
-  await import('../compat/home-assistant.test.ts');
-  await import('../compat/http-conventions.test.ts');
-  await import('../compat/octopod.test.ts');
-  await import('../compat/octoprint-web.test.ts');
-  await import('../compat/octorest.test.ts');
-  await import('../compat/slicers.test.ts');
+  await import('../e2e/compat/cura.test.ts');
+  await import('../e2e/compat/fdm-monster.test.ts');
+  await import('../e2e/compat/home-assistant.test.ts');
+  await import('../e2e/compat/http-conventions.test.ts');
+  await import('../e2e/compat/octopod.test.ts');
+  await import('../e2e/compat/octoprint-web.test.ts');
+  await import('../e2e/compat/octorest.test.ts');
+  await import('../e2e/compat/slicers.test.ts');
 }

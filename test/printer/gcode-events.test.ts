@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from './helpers.ts';
-import { jobCommand, recorder, uploadFile } from '../job/helpers.ts';
+import { jobCommand, recorder, uploadFile } from './job/helpers.ts';
 
 const TRIGGERS: Array<[string, string]> = [
   ['G28 X', 'Home'], ['M80', 'PowerOn'], ['M81', 'PowerOff'], ['G4 P1', 'Dwelling'], ['M226 P1 S0', 'Waiting'],

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from './helpers.ts';
-import { job, jobCommand, recorder, uploadFile } from '../job/helpers.ts';
+import { job, jobCommand, recorder, uploadFile } from './job/helpers.ts';
 
 async function dualServer(t: TestContext, gcode: Record<string, string>) {
   const s = await startTestServer(t, { settings: {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { waitFor } from '../printer/helpers.ts';
-import { recorder, uploadFile, type Json } from '../job/helpers.ts';
+import { recorder, uploadFile, type Json } from '../printer/job/helpers.ts';
 import { addUser, asBrowser, browserLogin } from '../access/helpers.ts';
 import { rawClient, userWithKey } from './push-clients.ts';
 

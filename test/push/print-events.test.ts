@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { rawClient, sockjsClient, userWithKey, sleep } from './push-clients.ts';
 import { SMALL_GCODE } from '../helpers/shared-data.ts';
+import { needs } from '../helpers/tools.ts';
 
 type Ev = { type: string; payload: Record<string, unknown> | null };
 type Current = { job: { file: { name: string | null } }; progress: { completion: number | null }; busyFiles: Array<{ path: string }>; state: { text: string } };
 
-test('PrintStarted/PrintDone and job progress reach clients during a print while a client that stopped reading blocks neither the print nor the others', async (t) => {
+test('PrintStarted/PrintDone and job progress reach clients during a print while a client that stopped reading blocks neither the print nor the others', { skip: needs('shared-data') }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-print-events-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const server = await startTestServer(t, { settings: {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor, stateText } from '../printer/helpers.ts';
-import { uploadFile, recorder, type Json } from '../job/helpers.ts';
+import { uploadFile, recorder, type Json } from '../printer/job/helpers.ts';
 import { layeredGcode } from './helpers.ts';
 import { command, isLinkChatter, setLineCounter, startLoggedFw, type LoggedFw } from './fakefw.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
-import { uploadFile, job, recorder } from '../job/helpers.ts';
+import { uploadFile, job, recorder } from '../printer/job/helpers.ts';
 import { journalOnDisk, layeredGcode, zAfterLines, type Json } from './helpers.ts';
 
 /** `N12 G1 X1*34` → `G1 X1`; comments and blanks are never sent. */

@@ -4,7 +4,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor, stateText } from '../printer/helpers.ts';
-import { uploadFile, recorder } from '../job/helpers.ts';
+import { uploadFile, recorder } from '../printer/job/helpers.ts';
 import { journalOnDisk, layeredGcode, type Json } from './helpers.ts';
 import type { TestServer } from '../helpers/server.ts';
 

@@ -2,11 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
-import { uploadFile, recorder, job, type Json } from '../job/helpers.ts';
+import { uploadFile, recorder, job, type Json } from '../printer/job/helpers.ts';
 import { cubeStl } from '../helpers/stl.ts';
 import { rawClient, userWithKey } from '../push/push-clients.ts';
+import { needs } from '../helpers/tools.ts';
 
-test('STL upload → slice (202 + Location) → analysed G-code in the store → printed to completion', async (t) => {
+test('STL upload → slice (202 + Location) → analysed G-code in the store → printed to completion', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await connectedServer(t);
   const rec = recorder(s);
   const up = await uploadFile(s, 'cube.stl', cubeStl(8));
@@ -58,7 +59,7 @@ test('STL upload → slice (202 + Location) → analysed G-code in the store →
   assert.deepEqual(order.slice(order.indexOf('SlicingStarted')), ['SlicingStarted', 'SlicingDone', 'FileAdded', 'PrintStarted', 'PrintDone']);
 });
 
-test('slice errors: 415 for G-code sources, 404 unknown slicer / profile / file', async (t) => {
+test('slice errors: 415 for G-code sources, 404 unknown slicer / profile / file', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await connectedServer(t);
   await uploadFile(s, 'part.gcode', 'G28\n');
   await uploadFile(s, 'part.stl', cubeStl(5));

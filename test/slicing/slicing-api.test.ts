@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { cubeStl } from '../helpers/stl.ts';
+import { needs } from '../helpers/tools.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-test('GET /api/slicing lists PrusaSlicer as configured and default', async (t) => {
+test('GET /api/slicing lists PrusaSlicer as configured and default', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   const res = await s.api('/api/slicing');
   assert.equal(res.status, 200);
@@ -23,7 +24,7 @@ test('GET /api/slicing lists PrusaSlicer as configured and default', async (t) =
   assert.deepEqual(body.prusaslicer.profiles, {});
 });
 
-test('a slicer whose binary is missing is listed as not configured and its profiles are 404', async (t) => {
+test('a slicer whose binary is missing is listed as not configured and its profiles are 404', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t, { settings: { slicing: { prusaSlicerPath: '/nonexistent/prusa-slicer' } } });
   const body = await (await s.api('/api/slicing')).json() as Json;
   assert.equal(body.prusaslicer.configured, false);
@@ -41,7 +42,7 @@ test('a slicer whose binary is missing is listed as not configured and its profi
   assert.equal(configured, true);
 });
 
-test('profile CRUD: PUT 201 + Location, stored as overrides only, GET merges defaults, PATCH 200, default switching, DELETE 204', async (t) => {
+test('profile CRUD: PUT 201 + Location, stored as overrides only, GET merges defaults, PATCH 200, default switching, DELETE 204', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   const put = await s.api('/api/slicing/prusaslicer/profiles/fine', {
     method: 'PUT', json: { displayName: 'Fine', description: 'thin layers', data: { layer_height: 0.1, fill_density: '25%', nozzle_diameter: '0.4' } },
@@ -83,7 +84,7 @@ test('profile CRUD: PUT 201 + Location, stored as overrides only, GET merges def
   assert.equal((await s.api('/api/slicing/prusaslicer/profiles/coarse')).status, 404);
 });
 
-test('unknown slicer and unknown profile rows answer 404; bad keys and values 400; SETTINGS needed to write', async (t) => {
+test('unknown slicer and unknown profile rows answer 404; bad keys and values 400; SETTINGS needed to write', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   assert.equal((await s.api('/api/slicing/cura/profiles')).status, 404);
   assert.equal((await s.api('/api/slicing/cura/profiles/x')).status, 404);
@@ -100,7 +101,7 @@ test('unknown slicer and unknown profile rows answer 404; bad keys and values 40
   assert.equal((await s.api('/api/slicing/prusaslicer/profiles/x', { method: 'PUT', json: {}, key })).status, 403, 'but not write');
 });
 
-test('a native PrusaSlicer .ini imports as a profile', async (t) => {
+test('a native PrusaSlicer .ini imports as a profile', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   const form = new FormData();
   form.set('file', new Blob(['# exported\nlayer_height = 0.15\nperimeters = 3\n']), 'my-pla.ini');
@@ -117,7 +118,7 @@ test('a native PrusaSlicer .ini imports as a profile', async (t) => {
   assert.equal((await s.api('/plugin/prusaslicer/import', { method: 'POST', body: bad })).status, 400);
 });
 
-test('the service slices a real STL with a stored profile, reporting progress and events', async (t) => {
+test('the service slices a real STL with a stored profile, reporting progress and events', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   await s.api('/api/slicing/prusaslicer/profiles/quick', { method: 'PUT', json: { data: { layer_height: 0.3, fill_density: '10%' }, default: true } });
   const dir = await mkdtemp(join(tmpdir(), 'gantry-slice-test-'));

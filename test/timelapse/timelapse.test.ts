@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { uploadFile } from '../job/helpers.ts';
+import { uploadFile } from '../printer/job/helpers.ts';
 import { rawClient, userWithKey } from '../push/push-clients.ts';
 import { FFMPEG, events, fakeCamera, layeredGcode, probe, type Json } from './helpers.ts';
+import { needs } from '../helpers/tools.ts';
 
 const TIMELAPSE_EVENTS = new Set(['PrintStarted', 'PrintDone', 'PrintFailed', 'CaptureStart', 'CaptureDone', 'CaptureFailed', 'PostRollStart',
   'PostRollEnd', 'MovieRendering', 'MovieDone', 'MovieFailed']);
@@ -24,7 +25,7 @@ async function print(s: TestServer, name: string, text: string): Promise<void> {
   assert.equal(r.status, 201, await r.text());
 }
 
-test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with thumbnail, events in order, listing and downloads', async (t) => {
+test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with thumbnail, events in order, listing and downloads', { skip: needs('ffmpeg') }, async (t) => {
   const cam = await fakeCamera(t);
   const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, watermark: true } });
   const ev = events(s);
@@ -113,7 +114,7 @@ test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with th
   assert.equal((await s.api('/api/timelapse/missing.mp4', { method: 'DELETE' })).status, 200);
 });
 
-test('timed with a failing encoder: MovieFailed says why and keeps the frames; the unrendered job renders by hand', async (t) => {
+test('timed with a failing encoder: MovieFailed says why and keeps the frames; the unrendered job renders by hand', { skip: needs('ffmpeg') }, async (t) => {
   const cam = await fakeCamera(t);
   const dir = await mkdtemp(join(tmpdir(), 'gantry-badffmpeg-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -169,7 +170,7 @@ test('timed with a failing encoder: MovieFailed says why and keeps the frames; t
   assert.equal(noFrames.movie_basename, 'nothing_here.mp4');
 });
 
-test('a cancelled print renders `<prefix>-fail.mpg` with mpeg2video (vob), no post roll', async (t) => {
+test('a cancelled print renders `<prefix>-fail.mpg` with mpeg2video (vob), no post roll', { skip: needs('ffmpeg') }, async (t) => {
   const cam = await fakeCamera(t);
   const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, ffmpegVideoCodec: 'mpeg2video' },
     devel: { virtualPrinter: { throttle: 0.2, busyInterval: 0.2 } } });

@@ -2,11 +2,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { BENCH_SRC_DIR } from '../helpers/shared-data.ts';
 
 const run = promisify(execFile);
-export const BENCH_DIR = resolve(import.meta.dirname, '../../../shared/bench');
+export const BENCH_DIR = BENCH_SRC_DIR;
 
 let built: Promise<string> | undefined;
 

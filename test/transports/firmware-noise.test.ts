@@ -4,7 +4,7 @@
 // reboot fails the print honestly and the link carries on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,9 +15,9 @@ import { JobLifecycle } from '../../src/printer/job-lifecycle.ts';
 import { DEFAULT_ENGINE_SETTINGS } from '../../src/protocol/settings.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { batches } from '../protocol/scripted.ts';
+import { needs } from '../helpers/tools.ts';
 
 const RX_BUFFER = 256;
-const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 
 /** Bytes no firmware reply is made of (no newline, no carriage return, no printable ASCII). */
 function junk(seed: number, length: number): string {
@@ -115,7 +115,7 @@ async function until(what: string, cond: () => boolean, ms = 5000): Promise<void
   }
 }
 
-test('noisy firmware on a pty: junk, stray oks and waits, noise before ok, then a reboot mid-print', { skip: hasSocat ? false : 'socat is not installed' }, async (t) => {
+test('noisy firmware on a pty: junk, stray oks and waits, noise before ok, then a reboot mid-print', { skip: needs('socat') }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-noise-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const a = join(dir, 'ttyHOST');

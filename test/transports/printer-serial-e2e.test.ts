@@ -14,6 +14,7 @@ import { createTransportFactory } from '../../src/transports/transport-factory.t
 import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
 import type { JobLineBatch, JobOutcome } from '../../src/printer/types.ts';
 import { startFakeFw, type FakeFw } from './bench-tools.ts';
+import { needs } from '../helpers/tools.ts';
 
 async function rig(t: { after(fn: () => Promise<void>): void }, fwArgs: string[] = [], serial: Record<string, unknown> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-e2e-'));
@@ -53,7 +54,7 @@ async function until(what: string, cond: () => boolean, ms = 10_000): Promise<vo
   }
 }
 
-test('connect over a pty to fakefw, read temperatures, jog and home', async (t) => {
+test('connect over a pty to fakefw, read temperatures, jog and home', { skip: needs('cc', 'shared-data') }, async (t) => {
   const { fw, printer, log } = await rig(t);
   await printer.connect({ port: fw.port, baudrate: 250000 });
   await until('Operational', () => printer.state().text === 'Operational');
@@ -73,7 +74,7 @@ test('connect over a pty to fakefw, read temperatures, jog and home', async (t) 
   assert.equal(summary.other_err, '0');
 });
 
-test('a job streamed under corruption of every 50th line arrives complete: every line once, in order', async (t) => {
+test('a job streamed under corruption of every 50th line arrives complete: every line once, in order', { skip: needs('cc', 'shared-data') }, async (t) => {
   const { fw, printer } = await rig(t, ['-c', '50']);
   await printer.connect({ port: fw.port, baudrate: 250000 });
   await until('Operational', () => printer.state().text === 'Operational');

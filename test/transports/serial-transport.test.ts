@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { startFakeFw } from './bench-tools.ts';
+import { needs } from '../helpers/tools.ts';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-serial-'));
@@ -49,7 +50,7 @@ function collector(tr: SerialTransport) {
   };
 }
 
-test('framed lines over a real pty to fakefw: oks, temperatures, a resend request, clean close', async (t) => {
+test('framed lines over a real pty to fakefw: oks, temperatures, a resend request, clean close', { skip: needs('cc', 'shared-data') }, async (t) => {
   const dir = await tempDir(t);
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
@@ -84,7 +85,7 @@ test('framed lines over a real pty to fakefw: oks, temperatures, a resend reques
   assert.equal(summary.resends, '1');
 });
 
-test('a port can be reopened after a close (no fd left on the device), its baudrate changed while open, and a missing device fails cleanly', async (t) => {
+test('a port can be reopened after a close (no fd left on the device), its baudrate changed while open, and a missing device fails cleanly', { skip: needs('cc', 'shared-data') }, async (t) => {
   const dir = await tempDir(t);
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
@@ -116,7 +117,7 @@ test('a port can be reopened after a close (no fd left on the device), its baudr
   await assert.rejects(missing.open(), /No such file|ENOENT/);
 });
 
-test('a vanished device (socat killed) is reported as close with an error; the process survives', async (t) => {
+test('a vanished device (socat killed) is reported as close with an error; the process survives', { skip: needs('socat') }, async (t) => {
   const dir = await tempDir(t);
   const a = join(dir, 'ttyA');
   const b = join(dir, 'ttyB');

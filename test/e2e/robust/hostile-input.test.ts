@@ -1,0 +1,106 @@
+// Issue 15 item 7: hostile shapes answer 4xx, never 500 — prototype command names, malformed multipart, deep nesting,
+// names longer than a file system allows.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { registeredRoutes } from '../../../src/http/auth.ts';
+import { PROTO_NAMES } from '../../http/fuzz-engine.ts';
+import { raw } from './raw.ts';
+
+const B = 'robustboundary';
+const filePart = (filename: string, content = 'G28\n') =>
+  `--${B}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n\r\n${content}\r\n--${B}--\r\n`;
+
+async function upload(s: TestServer, body: string, type = `multipart/form-data; boundary=${B}`, path = '/api/files/local') {
+  return raw(s.url + path, { method: 'POST', headers: { 'X-Api-Key': s.apiKey, 'Content-Type': type }, body });
+}
+
+const jsonPost = (s: TestServer, path: string, body: unknown, opts: { key?: string | null; method?: string } = {}) =>
+  raw(s.url + path, { method: opts.method ?? 'POST', body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json', ...(opts.key === null ? {} : { 'X-Api-Key': opts.key ?? s.apiKey }) } });
+
+test('prototype names as commands are 400 on the files command route, anonymous or not, and never 5xx on any route', async (t) => {
+  const s = await startTestServer(t);
+  assert.equal((await upload(s, filePart('cube.gcode'))).status, 201);
+  for (const name of PROTO_NAMES) {
+    for (const key of [null, s.apiKey]) {
+      const r = await jsonPost(s, '/api/files/local/cube.gcode', { command: name }, { key });
+      assert.equal(r.status, 400, `files command ${name} (key ${key ? 'yes' : 'no'}) → ${r.status} ${r.body}`);
+      assert.ok((JSON.parse(r.body) as { error: string }).error);
+    }
+  }
+  // Every route that takes a body, with every prototype name as its command (and as the values routes look up).
+  const fill = (url: string) => url.replace(/:[^/]+/g, 'x').replace(/\*/g, 'x');
+  for (const route of registeredRoutes(s.app).filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))) {
+    for (const name of PROTO_NAMES) {
+      const r = await jsonPost(s, fill(route.url), { command: name, action: name, name, profile: name, tool: name, port: name }, { method: route.method });
+      assert.ok(r.status < 500, `${route.method} ${route.url} with ${name} → ${r.status} ${r.body}`);
+    }
+  }
+});
+
+test('malformed multipart on /api/languages and /plugin/prusaslicer/import is 400 JSON, like the upload route', async (t) => {
+  const s = await startTestServer(t);
+  const cases: Array<[string, string, string]> = [
+    ['no boundary', 'multipart/form-data', filePart('pack.zip')],
+    ['empty boundary', 'multipart/form-data; boundary=', filePart('pack.zip')],
+    ['wrong boundary', 'multipart/form-data; boundary=other', filePart('pack.zip')],
+    ['truncated body', `multipart/form-data; boundary=${B}`, filePart('pack.zip', 'PK\x03\x04').slice(0, 70)],
+    ['unterminated', `multipart/form-data; boundary=${B}`, `--${B}\r\nContent-Disposition: form-data; name="file"; filename="p.ini"\r\n\r\nlayer_height = 0.2\r\n`],
+    ['empty body', `multipart/form-data; boundary=${B}`, ''],
+  ];
+  for (const path of ['/api/languages', '/plugin/prusaslicer/import', '/api/files/local']) {
+    for (const [what, type, body] of cases) {
+      const r = await upload(s, body, type, path);
+      assert.equal(r.status, 400, `${path} ${what} → ${r.status} ${r.body}`);
+      assert.ok((JSON.parse(r.body) as { error: string }).error, `${path} ${what}`);
+    }
+  }
+  // Still serving after all of that.
+  assert.equal((await raw(`${s.url}/api/languages`, { headers: { 'X-Api-Key': s.apiKey } })).status, 200);
+});
+
+test('deep nesting in settings and printer profiles is 400 and changes nothing', async (t) => {
+  const s = await startTestServer(t);
+  const deepObject = (d: number) => '{"a":'.repeat(d) + '1' + '}'.repeat(d);
+  const deepArray = (d: number) => '['.repeat(d) + ']'.repeat(d);
+  const before = await readFile(s.paths.config, 'utf8');
+  for (const d of [100, 10_000]) {
+    const r = await jsonPost(s, '/api/settings', `{"plugins":{"x":${deepObject(d)}}}`);
+    assert.equal(r.status, 400, `settings depth ${d} → ${r.status} ${r.body}`);
+  }
+  assert.equal(await readFile(s.paths.config, 'utf8'), before);
+  for (const [what, value] of [['object', deepObject(10_000)], ['object 2000', deepObject(2000)], ['array', deepArray(10_000)]]) {
+    const add = await jsonPost(s, '/api/printerprofiles', `{"profile":{"id":"deep","name":"Deep","volume":${value}}}`);
+    assert.equal(add.status, 400, `add with deep ${what} → ${add.status} ${add.body}`);
+    const patch = await jsonPost(s, '/api/printerprofiles/_default', `{"profile":{"volume":${value}}}`, { method: 'PATCH' });
+    assert.equal(patch.status, 400, `patch with deep ${what} → ${patch.status} ${patch.body}`);
+  }
+  const profiles = await (await s.api('/api/printerprofiles')).json() as { profiles: Record<string, { volume: { width: number } }> };
+  assert.deepEqual(Object.keys(profiles.profiles), ['_default']);
+  assert.equal(typeof profiles.profiles._default.volume.width, 'number');
+  // Ordinary nesting still merges.
+  const ok = await jsonPost(s, '/api/printerprofiles/_default', { profile: { volume: { width: 222 } } }, { method: 'PATCH' });
+  assert.equal(ok.status, 200, ok.body);
+});
+
+test('names longer than 255 bytes are 400: upload, new folder, copy and move destinations', async (t) => {
+  const s = await startTestServer(t);
+  const long = 'n'.repeat(250) + 'é'.repeat(3) + '.gcode'; // 262 bytes, 259 characters
+  const up = await upload(s, filePart(long));
+  assert.equal(up.status, 400, `upload → ${up.status} ${up.body}`);
+  const folder = await upload(s, `--${B}\r\nContent-Disposition: form-data; name="foldername"\r\n\r\n${'f'.repeat(300)}\r\n--${B}--\r\n`);
+  assert.equal(folder.status, 400, `folder → ${folder.status} ${folder.body}`);
+  const deepFolder = await upload(s, `--${B}\r\nContent-Disposition: form-data; name="foldername"\r\n\r\nok\r\n--${B}\r\nContent-Disposition: form-data; name="path"\r\n\r\n${'p'.repeat(300)}\r\n--${B}--\r\n`);
+  assert.equal(deepFolder.status, 400, `folder in long path → ${deepFolder.status} ${deepFolder.body}`);
+  assert.equal((await upload(s, filePart('ok.gcode'))).status, 201);
+  for (const command of ['copy', 'move']) {
+    for (const destination of ['d'.repeat(300) + '.gcode', `${'d'.repeat(300)}/ok.gcode`]) {
+      const r = await jsonPost(s, '/api/files/local/ok.gcode', { command, destination });
+      assert.equal(r.status, 400, `${command} to ${destination.length} chars → ${r.status} ${r.body}`);
+    }
+  }
+  const list = await (await s.api('/api/files/local')).json() as { files: Array<{ name: string }> };
+  assert.deepEqual(list.files.map((f) => f.name), ['ok.gcode']);
+});

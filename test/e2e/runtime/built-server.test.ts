@@ -1,0 +1,49 @@
+// The built server (dist/, plain node): starts, answers the API, analyses an upload in its prebuilt worker, and runs no esbuild or tsx.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+
+before(ensureBuilt);
+
+test('node dist/cli.js serve answers /api/version, analyses an upload, and has no esbuild child', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-built-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const g = await startGantryProcess(process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.stop());
+  const headers = { 'X-Api-Key': g.apiKey };
+
+  const version = await fetch(`${g.url}/api/version`, { headers });
+  assert.equal(version.status, 200);
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  assert.match(((await version.json()) as { text: string }).text, new RegExp(`\\(Gantry ${pkg.version.replaceAll('.', '\\.')}\\)$`));
+
+  const form = new FormData();
+  form.append('file', new Blob(['M83\nG1 X10 Y10 E1.5 F1200\nG1 X20 E1\n']), 'cube.gcode');
+  const upload = await fetch(`${g.url}/api/files/local`, { method: 'POST', headers, body: form });
+  assert.equal(upload.status, 201, await upload.clone().text());
+  // The analysis runs in dist/analysis-worker.js; a worker that could not load would leave gcodeAnalysis unset.
+  let analysis: { filament?: { tool0?: { length: number } } } | undefined;
+  const deadline = Date.now() + 30_000;
+  while (!analysis && Date.now() < deadline) {
+    const info = (await (await fetch(`${g.url}/api/files/local/cube.gcode`, { headers })).json()) as { gcodeAnalysis?: typeof analysis };
+    analysis = info.gcodeAnalysis;
+    if (!analysis) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(analysis?.filament?.tool0?.length, 2.5, `analysed; stderr: ${g.stderr()}`);
+
+  const children = await descendants(g.child.pid!);
+  assert.ok(!children.includes('esbuild'), `no esbuild service process, found: ${children.join(', ')}`);
+  assert.doesNotMatch(g.stdout() + g.stderr(), /"level":(50|60)/, 'no errors logged');
+  assert.equal(await g.stop(), 0);
+});
+
+test('the build output imports neither tsx nor esbuild at load time', async () => {
+  for (const file of ['dist/cli.js', 'dist/analysis-worker.js']) {
+    const code = await readFile(join(ROOT, file), 'utf8');
+    assert.doesNotMatch(code, /^import .* from ["'](tsx|esbuild)[/"']/m, file);
+    assert.match(code, /\/\/# sourceMappingURL=/, `${file} has a source map`);
+  }
+});

@@ -1,0 +1,73 @@
+// Console log format: readable lines at a terminal (colours) and for systemd's journal (no colours, no time), JSON when piped; the log file stays JSON.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createWriteStream, fstatSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { pino } from 'pino';
+import { consoleLogStream } from '../../../src/system/console-log.ts';
+import { ROOT, ensureBuilt } from '../../helpers/built-server.ts';
+
+async function tempDir(t: test.TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-console-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function logThrough(file: string, journal: boolean): Promise<string> {
+  const fd = openSync(file, 'w');
+  const out = createWriteStream(file, { fd });
+  const saved = process.env.JOURNAL_STREAM;
+  const s = fstatSync(fd);
+  if (journal) process.env.JOURNAL_STREAM = `${s.dev}:${s.ino}`;
+  else delete process.env.JOURNAL_STREAM;
+  try {
+    const dest = await consoleLogStream(out as unknown as NodeJS.WriteStream);
+    pino({ base: undefined }, dest).child({ svc: 'files' }).info({ path: 'a.gcode' }, 'analysed');
+  } finally {
+    if (saved === undefined) delete process.env.JOURNAL_STREAM;
+    else process.env.JOURNAL_STREAM = saved;
+  }
+  out.end();
+  await once(out, 'close');
+  return readFile(file, 'utf8');
+}
+
+test('stdout that is a pipe or file gets JSON; systemd journal gets readable lines without colours or time', async (t) => {
+  const dir = await tempDir(t);
+  const json = await logThrough(join(dir, 'plain.log'), false);
+  assert.equal((JSON.parse(json.trim()) as { msg: string }).msg, 'analysed');
+  const journal = await logThrough(join(dir, 'journal.log'), true);
+  assert.match(journal, /^INFO: analysed\n/);
+  assert.match(journal, /svc: "files"/);
+  assert.ok(!journal.includes('\u001b['), 'no colour codes');
+  assert.doesNotMatch(journal, /^\{/, 'not JSON');
+  assert.doesNotMatch(journal, /\[\d\d:\d\d/, 'the journal has its own timestamps');
+});
+
+test('gantry serve at a terminal prints readable coloured lines while logs/gantry.log stays JSON', async (t) => {
+  await ensureBuilt();
+  const dir = await tempDir(t);
+  // util-linux `script` gives the server a pseudo-terminal as stdout.
+  const cmd = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin/gantry.js'))} serve --port 0 --basedir ${JSON.stringify(dir)}`;
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, GANTRY_BASEDIR: '' } });
+  let out = '';
+  const exited = once(child, 'exit');
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/is up at http/.test(out)) resolve();
+    });
+    void exited.then(() => reject(new Error(`exited before it was up: ${out}`)));
+  });
+  process.kill(-child.pid!, 'SIGTERM');
+  await exited;
+  assert.match(out, /INFO.*Gantry listening/);
+  assert.ok(out.includes('\u001b[32mINFO'), 'coloured');
+  assert.doesNotMatch(out, /\{"level":/, 'no JSON at the terminal');
+  const file = (await readFile(join(dir, 'logs', 'gantry.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+  assert.ok(file.some((l) => l.msg === 'Gantry listening'), 'the file has the same entry as JSON');
+});

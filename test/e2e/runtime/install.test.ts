@@ -1,0 +1,94 @@
+// A real install: npm pack + npm install -g into a temp prefix gives a working `gantry serve`; `gantry install-service` writes a systemd unit.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+import { renderUnit } from '../../../src/system/systemd-unit.ts';
+
+const run = promisify(execFile);
+const BIN = join(ROOT, 'bin/gantry.js');
+
+async function tempDir(t: test.TestContext, name: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `gantry-${name}-`));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('install-service --user writes a user unit running this node and bin/gantry.js, restarting on failure', async (t) => {
+  await ensureBuilt();
+  const config = await tempDir(t, 'xdg');
+  const base = join(config, 'my base');
+  const { stdout } = await run(process.execPath, [BIN, 'install-service', '--user', '--basedir', base, '--port', '5055'], {
+    env: { ...process.env, XDG_CONFIG_HOME: config },
+  });
+  const file = join(config, 'systemd/user/gantry.service');
+  const unit = await readFile(file, 'utf8');
+  assert.ok(unit.includes(`\nExecStart=${process.execPath} ${BIN} serve --basedir "${base}" --port 5055\n`), unit);
+  assert.match(unit, /^Restart=on-failure$/m);
+  assert.match(unit, /^WantedBy=default\.target$/m);
+  assert.doesNotMatch(unit, /^User=/m, 'a user unit runs as its owner');
+  assert.match(stdout, new RegExp(`wrote ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  assert.match(stdout, /systemctl --user enable --now gantry/);
+  assert.match(stdout, /loginctl enable-linger/);
+  if (existsSync('/usr/bin/systemd-analyze')) await run('/usr/bin/systemd-analyze', ['verify', file]);
+});
+
+test('install-service --system --print prints a system unit for the current user with the dialout group', async () => {
+  await ensureBuilt();
+  const { stdout } = await run(process.execPath, [BIN, 'install-service', '--system', '--print', '--basedir', '/srv/gantry', '--host', '0.0.0.0']);
+  assert.match(stdout, new RegExp(`^User=${userInfo().username}$`, 'm'));
+  assert.match(stdout, /^SupplementaryGroups=dialout$/m);
+  assert.match(stdout, /^Restart=on-failure$/m);
+  assert.match(stdout, /^WantedBy=multi-user\.target$/m);
+  assert.match(stdout, / serve --basedir \/srv\/gantry --host 0\.0\.0\.0$/m);
+});
+
+test('contrib/gantry.service is what install-service writes for user pi with a global npm install', async () => {
+  const contrib = await readFile(join(ROOT, 'contrib/gantry.service'), 'utf8');
+  const rendered = renderUnit({ scope: 'system', node: '/usr/bin/node', bin: '/usr/lib/node_modules/gantry/bin/gantry.js',
+    baseDir: '/home/pi/.gantry', user: 'pi', serialGroup: 'dialout' });
+  assert.ok(contrib.endsWith(rendered), 'regenerate contrib/gantry.service after changing renderUnit()');
+});
+
+test('npm pack + npm install -g into a temp prefix gives a `gantry` command whose serve answers, analyses and serves the UI', async (t) => {
+  await ensureBuilt();
+  const dir = await tempDir(t, 'install');
+  // --ignore-scripts: `prepare` would rebuild what ensureBuilt() just checked; the tarball ships dist/ and web/dist/.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir, ROOT], { cwd: dir });
+  const tarball = join(dir, stdout.trim().split('\n').at(-1)!);
+  const prefix = join(dir, 'prefix');
+  // The README's command; dependencies come from npm's cache when it has them (CI's npm ci filled it).
+  await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+    { cwd: dir, maxBuffer: 16 << 20 });
+  const pkg = join(prefix, 'lib/node_modules/gantry');
+  assert.deepEqual((await readdir(pkg)).filter((n) => ['src', 'test', 'node_modules', 'dist'].includes(n)).sort(), ['dist', 'node_modules'],
+    'dist/ is shipped, the TypeScript sources and tests are not');
+  const modules = await readdir(join(pkg, 'node_modules'));
+  assert.ok(!modules.includes('tsx') && !modules.includes('esbuild'), 'the build tools are development dependencies only');
+
+  const base = join(dir, 'base');
+  const g = await startGantryProcess(join(prefix, 'bin/gantry'), ['serve', '--port', '0', '--basedir', base],
+    { PATH: `${join(prefix, 'bin')}:${process.env.PATH}` });
+  t.after(() => g.stop());
+  const headers = { 'X-Api-Key': g.apiKey };
+  assert.equal((await fetch(`${g.url}/api/version`, { headers })).status, 200);
+  assert.equal((await fetch(`${g.url}/api/connection`, { headers })).status, 200, 'serialport loads from the installed modules');
+  if (existsSync(join(ROOT, 'web/dist/index.html'))) assert.equal((await fetch(`${g.url}/`)).status, 200, 'the UI is in the package');
+  const form = new FormData();
+  form.append('file', new Blob(['M83\nG1 X10 E2 F600\n']), 'a.gcode');
+  assert.equal((await fetch(`${g.url}/api/files/local`, { method: 'POST', headers, body: form })).status, 201);
+  let length: number | undefined;
+  for (const deadline = Date.now() + 30_000; length === undefined && Date.now() < deadline;) {
+    const info = (await (await fetch(`${g.url}/api/files/local/a.gcode`, { headers })).json()) as { gcodeAnalysis?: { filament: { tool0: { length: number } } } };
+    length = info.gcodeAnalysis?.filament.tool0.length;
+    if (length === undefined) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(length, 2, `the installed analysis worker runs; stderr: ${g.stderr()}`);
+  assert.deepEqual((await descendants(g.child.pid!)).filter((n) => n === 'esbuild'), []);
+  assert.equal(await g.stop(), 0);
+});

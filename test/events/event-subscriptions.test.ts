@@ -1,0 +1,212 @@
+// Event subscriptions: real shell commands with placeholders, list semantics, timeouts, shell:false, gcode-type
+// subscriptions on the virtual printer, bad entries and the master switch; plus the placeholder formatter's rules.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, access, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer } from '../helpers/server.ts';
+import { waitForFile } from '../helpers/wait.ts';
+import { splitArgs } from '../../src/events/event-subscriptions.ts';
+import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
+import { sleep } from '../push/push-clients.ts';
+
+const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+
+const waitFor = (p: string): Promise<string> => waitForFile(p, (text) => text.endsWith('\n'));
+
+test('placeholders follow str.format: nesting, escaped braces, repr, unknown names', () => {
+  const v = { name: 'a b.gcode', position: { x: 1.5, y: null }, list: [1, 'x'], flag: true, time: 12.34 };
+  assert.equal(formatCommand('{{literal}} {name} {position[x]} {position.y}', v), '{literal} a b.gcode 1.5 None');
+  assert.equal(formatCommand('{list} {flag} {time:.1f} {name!r}', v), "[1, 'x'] True 12.3 'a b.gcode'");
+  assert.throws(() => formatCommand('echo {nope}', v), UnknownPlaceholderError);
+  assert.throws(() => formatCommand('echo {position[z]}', v), UnknownPlaceholderError);
+  assert.throws(() => formatCommand('echo {', v));
+  assert.equal(pyRepr({ a: [true, null, "it's"] }), "{'a': [True, None, 'it\\'s']}");
+  assert.deepEqual(splitArgs(`touch "/tmp/a b" 'c d' e`), ['touch', '/tmp/a b', 'c d', 'e']);
+});
+
+test('system subscriptions run real shell commands with placeholders, in order, stopping at a failure', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, {
+    settings: {
+      events: {
+        subscriptions: [
+          { event: 'PrinterProfileModified', type: 'system',
+            command: `printf '%s|%s|%s|%s|%s|{{x}}\\n' "{__eventname}" "{identifier}" '{__json}' "{__filename}" "{__currentZ}" > ${dir}/out.txt` },
+          { event: 'PrinterProfileModified', type: 'system', command: `touch ${dir}/never-{unknown}` },
+          { event: 'PrinterProfileModified', type: 'system', shell: false, command: 'echo output-of-{identifier}' },
+          { event: ['PrinterProfileAdded'], type: 'system', shell: true, command: [`touch ${dir}/a; exit 3`, `touch ${dir}/b`] },
+          { event: 'PrinterProfileAdded', type: 'system', shell: true, command: `sleep 1; echo done > ${dir}/marker` },
+          { event: 'PrinterProfileDeleted', type: 'system', shell: false, command: `touch "${dir}/with space {identifier}"` },
+          { event: 'PrinterProfileDeleted', type: 'system', enabled: false, command: `touch ${dir}/disabled` },
+        ],
+      },
+    },
+  });
+  server.events.emit('PrinterProfileModified', { identifier: 'my_profile' });
+  const out = await waitFor(join(dir, 'out.txt'));
+  assert.equal(out, 'PrinterProfileModified|my_profile|{"identifier":"my_profile"}|NO FILE|-1|{x}\n');
+  // The log warns about the subscriptions relying on the deprecated shell default, and records command output.
+  const logged = async (): Promise<Array<Record<string, unknown>>> => (await readFile(join(server.paths.logs, 'gantry.log'), 'utf8').catch(() => ''))
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logEnd = Date.now() + 5000;
+  while (!(await logged()).some((l) => l.output === 'output-of-my_profile') && Date.now() < logEnd) await sleep(50);
+  const lines = await logged();
+  assert.ok(lines.some((l) => l.output === 'output-of-my_profile' && l.msg === 'event command finished'), 'command output logged');
+  const deprecations = lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('deprecated'));
+  assert.deepEqual(deprecations.map((l) => l.index), [0, 1], 'one warning per system subscription without "shell"');
+
+  server.events.emit('PrinterProfileAdded', { identifier: 'p2' });
+  await waitFor(join(dir, 'marker'));
+  assert.equal(await exists(join(dir, 'a')), true);
+  assert.equal(await exists(join(dir, 'b')), false, 'a failing command stops the rest of its list');
+  assert.equal(await exists(join(dir, 'never-')), false);
+
+  server.events.emit('PrinterProfileDeleted', { identifier: 'p3' });
+  const end = Date.now() + 5000;
+  while (!(await exists(join(dir, 'with space p3'))) && Date.now() < end) await sleep(50);
+  assert.equal(await exists(join(dir, 'with space p3')), true);
+  assert.equal(await exists(join(dir, 'disabled')), false);
+});
+
+test('a system command that runs too long is killed; the event loop is never blocked', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, {
+    settings: { events: { commandTimeout: 1, subscriptions: [
+      { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo $$ > ${dir}/pid; sleep 30; touch ${dir}/late` },
+    ] } },
+  });
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  const pid = Number((await waitFor(join(dir, 'pid'))).trim());
+  // The loop keeps serving requests while the command runs.
+  assert.equal((await server.api('/api/version')).status, 200);
+  const end = Date.now() + 10_000;
+  let alive = true;
+  while (alive && Date.now() < end) {
+    try { process.kill(pid, 0); await sleep(100); } catch { alive = false; }
+  }
+  assert.equal(alive, false, 'the timed-out command was killed');
+  assert.equal(await exists(join(dir, 'late')), false);
+});
+
+test('gcode subscriptions send their formatted lines to the connected printer, and nothing while offline', async (t) => {
+  const server = await startTestServer(t, {
+    settings: { events: { subscriptions: [
+      { event: 'Connected', type: 'gcode', command: ['M117 hello {port}', 'M118 E1 {__eventname} z={__currentZ}'] },
+      { event: 'PrinterProfileModified', type: 'gcode', command: 'M117 profile {identifier}\nM118 E1 second line' },
+    ] } },
+  });
+  const sent: string[] = [];
+  const off = server.printer.subscribe({ log: (lines) => { for (const l of lines) if (l.startsWith('Send:')) sent.push(l); } });
+  t.after(off);
+  const waitSent = async (text: string): Promise<void> => {
+    const end = Date.now() + 20_000;
+    while (!sent.some((l) => l.includes(text))) {
+      if (Date.now() > end) throw new Error(`never sent: ${text} (sent: ${sent.slice(-5).join(' | ')})`);
+      await sleep(50);
+    }
+  };
+  server.events.emit('PrinterProfileModified', { identifier: 'while-offline' });
+  assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
+  await waitSent('M117 hello VIRTUAL');
+  await waitSent('M118 E1 Connected z=');
+  server.events.emit('PrinterProfileModified', { identifier: 'p1' });
+  await waitSent('M117 profile p1');
+  await waitSent('M118 E1 second line');
+  assert.ok(!sent.some((l) => l.includes('while-offline')));
+});
+
+async function logLines(dir: string): Promise<Array<Record<string, unknown>>> {
+  return (await readFile(join(dir, 'gantry.log'), 'utf8').catch(() => ''))
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+test('a config.yaml with bad subscription entries still starts; the good entry runs and the log names the bad ones', async (t) => {
+  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-evsub-base-'));
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(async () => { await rm(dir, { recursive: true, force: true }); await rm(baseDir, { recursive: true, force: true }); });
+  await writeFile(join(baseDir, 'config.yaml'), [
+    'events:',
+    '  subscriptions:',
+    '    - name: broken-no-type',
+    '      event: Startup',
+    `      command: touch ${dir}/broken`,
+    '    - event: Startup',
+    '      type: telepathy',
+    `      command: touch ${dir}/telepathy`,
+    '    - just a string',
+    '    - event: Startup',
+    '      type: system',
+    '      shell: true',
+    `      command: touch ${dir}/good-{__eventname}`,
+    '',
+  ].join('\n'));
+  const server = await startTestServer(t, { baseDir });
+  const end = Date.now() + 10_000;
+  while (!(await exists(join(dir, 'good-Startup'))) && Date.now() < end) await sleep(50);
+  assert.equal(await exists(join(dir, 'good-Startup')), true, 'the good subscription ran');
+  assert.equal(server.config.current.events.subscriptions.length, 4);
+  const ignored = (await logLines(server.paths.logs)).filter((l) => l.level === 40 && typeof l.msg === 'string' && l.msg.includes('ignored'));
+  assert.deepEqual(ignored.map((l) => l.index), [0, 1, 2]);
+  assert.match(String(ignored[0].msg), /broken-no-type/);
+  assert.match(String(ignored[0].msg), /type/);
+  assert.match(String(ignored[1].msg), /telepathy/);
+  assert.match(String(ignored[2].msg), /just a string.*not a mapping/);
+  assert.equal(await exists(join(dir, 'broken')), false);
+  assert.equal(await exists(join(dir, 'telepathy')), false);
+});
+
+test('events.enabled: false runs no subscription', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { enabled: false, subscriptions: [
+    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo ran > ${dir}/off` },
+  ] } } });
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  await sleep(800);
+  assert.equal(await exists(join(dir, 'off')), false);
+  // Turned on while running, the same subscription runs.
+  await server.config.patch({ events: { enabled: true } });
+  server.events.emit('PrinterProfileModified', { identifier: 'y' });
+  assert.equal(await waitFor(join(dir, 'off')), 'ran\n');
+});
+
+test('commands run for Shutdown get a bounded grace period at stop; others are killed at once', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { subscriptions: [
+    { event: 'Shutdown', type: 'system', shell: true, command: `sleep 1; echo finished > ${dir}/shutdown-done` },
+    { event: 'Shutdown', type: 'system', shell: true, command: `echo $$ > ${dir}/stuck-pid; sleep 60; touch ${dir}/stuck-late` },
+    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo $$ > ${dir}/other-pid; sleep 60` },
+  ] } } });
+  server.events.emit('PrinterProfileModified', { identifier: 'x' });
+  const otherPid = Number((await waitFor(join(dir, 'other-pid'))).trim());
+  const started = Date.now();
+  await server.stop();
+  const took = Date.now() - started;
+  assert.equal(await readFile(join(dir, 'shutdown-done'), 'utf8'), 'finished\n', 'the Shutdown command was allowed to finish');
+  // The stuck one was given the grace period (5 s), then killed; stop() did not wait for it beyond that.
+  assert.ok(took >= 4500 && took < 9000, `stop took ${took} ms`);
+  const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  const stuckPid = Number((await readFile(join(dir, 'stuck-pid'), 'utf8')).trim());
+  await sleep(200);
+  assert.equal(alive(stuckPid), false);
+  assert.equal(alive(otherPid), false);
+  assert.equal(await exists(join(dir, 'stuck-late')), false);
+});
+
+test('events without a payload give {__data} None and {__json} {}; others their repr and JSON', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { settings: { events: { subscriptions: [
+    { event: ['Home', 'ToolChange'], type: 'system', shell: true, command: `printf '%s|%s\\n' "{__data}" '{__json}' > ${dir}/{__eventname}` },
+  ] } } });
+  // As the printer link emits them.
+  server.events.emit('Home', {});
+  server.events.emit('ToolChange', { old: 0, new: 1 });
+  assert.equal(await waitFor(join(dir, 'Home')), 'None|{}\n');
+  assert.equal(await waitFor(join(dir, 'ToolChange')), `{'old': 0, 'new': 1}|{"old":0,"new":1}\n`);
+});

@@ -1,0 +1,114 @@
+// Logs API: listing with refs and free space, download, delete (also of the live log), admin only, no way out of the folder.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile, stat, symlink } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+interface LogList { files: Array<{ name: string; size: number; date: number; refs: { resource: string; download: string } }>; free: number }
+
+async function list(s: TestServer): Promise<LogList> {
+  const res = await s.api('/api/logs');
+  assert.equal(res.status, 200);
+  return res.json() as Promise<LogList>;
+}
+
+/** Sends the path exactly as written (fetch would normalise `..` segments away). */
+function rawRequest(s: TestServer, method: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${s.url}/`, { method, path, headers: { 'X-Api-Key': s.apiKey } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('lists log files with absolute refs and free space; downloads them', async (t) => {
+  const s = await startTestServer(t);
+  await writeFile(join(s.paths.logs, 'serial.log'), 'Send: M105\nRecv: ok T:20\n');
+  const body = await list(s);
+  assert.equal(typeof body.free, 'number');
+  assert.ok(body.free > 0);
+  const serial = body.files.find((f) => f.name === 'serial.log');
+  assert.ok(serial, 'serial.log listed');
+  assert.equal(serial.size, 25);
+  assert.ok(Math.abs(serial.date - Date.now() / 1000) < 600);
+  assert.equal(serial.refs.resource, `${s.url}/api/logs/serial.log`);
+  assert.equal(serial.refs.download, `${s.url}/downloads/logs/serial.log`);
+  assert.ok(body.files.some((f) => f.name === 'gantry.log'));
+
+  const dl = await fetch(serial.refs.download, { headers: { 'X-Api-Key': s.apiKey } });
+  assert.equal(dl.status, 200);
+  assert.equal(await dl.text(), 'Send: M105\nRecv: ok T:20\n');
+  assert.equal((await s.api('/downloads/logs/missing.log')).status, 404);
+
+  const plugin = await s.api('/plugin/logging/logs');
+  assert.equal(plugin.status, 200);
+  const viaPlugin = (await plugin.json() as LogList).files.find((f) => f.name === 'serial.log');
+  assert.equal(viaPlugin?.refs.resource, `${s.url}/plugin/logging/logs/serial.log`);
+  assert.equal((await s.api('/plugin/logging/logs/serial.log', { method: 'DELETE' })).status, 204);
+  assert.equal(await stat(join(s.paths.logs, 'serial.log')).catch(() => undefined), undefined);
+});
+
+test('non-admins get 403 on every log operation', async (t) => {
+  const s = await startTestServer(t);
+  await s.access.users.addUser({ name: 'op', password: 'secret-pass-3', groups: ['users'] });
+  const key = await s.access.users.generateUserKey('op');
+  assert.equal((await s.api('/api/logs', { key })).status, 403);
+  assert.equal((await s.api('/api/logs/gantry.log', { key, method: 'DELETE' })).status, 403);
+  assert.equal((await s.api('/downloads/logs/gantry.log', { key })).status, 403);
+  assert.equal((await s.api('/api/logs', { key: null })).status, 403);
+});
+
+test('deletes a log file with 204; unknown names are 404', async (t) => {
+  const s = await startTestServer(t);
+  await writeFile(join(s.paths.logs, 'old.log'), 'x');
+  const res = await s.api('/api/logs/old.log', { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  assert.equal(await res.text(), '');
+  assert.equal(await stat(join(s.paths.logs, 'old.log')).catch(() => undefined), undefined);
+  assert.ok(!(await list(s)).files.some((f) => f.name === 'old.log'));
+  assert.equal((await s.api('/api/logs/old.log', { method: 'DELETE' })).status, 404);
+});
+
+test('no name reaches outside the logs folder', async (t) => {
+  const s = await startTestServer(t);
+  const secret = join(s.baseDir, 'secret.txt');
+  await writeFile(secret, 'top secret');
+  // A symlink inside the folder pointing out of it is not a log file either.
+  await symlink(secret, join(s.paths.logs, 'link.log'));
+  const attempts = [
+    '/downloads/logs/..%2Fsecret.txt', '/downloads/logs/%2E%2E%2Fsecret.txt', '/downloads/logs/..%5Csecret.txt',
+    '/downloads/logs/../secret.txt', `/downloads/logs/${encodeURIComponent(secret)}`, '/downloads/logs/link.log',
+    '/downloads/logs/..', '/downloads/logs/%2e%2e',
+  ];
+  for (const path of attempts) {
+    const res = await rawRequest(s, 'GET', path);
+    assert.ok(res.status >= 400 && res.status < 500, `${path} → ${res.status}`);
+    assert.doesNotMatch(res.body, /top secret/, path);
+  }
+  for (const path of ['/api/logs/..%2Fsecret.txt', '/api/logs/%2E%2E%2Fsecret.txt', `/api/logs/${encodeURIComponent(secret)}`,
+    '/api/logs/..', '/api/logs/%2e%2e', '/api/logs/link.log', '/api/logs/..%5Csecret.txt']) {
+    const res = await rawRequest(s, 'DELETE', path);
+    assert.ok(res.status >= 400 && res.status < 500, `${path} → ${res.status}`);
+  }
+  assert.equal(await readFile(secret, 'utf8'), 'top secret');
+  assert.ok(!(await list(s)).files.some((f) => f.name === 'link.log'), 'symlinks are not listed');
+});
+
+test('the current gantry.log can be deleted and logging carries on into a new gantry.log', async (t) => {
+  const s = await startTestServer(t);
+  const current = join(s.paths.logs, 'gantry.log');
+  await waitFor('gantry.log', async () => (await stat(current).catch(() => undefined)) !== undefined);
+  const res = await s.api('/api/logs/gantry.log', { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  s.logger.info({ probe: 'after-delete-marker' }, 'still logging');
+  await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-delete-marker'));
+  assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
+});

@@ -1,7 +1,9 @@
 // Timelapse capture vs the serial path: prints the same layered file on the virtual printer with capture off and with
 // zchange capture (a fake camera in its own process, a frame every layer — about 100 frames/s at throttle 0, a worst
 // case), and reports lines/s and the on/off ratio (median of interleaved pairs); then the host CPU one frame costs.
-// Usage: npx tsx bench/timelapse.ts   Env: BENCH_LAYERS (default 300), BENCH_REPEATS (default 3).
+// Usage: npx tsx bench/timelapse.ts   Env: BENCH_LAYERS (default 300), BENCH_REPEATS (default 3), BENCH_THROTTLE
+// (the virtual printer's time scale, default 0 = instant; 0.01 = a hundred times faster than real, a layer of this
+// file about every 0.1 s, still far more frames a second than a real print makes).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { silentLogger } from '../src/core/logger.ts';
 
 const LAYERS = Number(process.env.BENCH_LAYERS ?? 300);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const THROTTLE = Number(process.env.BENCH_THROTTLE ?? 0);
 
 function gcode(): { text: string; lines: number } {
   const lines = ['G28', 'G90', 'M83', 'G92 E0'];
@@ -27,7 +30,7 @@ function gcode(): { text: string; lines: number } {
 async function once(capture: boolean, cameraUrl: string): Promise<number> {
   const base = await mkdtemp(join(tmpdir(), 'gantry-tlbench-'));
   const g: Gantry = await startGantry({ baseDir: base, host: '127.0.0.1', port: 0, settings: {
-    devel: { virtualPrinter: { throttle: 0, busyInterval: 2 } }, webcam: { snapshot: cameraUrl, ffmpeg: '/usr/bin/ffmpeg', renderAfterPrint: 'never' },
+    devel: { virtualPrinter: { throttle: THROTTLE, busyInterval: 2 } }, webcam: { snapshot: cameraUrl, ffmpeg: '/usr/bin/ffmpeg', renderAfterPrint: 'never' },
     accessControl: { enabled: false } } });
   try {
     const api = (path: string, init: RequestInit & { json?: unknown } = {}) => fetch(g.url + path, {
@@ -62,6 +65,7 @@ const port = await new Promise<string>((r) => camera.stdout!.once('data', (d: Bu
 const url = `http://127.0.0.1:${port}/snapshot`;
 const frameCount = () => new Promise<number>((r) => { camera.once('message', (n) => r(n as number)); camera.send('count'); });
 const ratios: number[] = [];
+console.log(`${LAYERS} layers, virtual printer throttle ${THROTTLE}${THROTTLE === 0 ? ' (instant: a CPU-bound worst case)' : ''}`);
 for (let i = 0; i < REPEATS; i++) {
   const off = await once(false, url);
   const before = await frameCount();

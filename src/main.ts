@@ -296,6 +296,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       }
       logger.info('Gantry stopped');
       logger.flush();
+      // Its file handle would otherwise stay open until garbage collection (one per server a process starts and stops).
+      logStream.end();
     })();
     return stopping;
   };

@@ -12,6 +12,7 @@ export const CURRENT_LOG = 'gantry.log';
  */
 export class ReopenableLogStream {
   private current: RotatingFileStream;
+  private ended = false;
 
   constructor(readonly dir: string, readonly name = CURRENT_LOG) {
     this.current = this.open();
@@ -22,6 +23,8 @@ export class ReopenableLogStream {
   }
 
   write(chunk: string): boolean {
+    // A line logged after the server stopped (a late timer, a closing socket) is dropped, not a write-after-end error.
+    if (this.ended) return true;
     return this.current.write(chunk);
   }
 
@@ -32,6 +35,7 @@ export class ReopenableLogStream {
   }
 
   end(): void {
+    this.ended = true;
     this.current.end();
   }
 }

@@ -1,7 +1,7 @@
 // Builds the server into plain JavaScript in dist/ (cli.js and the analysis worker), so a running Gantry needs no TypeScript loader.
 // Usage: node scripts/build.mjs [--if-stale]   (`--if-stale` skips the build when dist/ is newer than its inputs)
 // Plain JavaScript itself: `npm start` runs it with node before the server, without tsx.
-import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -77,6 +77,13 @@ export async function buildServer(opts = {}) {
     const tmp = `${file.path}.${process.pid}.tmp`;
     await writeFile(tmp, file.contents);
     await rename(tmp, file.path);
+  }
+  // Files the code finds beside itself through import.meta.url (the timelapse watermark): in dist/ that is dist/assets/.
+  await mkdir(join(DIST, 'assets'), { recursive: true });
+  for (const name of await readdir(join(ROOT, 'src/timelapse/assets'))) {
+    const to = join(DIST, 'assets', name);
+    await copyFile(join(ROOT, 'src/timelapse/assets', name), `${to}.${process.pid}.tmp`);
+    await rename(`${to}.${process.pid}.tmp`, to);
   }
   // Chunks an earlier build left; a chunk written in the last minute may belong to a build running beside this one.
   const current = new Set(files.map((f) => f.path));

@@ -1,7 +1,8 @@
 // The built server (dist/, plain node): starts, answers the API, analyses an upload in its prebuilt worker, and runs no esbuild or tsx.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
@@ -46,4 +47,12 @@ test('the build output imports neither tsx nor esbuild at load time', async () =
     assert.doesNotMatch(code, /^import .* from ["'](tsx|esbuild)[/"']/m, file);
     assert.match(code, /\/\/# sourceMappingURL=/, `${file} has a source map`);
   }
+});
+
+test('every file the code finds beside itself through import.meta.url is in dist/ too (the timelapse watermark)', async () => {
+  const bundled = (await Promise.all((await readdir(join(ROOT, 'dist'))).filter((f) => f.endsWith('.js'))
+    .map((f) => readFile(join(ROOT, 'dist', f), 'utf8')))).join('\n');
+  const wanted = [...bundled.matchAll(/new URL\(["']\.\/(assets\/[\w.-]+)["'],\s*import\.meta\.url\)/g)].map((m) => m[1]);
+  assert.ok(wanted.includes('assets/watermark.png'), 'the bundle refers to the watermark next to itself');
+  for (const rel of wanted) assert.ok(existsSync(join(ROOT, 'dist', rel)), `dist/${rel} exists`);
 });

@@ -8,82 +8,13 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
-import type { EventBus } from '../core/event-bus.ts';
-import type { Logger } from '../core/logger.ts';
 import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
-import type { TemperatureSnapshot } from '../printer/types.ts';
 import { initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from './gcode-state.ts';
-import { recoveryContext, renderRecoveryScript, type RecoveryScripts } from './recovery-script.ts';
-import { linkTail, offsetAfterLine, type LinkTail } from './link-tail.ts';
+import { recoveryContext, renderRecoveryScript } from './recovery-script.ts';
+import { linkTail, offsetAfterLine } from './link-tail.ts';
 
-export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error';
-
-/** A position in the file: byte offset just after a line, and the number of whole lines before that offset. */
-export interface FilePosition { filepos: number; line: number }
-
-export interface JournalRecord {
-  version: 1;
-  status: 'printing' | 'interrupted';
-  origin: 'local' | 'sdcard';
-  path: string;
-  /** sha256 of the file when the print started (null until computed). */
-  hash: string | null;
-  size: number;
-  /** Unix seconds: print start and this record. */
-  started: number;
-  time: number;
-  /** The last line the firmware acknowledged (`ok`). */
-  acknowledged: FilePosition;
-  /** The last line known executed: acknowledged less the planner depth (see `method`). */
-  executed: FilePosition;
-  method: string;
-  layer: number | null;
-  z: number | null;
-  x: number | null;
-  y: number | null;
-  e: number;
-  extrusion: 'absolute' | 'relative';
-  feedrate: number | null;
-  fan: number;
-  tool: number;
-  /** Target temperatures (°C) the print had set: tool0…, bed, chamber. */
-  temperatures: Record<string, number | null>;
-  cause?: InterruptionCause;
-  error?: string;
-  /** The numbered lines last written before the link dropped, to continue after a reconnect without a reset. */
-  link?: LinkTail;
-  /** What the automatic reconnect found (see auto-reconnect.ts). */
-  reconnect?: { time: number; outcome: 'reset' | 'unsure' | 'continued'; reason: string };
-}
-
-
-/** What the journal needs of the job runner. */
-export interface JournalJobs {
-  live(): LiveJob | null;
-  isReady(): boolean;
-  isOperational(): boolean;
-  startRecovered(path: string, offset: number, prologue: string[], user: string | null): Promise<void>;
-}
-
-export interface PrintJournalDeps {
-  jobs: JournalJobs;
-  files: { absolutePath(path: string): Promise<string> };
-  temperatures: () => TemperatureSnapshot;
-  events: EventBus;
-  logger: Logger;
-  now: () => number;
-  /** The data folder: print-journal.json and OctoPrint's print_recovery_data.yaml live here. */
-  dataDir: string;
-  scripts: RecoveryScripts;
-  /** Moves the firmware may hold acknowledged but not yet executed (Marlin BLOCK_BUFFER_SIZE 16 + BUFSIZE 4). */
-  plannerDepth?: number;
-  /** At most this long between journal writes while printing (a layer change writes at once). */
-  intervalMs?: number;
-  /** How often the stream's position is looked at. */
-  tickMs?: number;
-  /** The `recovery` config slice, read live (wins over the three above). */
-  settings?: () => { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number };
-}
+export type { InterruptionCause, FilePosition, JournalRecord, JournalJobs, PrintJournalDeps } from './journal-types.ts';
+import type { InterruptionCause, JournalRecord, PrintJournalDeps } from './journal-types.ts';
 
 const OWNER = 'print-journal';
 

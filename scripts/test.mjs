@@ -1,7 +1,8 @@
 // Test entry point: finds every *.test.ts under test/ and src/ and runs them with Node's test runner through tsx.
 // Usage: npm test [-- path-or-substring ...]   (arguments narrow the set of files)
-// Files run in groups, several to a process (scripts/test-group.mjs), which spares each file the ~1.6 s of CPU a
-// process spends loading tsx and the src tree; TEST_ISOLATE=1 gives every file its own process, as before.
+// Files run in TEST_GROUPS groups (12), several to a process (scripts/test-group.mjs), TEST_CONCURRENCY (4) processes
+// at a time: that spares each file the ~1.6 s of CPU a process spends loading tsx and the src tree. TEST_ISOLATE=1
+// gives every file its own process, as before; TEST_CPU=1 prints each file's CPU time.
 // Files that fail are run once more, alone (TEST_RETRY=0 turns that off): on a loaded 2-core machine a timing-bound
 // end-to-end test can miss once; a test that really fails fails again, and every retried file is named in the output.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -71,9 +72,13 @@ function run(groups, concurrency) {
   });
 }
 
-// The longest files start first, so the run does not end with one of them alone on a core while the rest is done.
-const SLOW_FIRST = ['test/http/fuzz', 'test/e2e/runtime/install', 'test/access/cli', 'test/system/languages', 'test/http/permission-matrix',
-  'test/files/analysis/machine-limits', 'test/e2e/', 'test/import/', 'test/mqtt/', 'test/timelapse/', 'test/slicing/', 'test/files/upload-stream',
+// The longest files start first, so the run does not end with one of them alone on a core while the rest is done
+// (ordered by their time in a grouped run on 2 cores, 2026-11; then folders whose files are slow on the whole).
+const SLOW_FIRST = ['test/e2e/runtime/install', 'test/import/compat-sequences', 'test/push/channel', 'test/printer/job/firmware-actions',
+  'test/access/cli.test', 'test/http/settings', 'test/printer/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
+  'test/import/import-safety', 'test/http/fuzz', 'test/timelapse/timelapse.test', 'test/mqtt/broker-life', 'test/files/files-api',
+  'test/printer/job/job-api', 'test/files/analysis/machine-limits', 'test/e2e/ui/', 'test/e2e/', 'test/system/languages', 'test/events/',
+  'test/recovery/', 'test/import/', 'test/mqtt/', 'test/timelapse/', 'test/access/', 'test/printer/', 'test/slicing/', 'test/files/',
   'test/transports/'];
 const rank = (f) => {
   const i = SLOW_FIRST.findIndex((p) => f.includes(p));
@@ -88,19 +93,20 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-// Three files at a time on two cores: most tests wait on sockets, ptys, child processes and timers, not the CPU.
-const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+// Four processes at a time on two cores: most tests wait on sockets, ptys, child processes and timers, not the CPU.
+const concurrency = process.env.TEST_CONCURRENCY ?? '4';
 /**
  * A file that imports other test files re-runs their tests under its own setup (test/import/compat-sequences.test.ts);
  * in a shared process those modules would already be loaded, so it gets a process of its own.
  */
 const importsTests = (f) => /(?:import\(|from )\s*['"][^'"]+\.test\.ts['"]/.test(readFileSync(f, 'utf8'));
-/** Dealt out in turn, so the slow files (first in the list) spread over the groups. */
+/** Dealt out back and forth (1..n, n..1, ...), so the slow files (first in the list) spread evenly over the groups. */
 function makeGroups(list, count) {
   const alone = list.filter(importsTests);
   const shared = list.filter((f) => !alone.includes(f));
-  const groups = Array.from({ length: Math.min(count, shared.length) }, () => []);
-  shared.forEach((f, i) => groups[i % groups.length].push(f));
+  const n = Math.min(count, shared.length);
+  const groups = Array.from({ length: n }, () => []);
+  shared.forEach((f, i) => groups[Math.floor(i / n) % 2 === 0 ? i % n : n - 1 - (i % n)].push(f));
   return [...alone.map((f) => [f]), ...groups];
 }
 const groups = process.env.TEST_ISOLATE === '1' ? files.map((f) => [f]) : makeGroups(files, Number(process.env.TEST_GROUPS ?? 12));

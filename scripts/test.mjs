@@ -2,7 +2,7 @@
 // Usage: npm test [-- path-or-substring ...]   (arguments narrow the set of files)
 // Files run in TEST_GROUPS groups (12), several to a process (scripts/test-group.mjs), TEST_CONCURRENCY (4) processes
 // at a time: that spares each file the ~1.6 s of CPU a process spends loading tsx and the src tree. TEST_ISOLATE=1
-// gives every file its own process, as before; TEST_CPU=1 prints each file's CPU time.
+// gives every file its own process, as before; TEST_CPU=1 prints the CPU time of each file run in a group.
 // Files that fail are run once more, alone (TEST_RETRY=0 turns that off): on a loaded 2-core machine a timing-bound
 // end-to-end test can miss once; a test that really fails fails again, and every retried file is named in the output.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

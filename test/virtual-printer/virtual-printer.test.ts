@@ -223,7 +223,9 @@ test('SD print can be paused, its progress reported and auto-reported with M27 S
   await r.until((l) => /^SD printing byte \d+\/\d+$/.test(l));
   r.send('M25');
   await r.take();
-  await new Promise((resolve) => setTimeout(resolve, 250));
+  // The reader stops after the move it is in: polled (no output says so).
+  const deadline = Date.now() + 5000;
+  while (r.fw.state.sdJob?.running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   const job = r.fw.state.sdJob;
   assert.ok(job && !job.running && job.pos > 0 && job.pos < job.size);
   r.send('M27 S0', 'M27');
@@ -247,9 +249,10 @@ test('M25 straight followed by M24 (before the reader stopped) keeps the SD prin
 
 test('M112 kills at once, even queued behind a long command; nothing answers afterwards', async (t) => {
   const r = rig(t, { timeScale: 1 });
+  const sentAt = Date.now();
   r.send('G4 S5', 'M112');
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(r.out.includes('Error:Printer halted. kill() called!'));
+  await r.until((l) => l === 'Error:Printer halted. kill() called!');
+  assert.ok(Date.now() - sentAt < 2000, 'halted at once, not after the 5 s dwell');
   assert.ok(r.fw.isKilled);
   const n = r.out.length;
   r.send('M105');

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, access, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
-import { waitForFile } from '../helpers/wait.ts';
+import { waitFor as waitUntil, waitForFile } from '../helpers/wait.ts';
 import { splitArgs } from '../../src/events/event-subscriptions.ts';
 import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
 import { sleep } from '../push/push-clients.ts';
@@ -163,15 +163,14 @@ test('events.enabled: false runs no subscription', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const server = await startTestServer(t, { settings: { events: { enabled: false, subscriptions: [
-    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo ran > ${dir}/off` },
+    { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo {identifier} >> ${dir}/off` },
   ] } } });
   server.events.emit('PrinterProfileModified', { identifier: 'x' });
-  await sleep(800);
-  assert.equal(await exists(join(dir, 'off')), false);
-  // Turned on while running, the same subscription runs.
+  // Turned on while running, the same subscription runs: its line is the only one, so the emit while off ran nothing
+  // (had it run, its command would have started before the config save and this one).
   await server.config.patch({ events: { enabled: true } });
   server.events.emit('PrinterProfileModified', { identifier: 'y' });
-  assert.equal(await waitFor(join(dir, 'off')), 'ran\n');
+  assert.equal(await waitFor(join(dir, 'off')), 'y\n');
 });
 
 test('commands run for Shutdown get a bounded grace period at stop; others are killed at once', async (t) => {
@@ -192,9 +191,9 @@ test('commands run for Shutdown get a bounded grace period at stop; others are k
   assert.ok(took >= 4500 && took < 9000, `stop took ${took} ms`);
   const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
   const stuckPid = Number((await readFile(join(dir, 'stuck-pid'), 'utf8')).trim());
-  await sleep(200);
-  assert.equal(alive(stuckPid), false);
-  assert.equal(alive(otherPid), false);
+  // Killed, they are gone once reaped.
+  await waitUntil('the stuck command to be gone', () => !alive(stuckPid), 2000);
+  await waitUntil('the other command to be gone', () => !alive(otherPid), 2000);
   assert.equal(await exists(join(dir, 'stuck-late')), false);
 });
 

@@ -7,9 +7,15 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
-/** Rebuilds dist/ when the sources are newer (scripts/build.mjs --if-stale), so a test never runs yesterday's build. */
+let built: Promise<unknown> | undefined;
+
+/**
+ * Rebuilds dist/ when the sources are newer (scripts/build.mjs --if-stale), so a test never runs yesterday's build.
+ * Checked once per process: the files of a test group share the answer.
+ */
 export async function ensureBuilt(): Promise<void> {
-  await run(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
+  built ??= run(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
+  await built;
 }
 
 export interface RunningGantry {

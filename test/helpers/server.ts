@@ -1,9 +1,57 @@
 // Test helper: a real Gantry on an ephemeral port with a fresh temp base dir, plus small HTTP helpers.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { startGantry, type Gantry, type StartOptions } from '../../src/main.ts';
+import { generateApiKey } from '../../src/access/keys.ts';
+
+/** Starts Gantry with stdout silenced (the first-run banner goes there). */
+async function startQuietly(opts: StartOptions): Promise<Gantry> {
+  const originalWrite = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  try {
+    return await startGantry(opts);
+  } finally {
+    process.stdout.write = originalWrite;
+  }
+}
+
+/**
+ * What a first start leaves (config.yaml and users.yaml), from one real first start per process. A first start hashes
+ * the new admin's password (scrypt, ~0.1 s of CPU) and saves config.yaml four times; servers whose test is not about
+ * the first start begin from a copy instead, with their own global key, secret key and installation id.
+ */
+let firstStart: Promise<{ config: Record<string, Record<string, unknown>>; users: string }> | undefined;
+
+async function seedAsAfterFirstStart(baseDir: string): Promise<void> {
+  firstStart ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gantry-first-start-'));
+    try {
+      const g = await startQuietly({ host: '127.0.0.1', port: 0, baseDir: dir });
+      await g.stop();
+      return {
+        config: parse(await readFile(g.paths.config, 'utf8')) as Record<string, Record<string, unknown>>,
+        users: await readFile(g.paths.users, 'utf8'),
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  })();
+  const { config, users } = await firstStart;
+  const own = {
+    ...config,
+    server: { ...config.server, uuid: randomUUID(), secretKey: randomBytes(32).toString('base64url') },
+    api: { ...config.api, key: generateApiKey() },
+  };
+  await writeFile(join(baseDir, 'config.yaml'), stringify(own), { mode: 0o600 });
+  await writeFile(join(baseDir, 'users.yaml'), users, { mode: 0o600 });
+}
+
+/** Settings that change what a first start does (no admin with access control off, a given key): those start fresh. */
+const FIRST_START_SECTIONS = ['accessControl', 'api', 'server'];
 
 export interface TestServer extends Gantry {
   baseDir: string;
@@ -13,20 +61,18 @@ export interface TestServer extends Gantry {
   api(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>;
 }
 
+/**
+ * A new base dir starts as a first start leaves it (see seedAsAfterFirstStart) unless `fresh` is set or the settings
+ * touch what a first start does; `baseDir` starts on an existing one as it is.
+ */
 export async function startTestServer(
   t: TestContext | undefined,
-  opts: Partial<StartOptions> & { settings?: Record<string, unknown> } = {},
+  opts: Partial<StartOptions> & { settings?: Record<string, unknown>; fresh?: boolean } = {},
 ): Promise<TestServer> {
+  const { fresh, ...startOpts } = opts;
   const baseDir = opts.baseDir ?? (await mkdtemp(join(tmpdir(), 'gantry-test-')));
-  const originalWrite = process.stdout.write.bind(process.stdout);
-  // The first-run banner goes to stdout; keep test output clean.
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  let g: Gantry;
-  try {
-    g = await startGantry({ host: '127.0.0.1', port: 0, ...opts, baseDir });
-  } finally {
-    process.stdout.write = originalWrite;
-  }
+  if (!opts.baseDir && !fresh && !FIRST_START_SECTIONS.some((k) => opts.settings && k in opts.settings)) await seedAsAfterFirstStart(baseDir);
+  const g = await startQuietly({ host: '127.0.0.1', port: 0, ...startOpts, baseDir });
   const apiKey = g.config.current.api.key ?? '';
   const server: TestServer = {
     ...g,

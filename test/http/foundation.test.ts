@@ -102,7 +102,7 @@ test('at the default info level requests are not logged one by one', async (t) =
 });
 
 test('first run creates admin (admins + users) with only a password hash, and a global key', async (t) => {
-  const s = await startTestServer(t);
+  const s = await startTestServer(t, { fresh: true });
   const admin = s.access.users.getUser('admin');
   assert.ok(admin);
   assert.deepEqual(admin.groups, ['admins', 'users']);

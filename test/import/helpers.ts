@@ -1,11 +1,11 @@
 // Helpers for the OctoPrint import tests: fixture A (skipped with a reason when ../shared/data is absent), imports
 // into temp base dirs, snapshots of a folder tree to prove it was not written.
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, readdir, stat, readFile, cp, chmod } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdtemp, readdir, stat, readFile, cp, chmod } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, type TestContext } from 'node:test';
+import type { TestContext } from 'node:test';
 import { SHARED_DIR } from '../helpers/shared-data.ts';
 import { importOctoPrint, type ImportOptions, type ImportResult } from '../../src/import/import-octoprint.ts';
 
@@ -24,13 +24,19 @@ export const A = {
   upnpUuid: '322e96c5-efbe-4ad1-9fc0-038245dbbaa3',
 };
 
-/** Temp dirs of this test file, removed once all its tests (and the servers they started) have stopped. */
+/**
+ * Temp dirs of this process, removed when it exits, once all its tests (and the servers they started) have stopped.
+ * Not a top-level `after`: in a process that runs several test files (scripts/test-group.mjs) that hook would belong
+ * to the first file that loads this module and run before the next file's tests.
+ */
 const made: string[] = [];
-after(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))));
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+});
 
 /**
- * A temp dir for one test. Removed after the whole file rather than with `t.after`: hooks run in the order they were
- * added, so a per-test removal would run before the stop of a server started on it later.
+ * A temp dir for one test. Removed at exit rather than with `t.after`: hooks run in the order they were added, so a
+ * per-test removal would run before the stop of a server started on it later.
  */
 export async function tempDir(_t: TestContext, prefix = 'gantry-import-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));

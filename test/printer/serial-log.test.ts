@@ -1,29 +1,36 @@
 // The terminal and logs/serial.log: prefixes, batching for the push channel, the file when serial.log is on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialLog } from '../../src/printer/serial-log.ts';
+import { waitForFile } from '../helpers/wait.ts';
 
 test('terminal lines, batched delivery of the newest lines, serial.log file', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-serial-log-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
+  // The 10 ms batch timer runs on mocked time: a batch goes out exactly when its time is up.
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const batches: string[][] = [];
   const log = new SerialLog(5, (lines) => batches.push(lines), 10);
   log.setFileLogging(true, dir);
   log.sent('N1 G28*17');
   log.received('ok');
   log.info('Changing state');
-  await new Promise((r) => setTimeout(r, 50));
+  t.mock.timers.tick(9);
+  assert.deepEqual(batches, [], 'not before the batch time');
+  t.mock.timers.tick(1);
   assert.deepEqual(batches, [['Send: N1 G28*17', 'Recv: ok', 'Changing state']]);
   for (let i = 0; i < 8; i++) log.received(`line ${i}`);
-  await new Promise((r) => setTimeout(r, 50));
+  t.mock.timers.tick(10);
+  assert.equal(batches.length, 2);
   assert.deepEqual(batches[1], ['Recv: line 3', 'Recv: line 4', 'Recv: line 5', 'Recv: line 6', 'Recv: line 7']);
   assert.deepEqual(log.lines(), batches[1]);
   log.close();
-  await new Promise((r) => setTimeout(r, 50));
-  const file = await readFile(join(dir, 'serial.log'), 'utf8');
+  t.mock.timers.reset();
+  // The file is written by a stream that close() ends: read it once it holds the last line.
+  const file = await waitForFile(join(dir, 'serial.log'), (text) => text.includes('Recv: line 7\n'));
   assert.match(file, / - Send: N1 G28\*17\n/);
   assert.match(file, / - Recv: line 0\n/);
   assert.equal(file.trim().split('\n').length, 11);

@@ -15,6 +15,8 @@ interface Rig {
   send(...lines: string[]): void;
   /** Waits until `n` oks (counting from the last take) arrived; returns the lines since the last take. */
   take(oks?: number): Promise<string[]>;
+  /** Waits until a line since the last take matches (without moving the mark); resolves to it. */
+  until(match: (line: string) => boolean): Promise<string>;
 }
 
 function rig(t: { after(fn: () => void): void }, opts: Partial<VirtualPrinterOptions> = {}, storage?: FolderSdStorage): Rig {
@@ -27,25 +29,30 @@ function rig(t: { after(fn: () => void): void }, opts: Partial<VirtualPrinterOpt
   });
   t.after(() => fw.stop());
   let mark = 0;
+  /** Waits (on output, re-checking every 20 ms) until `done` says the lines since the mark are enough. */
+  async function wait<T>(done: (since: string[]) => T | undefined): Promise<T> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const since = out.slice(mark);
+      const v = done(since);
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(since)}`);
+      await new Promise<void>((resolve) => {
+        waiter = resolve;
+        setTimeout(resolve, 20);
+      });
+    }
+  }
   return {
     fw,
     out,
     send: (...lines) => { for (const l of lines) fw.receive(l); },
-    async take(oks = 1) {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const since = out.slice(mark);
-        if (since.filter((l) => l.startsWith('ok')).length >= oks) {
-          mark = out.length;
-          return since;
-        }
-        if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(since)}`);
-        await new Promise<void>((resolve) => {
-          waiter = resolve;
-          setTimeout(resolve, 20);
-        });
-      }
-    },
+    take: (oks = 1) => wait((since) => {
+      if (since.filter((l) => l.startsWith('ok')).length < oks) return undefined;
+      mark = out.length;
+      return since;
+    }),
+    until: (match) => wait((since) => since.find(match)),
   };
 }
 
@@ -114,7 +121,8 @@ test('M105 temperatures, M104/M109 heating curve, M140/M190, chamber, tools', as
 test('a heating wait reports temperatures while it lasts and M108 ends it early', async (t) => {
   const r = rig(t, { timeScale: 0.5 });
   r.send('M109 S200');
-  await new Promise((resolve) => setTimeout(resolve, 1200));
+  // The first once-a-second report of the wait (it has no ok: the wait is still on).
+  await r.until((l) => /^T:\d+\.\d\d \/200\.00/.test(l));
   r.send('M108');
   const lines = await r.take();
   assert.ok(lines.some((l) => /^T:\d+\.\d\d \/200\.00/.test(l)), JSON.stringify(lines));
@@ -124,15 +132,19 @@ test('a heating wait reports temperatures while it lasts and M108 ends it early'
 });
 
 test('M155 auto-reports temperatures until S0', async (t) => {
+  // The report interval runs on mocked time: seconds pass at once, and "no report after S0" holds for a long while.
+  t.mock.timers.enable({ apis: ['setInterval'] });
   const r = rig(t);
   r.send('M155 S1');
   await r.take();
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-  assert.ok(r.out.some((l) => l.startsWith(' T:') || l.startsWith('T:')), JSON.stringify(r.out));
+  t.mock.timers.tick(999);
+  assert.equal(r.out.filter((l) => /^ ?T:/.test(l)).length, 0, 'not before the second is up');
+  t.mock.timers.tick(2001);
+  assert.equal(r.out.filter((l) => /^ ?T:/.test(l)).length, 3, JSON.stringify(r.out));
   r.send('M155 S0');
   await r.take();
   const count = r.out.length;
-  await new Promise((resolve) => setTimeout(resolve, 1100));
+  t.mock.timers.tick(60_000);
   assert.equal(r.out.length, count);
 });
 
@@ -207,11 +219,13 @@ test('SD print can be paused, its progress reported and auto-reported with M27 S
   await r.take(52);
   r.send('M23 slow.g', 'M24', 'M27 S1');
   await r.take(3);
-  await new Promise((resolve) => setTimeout(resolve, 1150));
-  assert.ok(r.out.some((l) => /^SD printing byte \d+\/\d+$/.test(l)), 'auto-report');
+  // The once-a-second auto-report (no ok of its own).
+  await r.until((l) => /^SD printing byte \d+\/\d+$/.test(l));
   r.send('M25');
   await r.take();
-  await new Promise((resolve) => setTimeout(resolve, 250));
+  // The reader stops after the move it is in: polled (no output says so).
+  const deadline = Date.now() + 5000;
+  while (r.fw.state.sdJob?.running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   const job = r.fw.state.sdJob;
   assert.ok(job && !job.running && job.pos > 0 && job.pos < job.size);
   r.send('M27 S0', 'M27');
@@ -235,9 +249,10 @@ test('M25 straight followed by M24 (before the reader stopped) keeps the SD prin
 
 test('M112 kills at once, even queued behind a long command; nothing answers afterwards', async (t) => {
   const r = rig(t, { timeScale: 1 });
+  const sentAt = Date.now();
   r.send('G4 S5', 'M112');
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(r.out.includes('Error:Printer halted. kill() called!'));
+  await r.until((l) => l === 'Error:Printer halted. kill() called!');
+  assert.ok(Date.now() - sentAt < 2000, 'halted at once, not after the 5 s dwell');
   assert.ok(r.fw.isKilled);
   const n = r.out.length;
   r.send('M105');

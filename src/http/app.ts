@@ -181,19 +181,26 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   await app.register(cookie);
   // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.
-  await app.register(cors, {
-    delegator: (_req, cb) => {
-      cb(null, config.current.api.allowCrossOrigin
-        ? { origin: true, credentials: false, maxAge: 10, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] }
-        : { origin: false });
-    },
-  });
-
-  // Multipart parsing is shared by uploads, language packs and profile imports; each route streams its parts and
-  // sets its own size limits (the default below is the upload limit).
-  await app.register(multipart, { limits: { fileSize: config.current.server.uploads.maxSize, files: 1, fields: 50, fieldSize: 1024 * 1024 } });
+  // Fixed options with an origin function, not a delegator: a delegator's options are rebuilt and normalised on every
+  // request (a twentieth of a cheap route's time). The answers are the same: `Vary: Origin` always, the caller's
+  // origin reflected while the setting is on, nothing else while it is off.
+  const allowOrigin = (_origin: string | undefined, cb: (err: Error | null, allow: boolean) => void) => cb(null, config.current.api.allowCrossOrigin);
+  await app.register(cors, { origin: allowOrigin, credentials: false, maxAge: 10, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] });
 
   registerAuth(app, services);
+
+  // @fastify/multipart serves the language pack and slicer profile uploads only (file uploads have their own
+  // streaming parser), so it lives in their scope: registered globally, its hooks (an async onRequest adding a close
+  // listener, an async onResponse) ran on every request. Elsewhere a multipart body is accepted unread, as the plugin's
+  // parser did, and the route's own body rules answer.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+  await app.register(async (scope: GantryApp) => {
+    scope.removeContentTypeParser('multipart/form-data');
+    // Each route streams its parts and sets its own size limits (the default below is the upload limit).
+    await scope.register(multipart, { limits: { fileSize: config.current.server.uploads.maxSize, files: 1, fields: 50, fieldSize: 1024 * 1024 } });
+    registerSlicingRoutes(scope, services);
+    registerLanguageRoutes(scope, services);
+  });
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
@@ -202,7 +209,6 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerAppKeyRoutes(app, services);
   registerAppsAuthRoutes(app, services);
   registerSettingsApiKeyRoutes(app, services);
-  registerSlicingRoutes(app, services);
   registerPrinterProfileRoutes(app, services);
   registerFilesRoutes(app, services);
   registerDownloadRoutes(app, services);
@@ -214,7 +220,6 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
-  registerLanguageRoutes(app, services);
   registerLogRoutes(app, services);
   registerTimelapseRoutes(app, services);
   registerGantryExtraRoutes(app, services);

@@ -89,14 +89,16 @@ const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as co
 /** Internal marker (never sent): an unrouted 404/405 that must not get the API's cache headers. */
 const NO_CACHE_HEADERS = 'x-gantry-unrouted';
 
+/** Whether a logger writes debug lines (a logger without levels counts as writing everything). */
+const debugEnabled = (logger: object): boolean => (logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false;
+
 export async function buildApp(services: AppServices): Promise<GantryApp> {
   const { config } = services;
   const app = Fastify({
     loggerInstance: services.logger as never,
     logController: new LogController({ disableRequestLogging: true }),
     // A child logger per request (bound to its id) only when requests are logged (debug): at info it was pure cost.
-    childLoggerFactory: (logger, bindings, opts) =>
-      ((logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false ? logger.child(bindings, opts) : logger),
+    childLoggerFactory: (logger, bindings, opts) => (debugEnabled(logger) ? logger.child(bindings, opts) : logger),
     bodyLimit: config.current.server.maxSize,
     // Clients such as Home Assistant's library send `//api/printer/bed`; answer it as the single-slash path.
     rewriteUrl: (req) => {
@@ -148,14 +150,15 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   });
 
   // One line per request (method, path, status, time) at debug level (`gantry serve --log-level debug`): at info it
-  // cost every request a log write, a large share of a cheap route's time. A plain hook, not async: no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.log.level === 'debug' || request.log.level === 'trace') {
+  // cost every request a log write, a large share of a cheap route's time. The level is fixed for the server's life,
+  // so below debug the hook is not even registered. A plain hook, not async: no promise per request.
+  if (debugEnabled(services.logger)) {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   // A plain hook, not async: no promise per request.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -51,11 +51,18 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
   throw notFound('Unknown location');
 }
 
-/** A listing's entries as JSON, and its ETag (which covers the entries only). */
-interface Rendered { filesJson: string; etag: string }
+/** A listing's entries as JSON, and its ETag (which covers the entries only); `body` is the last whole answer built on it. */
+interface Rendered { filesJson: string; etag: string; body?: { rest: string; json: string } }
 
 function rendered(filesJson: string): Rendered {
   return { filesJson, etag: `"${createHash('sha1').update(filesJson).digest('hex')}"` };
+}
+
+/** Last-Modified of the last listing time sent (it changes only with the files). */
+let lastModifiedCache = { seconds: NaN, text: '' };
+function httpDate(seconds: number): string {
+  if (lastModifiedCache.seconds !== seconds) lastModifiedCache = { seconds, text: new Date(seconds * 1000).toUTCString() };
+  return lastModifiedCache.text;
 }
 
 /** `force`/`_refresh` in any form (even `force=false`, as OctoPrint's truthiness of a present value has it). */
@@ -67,23 +74,24 @@ const bypassOf = (q: { force?: string; _refresh?: string }): boolean => Boolean(
  */
 function sendConditional(request: FastifyRequest, reply: FastifyReply, listing: Rendered, rest: Record<string, unknown>, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
-  // The same bytes JSON.stringify({ files, ...rest }) gives.
-  let json = `{"files":${listing.filesJson}`;
-  for (const [k, v] of Object.entries(rest)) if (v !== undefined) json += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
-  json += '}';
+  // The same bytes JSON.stringify({ files, ...rest }) gives; built once while the listing and the rest stay the same.
+  let restJson = '';
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) restJson += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
+  if (listing.body?.rest !== restJson) listing.body = { rest: restJson, json: `{"files":${listing.filesJson}${restJson}}` };
+  const { json } = listing.body;
   const { etag } = listing;
-  const lastModified = new Date(Math.floor(lastModifiedMs / 1000) * 1000);
+  const seconds = Math.floor(lastModifiedMs / 1000);
   if (!bypassOf(q)) {
     const inm = request.headers['if-none-match'];
     const ims = request.headers['if-modified-since'];
     const etagMatch = inm !== undefined && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag);
-    const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= lastModified.getTime();
+    const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= seconds * 1000;
     if (etagMatch || imsMatch) {
-      reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString());
+      reply.header('ETag', etag).header('Last-Modified', httpDate(seconds));
       return reply.code(304).removeHeader('Content-Type').send();
     }
   }
-  return reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString()).type('application/json').send(json);
+  return reply.header('ETag', etag).header('Last-Modified', httpDate(seconds)).type('application/json').send(json);
 }
 
 /** Base URLs (Host, X-Forwarded-*, X-Script-Name) kept per listing; callers choose these headers, so few are kept. */

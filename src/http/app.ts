@@ -1,7 +1,6 @@
 // HTTP adapter: builds the Fastify app from the services (does not listen). The route list below is the API's table of contents.
 import Fastify, { LogController } from 'fastify';
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../core/logger.ts';
@@ -13,6 +12,7 @@ import type { SlicingService } from '../slicing/slicing-service.ts';
 import { registerSlicingRoutes } from './routes/slicing.ts';
 import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
+import { registerCors } from './cors.ts';
 import { guardConnections, serverTimeouts } from './connection-guard.ts';
 import { lazyValidators } from './lazy-validators.ts';
 import { registerPrintFirst } from './print-first.ts';
@@ -183,12 +183,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (printer) await registerPrintFirst(app, { printing: () => printer.state().flags.printing });
 
   await app.register(cookie);
-  // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.
-  // Fixed options with an origin function, not a delegator: a delegator's options are rebuilt and normalised on every
-  // request (a twentieth of a cheap route's time). The answers are the same: `Vary: Origin` always, the caller's
-  // origin reflected while the setting is on, nothing else while it is off.
-  const allowOrigin = (_origin: string | undefined, cb: (err: Error | null, allow: boolean) => void) => cb(null, config.current.api.allowCrossOrigin);
-  await app.register(cors, { origin: allowOrigin, credentials: false, maxAge: 10, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] });
+  registerCors(app, () => config.current.api.allowCrossOrigin);
 
   registerAuth(app, services);
 

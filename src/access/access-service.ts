@@ -4,9 +4,9 @@ import type { ConfigSlice } from '../config/config-slice.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
-import { UserStore, type UserRecord } from './user-store.ts';
+import { UserStore, type GroupRecord, type UserRecord } from './user-store.ts';
 import { SessionStore, type SessionEndReason } from './sessions.ts';
-import { generateApiKey, safeEqual } from './keys.ts';
+import { SecretProbe, generateApiKey } from './keys.ts';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { AppKeyService, type AppKeyTimeouts } from './appkeys.ts';
@@ -22,10 +22,15 @@ import { Listeners } from '../core/listeners.ts';
  */
 export interface ReauthNotice { user: string | undefined; session?: string; reason: SessionEndReason }
 
-/** Resolves a key that is neither the global nor a user key (app keys, app session keys). */
-export type KeyResolver = (key: string) => { user: string; mechanism: LoginMechanism } | 'global' | undefined;
+/**
+ * Resolves a key that is neither the global nor a user key (app keys, app session keys). `probe` is the same key,
+ * hashed once, for constant-time comparisons against stored keys.
+ */
+export type KeyResolver = (key: string, probe: SecretProbe) => { user: string; mechanism: LoginMechanism } | 'global' | undefined;
 
 export const GLOBAL_KEY_USER = '_api';
+const FULL_ADMIN_IDENTITY = fullAdminIdentity();
+const GLOBAL_KEY_IDENTITY = makeIdentity({ name: GLOBAL_KEY_USER, groups: ['admins', 'users'], permissions: ['ADMIN'], loginMechanism: 'apikey' });
 
 export class AccessService {
   readonly users: UserStore;
@@ -37,6 +42,9 @@ export class AccessService {
   /** Failed password logins per client address. */
   readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
+  /** Identities without a session, per user record and login mechanism (see identityForUser). */
+  private readonly identities = new WeakMap<UserRecord, Map<LoginMechanism, Identity>>();
+  private readonly guestIdentities = new WeakMap<GroupRecord, Identity>();
   private readonly reauthListeners: Listeners<[ReauthNotice]>;
 
   constructor(
@@ -63,12 +71,12 @@ export class AccessService {
       }
     });
     // App keys act as the user who approved them; one approved through the global key acts as the global key.
-    this.registerKeyResolver((key) => {
-      const owner = this.appKeys.ownerOf(key);
+    this.registerKeyResolver((_key, probe) => {
+      const owner = this.appKeys.ownerOf(probe);
       if (owner === undefined) return undefined;
       return owner === GLOBAL_KEY_USER ? 'global' : { user: owner, mechanism: 'appkey' };
     });
-    this.registerKeyResolver((key) => (this.appSessions.isValid(key) ? 'global' : undefined));
+    this.registerKeyResolver((_key, probe) => (this.appSessions.isValid(probe) ? 'global' : undefined));
   }
 
   onReauthRequired(fn: (n: ReauthNotice) => void): () => void {
@@ -136,26 +144,42 @@ export class AccessService {
   }
 
   identityForUser(u: UserRecord, mechanism: LoginMechanism, sessionId?: string): Identity {
-    return makeIdentity({ name: u.name, groups: u.groups, permissions: this.users.userPermissions(u), loginMechanism: mechanism, sessionId });
+    if (sessionId !== undefined) return makeIdentity({ name: u.name, groups: u.groups, permissions: this.users.userPermissions(u), loginMechanism: mechanism, sessionId });
+    // Identities are immutable and every change to users or groups replaces the records (user-store.ts `change`), so
+    // one per record and mechanism serves every request with that key: no permission set built per request.
+    let byMechanism = this.identities.get(u);
+    if (!byMechanism) this.identities.set(u, (byMechanism = new Map()));
+    let id = byMechanism.get(mechanism);
+    if (!id) byMechanism.set(mechanism, (id = makeIdentity({ name: u.name, groups: u.groups, permissions: this.users.userPermissions(u), loginMechanism: mechanism })));
+    return id;
   }
 
   globalKeyIdentity(sessionId?: string): Identity {
+    if (sessionId === undefined) return GLOBAL_KEY_IDENTITY;
     return makeIdentity({ name: GLOBAL_KEY_USER, groups: ['admins', 'users'], permissions: ['ADMIN'], loginMechanism: 'apikey', sessionId });
   }
 
   anonymous(): Identity {
-    if (!this.enabled) return fullAdminIdentity();
-    return makeIdentity({ name: undefined, groups: ['guests'], permissions: this.users.groupPermissions('guests'), loginMechanism: 'none' });
+    if (!this.enabled) return FULL_ADMIN_IDENTITY;
+    // One per guests record, which every change to users or groups replaces (as in identityForUser).
+    const guests = this.users.getGroup('guests');
+    let id = guests && this.guestIdentities.get(guests);
+    if (!id) {
+      id = makeIdentity({ name: undefined, groups: ['guests'], permissions: this.users.groupPermissions('guests'), loginMechanism: 'none' });
+      if (guests) this.guestIdentities.set(guests, id);
+    }
+    return id;
   }
 
   /** Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). */
   identityForApiKey(key: string): Identity | undefined {
+    const probe = new SecretProbe(key);
     const global = this.config.get().api.key;
-    if (global && safeEqual(global, key)) return this.globalKeyIdentity();
-    const u = this.users.findByApiKey(key);
+    if (global && probe.matches(global)) return this.globalKeyIdentity();
+    const u = this.users.findByApiKey(probe);
     if (u) return u.active ? this.identityForUser(u, 'apikey') : undefined;
     for (const r of this.keyResolvers) {
-      const hit = r(key);
+      const hit = r(key, probe);
       if (hit === 'global') return this.globalKeyIdentity();
       if (hit) {
         const owner = this.users.getUser(hit.user);

@@ -3,7 +3,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import { DomainError, ErrorCodes, forbidden, invalid } from '../core/errors.ts';
-import { generateApiKey, safeEqual } from './keys.ts';
+import { SecretProbe, generateApiKey } from './keys.ts';
 
 export interface AppEntry { pubkey: string; enabled?: boolean }
 
@@ -90,10 +90,11 @@ export class AppSessionKeys {
   }
 
   /** True when `key` is a verified, unexpired app session key. */
-  isValid(key: string): boolean {
+  isValid(key: string | SecretProbe): boolean {
+    const probe = typeof key === 'string' ? new SecretProbe(key) : key;
     const now = this.clock.now();
     let hit = false;
-    for (const s of this.keys.values()) if (s.verified && s.validUntil > now && safeEqual(s.key, key)) hit = true;
+    for (const s of this.keys.values()) if (s.verified && s.validUntil > now && probe.matches(s.key)) hit = true;
     return hit;
   }
 

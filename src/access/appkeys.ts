@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid, notFound, forbidden } from '../core/errors.ts';
 import { Listeners } from '../core/listeners.ts';
-import { generateApiKey, safeEqual } from './keys.ts';
+import { SecretProbe, generateApiKey, safeEqual } from './keys.ts';
 
 export interface PendingAppRequest {
   appId: string;
@@ -157,9 +157,10 @@ export class AppKeyService {
   }
 
   /** The owner of an app key (constant-time over all keys), for the API key lookup. */
-  ownerOf(apiKey: string): string | undefined {
+  ownerOf(apiKey: string | SecretProbe): string | undefined {
+    const probe = typeof apiKey === 'string' ? new SecretProbe(apiKey) : apiKey;
     let owner: string | undefined;
-    for (const k of this.keys) if (safeEqual(k.apiKey, apiKey)) owner = k.userId;
+    for (const k of this.keys) if (probe.matches(k.apiKey)) owner = k.userId;
     return owner;
   }
 

@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic-file.ts';
-import { safeEqual } from './keys.ts';
 import type { KeyResolver } from './access-service.ts';
 
 /** In the base dir, readable by its owner only: whoever can read it could read config.yaml's API key anyway. */
@@ -26,7 +25,7 @@ export function localUrl(url: string): string {
  */
 export async function publishLocalControl(baseDir: string, url: string, access: { registerKeyResolver(fn: KeyResolver): void }): Promise<() => Promise<void>> {
   const token = randomBytes(32).toString('hex');
-  access.registerKeyResolver((key) => (safeEqual(key, token) ? 'global' : undefined));
+  access.registerKeyResolver((_key, probe) => (probe.matches(token) ? 'global' : undefined));
   const file = join(baseDir, CONTROL_FILE);
   const info: ControlInfo = { pid: process.pid, url: localUrl(url), token };
   await writeFileAtomic(file, `${JSON.stringify(info)}\n`, 0o600);

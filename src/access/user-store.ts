@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
 import { PERMISSIONS, permissionByKey } from './permissions.ts';
 import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
-import { generateApiKey, safeEqual } from './keys.ts';
+import { SecretProbe, generateApiKey } from './keys.ts';
 import { assertBoundedJson } from '../core/bounded-json.ts';
 import { Listeners } from '../core/listeners.ts';
 
@@ -375,10 +375,11 @@ export class UserStore {
     await this.changeUser(name, (u) => { u.apikey = null; });
   }
 
-  findByApiKey(key: string): UserRecord | undefined {
+  findByApiKey(key: string | SecretProbe): UserRecord | undefined {
+    const probe = typeof key === 'string' ? new SecretProbe(key) : key;
     let found: UserRecord | undefined;
     // Compare against every key so the time taken does not depend on which user matched.
-    for (const u of this.users.values()) if (u.apikey && safeEqual(u.apikey, key)) found = u;
+    for (const u of this.users.values()) if (u.apikey && probe.matches(u.apikey)) found = u;
     return found;
   }
 }

@@ -115,7 +115,7 @@ export class FileService {
   // ---------------------------------------------------------------- reading
 
   async list(opts: ListOptions = {}): Promise<StoredEntry[]> {
-    const entries = await this.storage.list(opts.recursive ? Infinity : 0, opts.filter);
+    const entries = await this.storage.list(opts.recursive ? Infinity : 0, opts.filter, opts.fresh);
     this.analysis.queueUnanalysed(entries);
     return entries;
   }
@@ -211,6 +211,7 @@ export class FileService {
       const replaced = (await this.storage.kindOf(parts)) === 'file';
       const abs = this.storage.abs(parts);
       await sink.commit(abs);
+      this.storage.changed();
       const folderAbs = this.storage.abs(parts.slice(0, -1));
       const name = parts[parts.length - 1];
       const old = await this.storage.metadata.get(folderAbs, name);

@@ -29,8 +29,22 @@ export async function sha1File(path: string): Promise<string> {
   return h.digest('hex');
 }
 
+/**
+ * How long a listing is served again when nothing changed through this process: changes made behind the server's
+ * back (scp, a network share) show within this time. Changes made through the server show at once.
+ */
+export const LISTING_REUSE_MS = 1000;
+
 export class LocalStorage {
   readonly metadata: MetadataStore;
+  /** Changes to the tree made through this process (metadata writes count on their own). */
+  private treeChanges = 0;
+  /**
+   * Listings by depth and filter: a listing walks the whole tree (a stat per file, a metadata read per folder), and
+   * clients poll it. Shared by concurrent callers; the same array is handed out while it is valid, so the HTTP side
+   * can keep its rendering of it.
+   */
+  private readonly listings = new Map<string, { generation: number; until: number; entries: Promise<StoredEntry[]> }>();
 
   constructor(readonly root: string, private readonly logger: Logger, private readonly types: FileTypes) {
     this.metadata = new MetadataStore(logger);
@@ -137,8 +151,29 @@ export class LocalStorage {
     return out;
   }
 
-  async list(depth: number, filter?: string): Promise<StoredEntry[]> {
-    return (await this.folderEntry([], depth, filter)).children;
+  /** Top-level entries (`depth` as in folderEntry); `fresh` walks the disk even when a listing is still valid. */
+  list(depth: number, filter?: string, fresh = false): Promise<StoredEntry[]> {
+    const key = `${depth}|${filter ?? ''}`;
+    const now = performance.now();
+    const cached = this.listings.get(key);
+    if (!fresh && cached && cached.generation === this.generation && now < cached.until) return cached.entries;
+    // The generation before the walk: a change while it runs makes this listing stale at once.
+    const generation = this.generation;
+    const entries = this.folderEntry([], depth, filter).then((f) => f.children);
+    const slot = { generation, until: now + LISTING_REUSE_MS, entries };
+    this.listings.set(key, slot);
+    entries.catch(() => { if (this.listings.get(key) === slot) this.listings.delete(key); });
+    return entries;
+  }
+
+  /** Counts every change to the tree or its metadata made through this process; listings of an older one are stale. */
+  get generation(): number {
+    return this.treeChanges + this.metadata.changes;
+  }
+
+  /** Records a change made to the tree outside these methods (an upload moved into place). */
+  changed(): void {
+    this.treeChanges++;
   }
 
   async makeFolder(parts: readonly string[], display?: string): Promise<void> {
@@ -149,6 +184,7 @@ export class LocalStorage {
       if (st && !st.isDirectory()) throw conflict('Can\'t create folder, a file with that name exists');
     }
     await mkdir(this.abs(parts), { recursive: true });
+    this.changed();
     if (display && parts.length && display !== parts[parts.length - 1]) {
       await this.metadata.update(this.abs(parts.slice(0, -1)), parts[parts.length - 1], { display });
     }
@@ -163,6 +199,7 @@ export class LocalStorage {
     const srcFolder = this.abs(src.slice(0, -1));
     const dstFolder = this.abs(dst.slice(0, -1));
     const meta = await this.metadata.get(srcFolder, src[src.length - 1]);
+    this.changed();
     if (mode === 'move') {
       await rename(srcAbs, dstAbs);
       this.metadata.forget(srcAbs);
@@ -170,6 +207,7 @@ export class LocalStorage {
     } else {
       await cp(srcAbs, dstAbs, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
     }
+    this.changed();
     if (meta) await this.metadata.set(dstFolder, dst[dst.length - 1], meta);
   }
 
@@ -178,6 +216,7 @@ export class LocalStorage {
     // A metadata write that was under way (a print's statistics, an analysis result) may land a temp file in the
     // folder while rm empties it: the folder is then "not empty" for a moment. Metadata writes never re-create a
     // folder, so trying again settles it.
+    this.changed();
     for (let attempt = 1; ; attempt++) {
       try {
         await rm(abs, { recursive: true, force: true });
@@ -187,6 +226,7 @@ export class LocalStorage {
         await new Promise((r) => setTimeout(r, 10 * attempt));
       }
     }
+    this.changed();
     this.metadata.forget(abs);
     await this.metadata.set(this.abs(parts.slice(0, -1)), parts[parts.length - 1], undefined);
   }

@@ -36,6 +36,8 @@ type FolderMeta = Record<string, FileMeta>;
 export class MetadataStore {
   private readonly cache = new Map<string, Promise<FolderMeta>>();
   private readonly inflight = new Set<Promise<void>>();
+  /** Counts changes (writes and forgets): listings built before the latest one are stale (local-storage.ts). */
+  changes = 0;
 
   constructor(private readonly logger: Logger) {}
 
@@ -61,6 +63,7 @@ export class MetadataStore {
   }
 
   private save(folderAbs: string, meta: FolderMeta): Promise<void> {
+    this.changes++;
     const p = this.write(folderAbs, meta);
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
@@ -124,6 +127,7 @@ export class MetadataStore {
 
   /** Forgets cached folders at or below a path (after a folder was deleted or moved on disk). */
   forget(folderAbs: string): void {
+    this.changes++;
     for (const key of [...this.cache.keys()]) {
       if (key === folderAbs || key.startsWith(folderAbs + '/')) this.cache.delete(key);
     }

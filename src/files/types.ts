@@ -44,6 +44,8 @@ export interface ListOptions {
   recursive?: boolean;
   /** Extension-tree type name (`machinecode`, `gcode`, `model`, ...). Folders are kept, their children filtered. */
   filter?: string;
+  /** Read the disk even when a recent listing is still valid (`force`/`_refresh` of the files API). */
+  fresh?: boolean;
 }
 
 /** What the job side tells the files side (wired in main.ts; no dependency on the printer from here). */

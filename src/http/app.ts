@@ -1,7 +1,6 @@
 // HTTP adapter: builds the Fastify app from the services (does not listen). The route list below is the API's table of contents.
 import Fastify, { LogController } from 'fastify';
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../core/logger.ts';
@@ -13,6 +12,7 @@ import type { SlicingService } from '../slicing/slicing-service.ts';
 import { registerSlicingRoutes } from './routes/slicing.ts';
 import type { GantryApp } from './types.ts';
 import { registerAuth } from './auth.ts';
+import { registerCors } from './cors.ts';
 import { guardConnections, serverTimeouts } from './connection-guard.ts';
 import { lazyValidators } from './lazy-validators.ts';
 import { registerPrintFirst } from './print-first.ts';
@@ -89,14 +89,16 @@ const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as co
 /** Internal marker (never sent): an unrouted 404/405 that must not get the API's cache headers. */
 const NO_CACHE_HEADERS = 'x-gantry-unrouted';
 
+/** Whether a logger writes debug lines (a logger without levels counts as writing everything). */
+const debugEnabled = (logger: object): boolean => (logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false;
+
 export async function buildApp(services: AppServices): Promise<GantryApp> {
   const { config } = services;
   const app = Fastify({
     loggerInstance: services.logger as never,
     logController: new LogController({ disableRequestLogging: true }),
     // A child logger per request (bound to its id) only when requests are logged (debug): at info it was pure cost.
-    childLoggerFactory: (logger, bindings, opts) =>
-      ((logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false ? logger.child(bindings, opts) : logger),
+    childLoggerFactory: (logger, bindings, opts) => (debugEnabled(logger) ? logger.child(bindings, opts) : logger),
     bodyLimit: config.current.server.maxSize,
     // Clients such as Home Assistant's library send `//api/printer/bed`; answer it as the single-slash path.
     rewriteUrl: (req) => {
@@ -148,14 +150,15 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   });
 
   // One line per request (method, path, status, time) at debug level (`gantry serve --log-level debug`): at info it
-  // cost every request a log write, a large share of a cheap route's time. A plain hook, not async: no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.log.level === 'debug' || request.log.level === 'trace') {
+  // cost every request a log write, a large share of a cheap route's time. The level is fixed for the server's life,
+  // so below debug the hook is not even registered. A plain hook, not async: no promise per request.
+  if (debugEnabled(services.logger)) {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   // A plain hook, not async: no promise per request.
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -180,20 +183,22 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (printer) await registerPrintFirst(app, { printing: () => printer.state().flags.printing });
 
   await app.register(cookie);
-  // CORS only when the setting is on (read per request, so a settings change applies at once); never with credentials.
-  await app.register(cors, {
-    delegator: (_req, cb) => {
-      cb(null, config.current.api.allowCrossOrigin
-        ? { origin: true, credentials: false, maxAge: 10, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] }
-        : { origin: false });
-    },
-  });
-
-  // Multipart parsing is shared by uploads, language packs and profile imports; each route streams its parts and
-  // sets its own size limits (the default below is the upload limit).
-  await app.register(multipart, { limits: { fileSize: config.current.server.uploads.maxSize, files: 1, fields: 50, fieldSize: 1024 * 1024 } });
+  registerCors(app, () => config.current.api.allowCrossOrigin);
 
   registerAuth(app, services);
+
+  // @fastify/multipart serves the language pack and slicer profile uploads only (file uploads have their own
+  // streaming parser), so it lives in their scope: registered globally, its hooks (an async onRequest adding a close
+  // listener, an async onResponse) ran on every request. Elsewhere a multipart body is accepted unread, as the plugin's
+  // parser did, and the route's own body rules answer.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+  await app.register(async (scope: GantryApp) => {
+    scope.removeContentTypeParser('multipart/form-data');
+    // Each route streams its parts and sets its own size limits (the default below is the upload limit).
+    await scope.register(multipart, { limits: { fileSize: config.current.server.uploads.maxSize, files: 1, fields: 50, fieldSize: 1024 * 1024 } });
+    registerSlicingRoutes(scope, services);
+    registerLanguageRoutes(scope, services);
+  });
 
   registerUiRoutes(app, services);
   registerVersionRoutes(app, services);
@@ -202,7 +207,6 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerAppKeyRoutes(app, services);
   registerAppsAuthRoutes(app, services);
   registerSettingsApiKeyRoutes(app, services);
-  registerSlicingRoutes(app, services);
   registerPrinterProfileRoutes(app, services);
   registerFilesRoutes(app, services);
   registerDownloadRoutes(app, services);
@@ -214,7 +218,6 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
-  registerLanguageRoutes(app, services);
   registerLogRoutes(app, services);
   registerTimelapseRoutes(app, services);
   registerGantryExtraRoutes(app, services);

@@ -10,7 +10,9 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { JobControl } from '../../printer/job-types.ts';
 import { notFound, invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { toWire, type WireEntry } from '../../octoprint/file-entry.ts';
+import { toWire } from '../../octoprint/file-entry.ts';
+import type { StoredEntry, StoredFile } from '../../files/types.ts';
+import { SCAN_REUSE_MS, shortLived } from '../short-lived.ts';
 import { externalBase } from '../urls.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
@@ -49,64 +51,97 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
   throw notFound('Unknown location');
 }
 
+/** A listing's entries as JSON, and its ETag (which covers the entries only); `body` is the last whole answer built on it. */
+interface Rendered { filesJson: string; etag: string; body?: { rest: string; json: string } }
+
+function rendered(filesJson: string): Rendered {
+  return { filesJson, etag: `"${createHash('sha1').update(filesJson).digest('hex')}"` };
+}
+
+/** Last-Modified of the last listing time sent (it changes only with the files). */
+let lastModifiedCache = { seconds: NaN, text: '' };
+function httpDate(seconds: number): string {
+  if (lastModifiedCache.seconds !== seconds) lastModifiedCache = { seconds, text: new Date(seconds * 1000).toUTCString() };
+  return lastModifiedCache.text;
+}
+
+/** `force`/`_refresh` in any form (even `force=false`, as OctoPrint's truthiness of a present value has it). */
+const bypassOf = (q: { force?: string; _refresh?: string }): boolean => Boolean(q.force) || Boolean(q._refresh);
+
 /**
  * Sends a listing with ETag/Last-Modified, or 304 when the client's copy is current (unless force/_refresh). Like
  * OctoPrint's, the ETag covers the entries only: free disk space changing under other writers is not a new listing.
  */
-function sendConditional(request: FastifyRequest, reply: FastifyReply, body: { files: unknown; [k: string]: unknown }, lastModifiedMs: number) {
+function sendConditional(request: FastifyRequest, reply: FastifyReply, listing: Rendered, rest: Record<string, unknown>, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
-  // The entries are serialised once, for both the tag and the body (the same bytes JSON.stringify(body) gives).
-  const filesJson = JSON.stringify(body.files);
-  let json = `{"files":${filesJson}`;
-  for (const [k, v] of Object.entries(body)) if (k !== 'files' && v !== undefined) json += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
-  json += '}';
-  const etag = `"${createHash('sha1').update(filesJson).digest('hex')}"`;
-  const lastModified = new Date(Math.floor(lastModifiedMs / 1000) * 1000);
-  const bypass = Boolean(q.force) || Boolean(q._refresh);
-  if (!bypass) {
+  // The same bytes JSON.stringify({ files, ...rest }) gives; built once while the listing and the rest stay the same.
+  let restJson = '';
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) restJson += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
+  if (listing.body?.rest !== restJson) listing.body = { rest: restJson, json: `{"files":${listing.filesJson}${restJson}}` };
+  const { json } = listing.body;
+  const { etag } = listing;
+  const seconds = Math.floor(lastModifiedMs / 1000);
+  if (!bypassOf(q)) {
     const inm = request.headers['if-none-match'];
     const ims = request.headers['if-modified-since'];
     const etagMatch = inm !== undefined && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag);
-    const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= lastModified.getTime();
+    const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= seconds * 1000;
     if (etagMatch || imsMatch) {
-      reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString());
+      reply.header('ETag', etag).header('Last-Modified', httpDate(seconds));
       return reply.code(304).removeHeader('Content-Type').send();
     }
   }
-  return reply.header('ETag', etag).header('Last-Modified', lastModified.toUTCString()).type('application/json').send(json);
+  return reply.header('ETag', etag).header('Last-Modified', httpDate(seconds)).type('application/json').send(json);
 }
+
+/** Base URLs (Host, X-Forwarded-*, X-Script-Name) kept per listing; callers choose these headers, so few are kept. */
+const MAX_BASES_PER_LISTING = 8;
 
 export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
+  // Polled listings cost a walk of the uploads tree, the wire form of every entry, its JSON and a SHA-1 each time.
+  // The file service hands out the same array while its listing is valid (local-storage.ts), so its rendering per
+  // base URL is kept with it and dropped with it. Free space is read at most once a second.
+  const renderings = new WeakMap<readonly StoredEntry[], Map<string, Rendered>>();
+  const usage = shortLived(() => files.diskUsage(), SCAN_REUSE_MS);
 
-  const localListing = async (request: FastifyRequest, recursive: boolean, filter?: string): Promise<WireEntry[]> => {
-    const base = externalBase(request);
-    return (await files.list({ recursive, filter: filter || undefined })).map((e) => toWire(base, e));
+  const render = (base: string, local: readonly StoredEntry[], sd: readonly StoredFile[] = []): Rendered => {
+    if (sd.length > 0) return rendered(JSON.stringify([...local, ...sd].map((e) => toWire(base, e))));
+    let byBase = renderings.get(local);
+    if (!byBase) renderings.set(local, (byBase = new Map()));
+    let r = byBase.get(base);
+    if (!r) {
+      r = rendered(JSON.stringify(local.map((e) => toWire(base, e))));
+      if (byBase.size < MAX_BASES_PER_LISTING) byBase.set(base, r);
+    }
+    return r;
   };
 
-  const sdListing = async (request: FastifyRequest, force: boolean): Promise<WireEntry[]> => {
+  const localEntries = (q: { recursive?: string; filter?: string; force?: string; _refresh?: string }): Promise<StoredEntry[]> =>
+    files.list({ recursive: truthy(q.recursive), filter: q.filter || undefined, fresh: bypassOf(q) });
+
+  const sdEntries = async (force: boolean): Promise<StoredFile[]> => {
     if (!deps.sdFiles || !deps.config.current.feature.sdSupport) return [];
-    const base = externalBase(request);
-    return (await deps.sdFiles.list(force)).map((e) => toWire(base, e));
+    return deps.sdFiles.list(force);
   };
 
   app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
     const q = request.query;
-    const recursive = truthy(q.recursive);
-    const local = await localListing(request, recursive, q.filter);
-    const sd = await sdListing(request, truthy(q.force));
-    const usage = await files.diskUsage();
-    return sendConditional(request, reply, { files: [...local, ...sd], free: usage.free, total: usage.total }, files.lastModified);
+    const local = await localEntries(q);
+    const sd = await sdEntries(truthy(q.force));
+    const { free, total } = await usage.get();
+    return sendConditional(request, reply, render(externalBase(request), local, sd), { free, total }, files.lastModified);
   });
 
   app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery } },
     async (request, reply) => {
       const location = requireLocation(request.params.location, deps);
       const q = request.query;
-      if (location === 'sdcard') return sendConditional(request, reply, { files: await sdListing(request, truthy(q.force)) }, files.lastModified);
-      const local = await localListing(request, truthy(q.recursive), q.filter);
-      const usage = await files.diskUsage();
-      return sendConditional(request, reply, { files: local, free: usage.free, total: usage.total }, files.lastModified);
+      const base = externalBase(request);
+      if (location === 'sdcard') return sendConditional(request, reply, render(base, [], await sdEntries(truthy(q.force))), {}, files.lastModified);
+      const local = await localEntries(q);
+      const { free, total } = await usage.get();
+      return sendConditional(request, reply, render(base, local), { free, total }, files.lastModified);
     });
 
   app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' }, schema: { params: EntryParams, querystring: ListQuery } },

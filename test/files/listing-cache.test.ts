@@ -1,0 +1,125 @@
+// The listing kept between changes: the same listing while nothing changed, a fresh one after every change made
+// through the server (upload, folder, copy, move, delete, metadata), and files dropped in behind its back still show.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalStorage } from '../../src/files/local-storage.ts';
+import { FileTypes } from '../../src/files/file-types.ts';
+import { silentLogger } from '../../src/core/logger.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { multipartBody, GCODE, type FormPart } from './multipart.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function upload(s: TestServer, parts: FormPart[]): Promise<Response> {
+  const { body, contentType } = multipartBody(parts);
+  return s.api('/api/files/local', { method: 'POST', body, headers: { 'Content-Type': contentType } });
+}
+const fileParts = (filename: string): FormPart[] => [{ name: 'file', filename, value: GCODE }];
+
+async function storageIn(t: { after(fn: () => Promise<void>): void }): Promise<{ root: string; storage: LocalStorage }> {
+  const root = await mkdtemp(join(tmpdir(), 'gantry-listing-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  return { root, storage: new LocalStorage(root, silentLogger, new FileTypes()) };
+}
+
+test('a listing is walked once while nothing changes, and again after every change made through the storage', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  // The first walk stores a.gcode's hash (a metadata write), which makes its own result stale.
+  await storage.list(Infinity);
+  const first = await storage.list(Infinity);
+  assert.equal(await storage.list(Infinity), first, 'nothing changed: the same listing');
+  assert.notEqual(await storage.list(Infinity, undefined, true), first, 'fresh: walked again');
+
+  const changes: Array<[string, () => Promise<unknown>, (names: string[]) => void]> = [
+    ['makeFolder', () => storage.makeFolder(['dir']), (n) => assert.ok(n.includes('dir'))],
+    ['copy', () => storage.transfer(['a.gcode'], ['dir', 'a.gcode'], 'copy'), () => {}],
+    ['move', () => storage.transfer(['a.gcode'], ['b.gcode'], 'move'), (n) => assert.deepEqual(n.sort(), ['b.gcode', 'dir'])],
+    ['metadata', () => storage.metadata.update(root, 'b.gcode', { display: 'B' }), () => {}],
+    ['remove', () => storage.remove(['dir']), (n) => assert.deepEqual(n, ['b.gcode'])],
+    ['changed()', async () => storage.changed(), () => {}],
+  ];
+  for (const [what, change, check] of changes) {
+    const before = await storage.list(Infinity);
+    assert.equal(await storage.list(Infinity), before);
+    await change();
+    const after = await storage.list(Infinity);
+    assert.notEqual(after, before, `${what}: a new walk`);
+    check(after.map((e) => e.name));
+  }
+  const withDisplay = await storage.list(Infinity);
+  assert.equal(withDisplay.find((e) => e.name === 'b.gcode')?.display, 'B');
+});
+
+test('concurrent listings share one walk; depth and filter are listings of their own', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  await storage.list(Infinity);
+  const [x, y] = await Promise.all([storage.list(Infinity), storage.list(Infinity)]);
+  assert.equal(x, y);
+  assert.notEqual(await storage.list(0), x);
+  assert.deepEqual((await storage.list(Infinity, 'model')).map((e) => e.name), []);
+  assert.deepEqual((await storage.list(Infinity)).map((e) => e.name), ['a.gcode']);
+});
+
+test('/api/files shows every change made through the API at once, with a new ETag', async (t) => {
+  const s = await startTestServer(t);
+  const names = async (path = '/api/files?recursive=true'): Promise<{ names: string[]; etag: string }> => {
+    const res = await s.api(path);
+    const body = await res.json() as Json;
+    const flat = (entries: Json[]): string[] => entries.flatMap((e) => [e.path as string, ...flat(e.children ?? [])]);
+    return { names: flat(body.files).sort(), etag: res.headers.get('etag') ?? '' };
+  };
+  const empty = await names();
+  assert.deepEqual(empty.names, []);
+  assert.equal(empty.etag, (await names()).etag);
+
+  assert.equal((await upload(s, fileParts('cube.gcode'))).status, 201);
+  const uploaded = await names();
+  assert.deepEqual(uploaded.names, ['cube.gcode']);
+  assert.notEqual(uploaded.etag, empty.etag);
+
+  assert.equal((await upload(s, [{ name: 'foldername', value: 'parts' }])).status, 201);
+  assert.deepEqual((await names()).names, ['cube.gcode', 'parts']);
+  const cmd = (path: string, json: Json) => s.api(`/api/files/local/${path}`, { method: 'POST', json });
+  assert.equal((await cmd('cube.gcode', { command: 'copy', destination: 'parts' })).status, 201);
+  assert.deepEqual((await names()).names, ['cube.gcode', 'parts', 'parts/cube.gcode']);
+  assert.equal((await cmd('cube.gcode', { command: 'move', destination: 'moved.gcode' })).status, 201);
+  assert.deepEqual((await names()).names, ['moved.gcode', 'parts', 'parts/cube.gcode']);
+  assert.deepEqual((await names('/api/files/local?recursive=true')).names, ['moved.gcode', 'parts', 'parts/cube.gcode']);
+  assert.equal((await s.api('/api/files/local/parts', { method: 'DELETE' })).status, 204);
+  assert.deepEqual((await names()).names, ['moved.gcode']);
+  assert.equal((await s.api('/api/files/local/moved.gcode', { method: 'DELETE' })).status, 204);
+  assert.deepEqual((await names()).names, []);
+});
+
+test('a listing kept for one base URL does not answer another (reverse proxy prefix)', async (t) => {
+  const s = await startTestServer(t);
+  assert.equal((await upload(s, fileParts('cube.gcode'))).status, 201);
+  const refOf = async (headers: Record<string, string>): Promise<string> =>
+    ((await (await s.api('/api/files', { headers })).json()) as Json).files[0].refs.resource as string;
+  const plain = await refOf({});
+  const proxied = await refOf({ 'X-Script-Name': '/octo', 'X-Forwarded-Host': 'printer.example' });
+  assert.match(plain, /^http:\/\/127\.0\.0\.1:\d+\/api\/files\/local\/cube\.gcode$/);
+  assert.equal(proxied, 'http://printer.example/octo/api/files/local/cube.gcode');
+  assert.equal(await refOf({}), plain);
+});
+
+test('a file dropped into the uploads folder behind the server\'s back shows at once with force, and soon without', async (t) => {
+  const s = await startTestServer(t);
+  const listed = async (query: string): Promise<string[]> =>
+    ((await (await s.api(`/api/files${query}`)).json()) as Json).files.map((e: Json) => e.name as string);
+  assert.deepEqual(await listed(''), []);
+  await writeFile(join(s.baseDir, 'uploads', 'dropped.gcode'), GCODE);
+  assert.deepEqual(await listed('?force=true'), ['dropped.gcode']);
+  await writeFile(join(s.baseDir, 'uploads', 'later.gcode'), GCODE);
+  let names: string[] = [];
+  for (let i = 0; i < 100 && !names.includes('later.gcode'); i++) {
+    names = await listed('');
+    if (!names.includes('later.gcode')) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(names, ['dropped.gcode', 'later.gcode']);
+});

@@ -3,7 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
 import { startGantry, type Gantry, type StartOptions } from '../../src/main.ts';
+import { installWireCheck, wireMismatches } from './wire-check.ts';
+
+// Every answer of every test server is checked against its route's response schema.
+installWireCheck();
 
 export interface TestServer extends Gantry {
   baseDir: string;
@@ -45,9 +50,11 @@ export async function startTestServer(
     },
   };
   t?.after(async () => {
+    const mismatches = wireMismatches(g.app);
     await g.stop();
     // Retried: a write the stopped server had already started (metadata of a failed transfer) may land during removal.
     if (!opts.baseDir) await rm(baseDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    assert.deepEqual(mismatches, [], 'a response schema changed what the handler answered');
   });
   return server;
 }

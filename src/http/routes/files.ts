@@ -10,7 +10,8 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { JobControl } from '../../printer/job-types.ts';
 import { notFound, invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { toWire, type WireEntry } from '../../octoprint/file-entry.ts';
+import { toWire, type WireEntry, FileEntrySchema, FileListSchema } from '../../octoprint/file-entry.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 import { externalBase } from '../urls.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
@@ -42,6 +43,9 @@ const TestBody = Type.Object({
   path: Type.Optional(Type.String()),
   filename: Type.Optional(Type.String()),
 }, { additionalProperties: true });
+/** Listings are serialised by sendConditional (once, for the ETag and the body); the schema says what that writes. */
+const ListReply = { 200: FileListSchema, 304: NoContent };
+const TestReply = Type.Object({ sanitized: Type.Optional(Type.String()), exists: Type.Optional(Type.Boolean()), suggestion: Type.Optional(Type.String()) });
 
 export function requireLocation(location: string, deps: FilesRouteDeps): 'local' | 'sdcard' {
   if (location === 'local') return 'local';
@@ -90,7 +94,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return (await deps.sdFiles.list(force)).map((e) => toWire(base, e));
   };
 
-  app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
+  app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery, response: ListReply } }, async (request, reply) => {
     const q = request.query;
     const recursive = truthy(q.recursive);
     const local = await localListing(request, recursive, q.filter);
@@ -99,7 +103,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return sendConditional(request, reply, { files: [...local, ...sd], free: usage.free, total: usage.total }, files.lastModified);
   });
 
-  app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery } },
+  app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery, response: ListReply } },
     async (request, reply) => {
       const location = requireLocation(request.params.location, deps);
       const q = request.query;
@@ -109,7 +113,8 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
       return sendConditional(request, reply, { files: local, free: usage.free, total: usage.total }, files.lastModified);
     });
 
-  app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' }, schema: { params: EntryParams, querystring: ListQuery } },
+  app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' },
+    schema: { params: EntryParams, querystring: ListQuery, response: { 200: FileEntrySchema } } },
     async (request, reply) => {
       const location = requireLocation(request.params.location, deps);
       const path = request.params['*'];
@@ -122,7 +127,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
       return reply.send(toWire(externalBase(request), entry));
     });
 
-  app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams } }, async (request, reply) => {
+  app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams, response: { 204: NoContent } } }, async (request, reply) => {
     const { location } = request.params;
     if (location !== 'local' && location !== 'sdcard') return sendError(reply, 404);
     requireLocation(location, deps);
@@ -136,7 +141,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return reply.code(204).send();
   });
 
-  app.post('/api/files/test', { config: { access: 'FILES_LIST' }, schema: { body: TestBody } }, async (request) => {
+  app.post('/api/files/test', { config: { access: 'FILES_LIST' }, schema: { body: TestBody, response: { 200: TestReply } } }, async (request) => {
     const b = request.body;
     if (b.command !== 'sanitize' && b.command !== 'exists') throw invalid('command is invalid');
     if (typeof b.storage !== 'string' || typeof b.path !== 'string' || typeof b.filename !== 'string') throw invalid('Mandatory parameters missing');

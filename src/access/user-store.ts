@@ -1,55 +1,21 @@
-// Users and groups: records, effective permissions, persistence in users.yaml / groups.yaml (atomic writes).
+// Users and groups: the live tables, effective permissions, one change at a time, persistence in users.yaml / groups.yaml.
 import { stringify } from 'yaml';
 import { readRecordFile } from './yaml-records.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
-import { PERMISSIONS, permissionByKey } from './permissions.ts';
+import { permissionByKey } from './permissions.ts';
+import {
+  USERNAME_PATTERN, USER_SETTINGS_BOUNDS, defaultGroups, groupFromFile, groupsDocument, userFromFile, usersDocument,
+  type GroupRecord, type UserRecord,
+} from './user-records.ts';
 import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
 import { SecretProbe, generateApiKey } from './keys.ts';
 import { assertBoundedJson } from '../core/bounded-json.ts';
 import { Listeners } from '../core/listeners.ts';
 
-export interface GroupRecord {
-  key: string;
-  name: string;
-  description: string;
-  permissions: string[];
-  subgroups: string[];
-  default: boolean;
-  removable: boolean;
-  changeable: boolean;
-  toggleable: boolean;
-}
-
-export interface UserRecord {
-  name: string;
-  passwordHash: string;
-  active: boolean;
-  groups: string[];
-  permissions: string[];
-  apikey: string | null;
-  settings: Record<string, unknown>;
-}
-
-const defaultPerms = (group: string) => PERMISSIONS.filter((p) => p.defaultGroups.includes(group)).map((p) => p.key);
-
-export function defaultGroups(): GroupRecord[] {
-  return [
-    { key: 'admins', name: 'Admins', description: 'Administrators', permissions: defaultPerms('admins'), subgroups: [],
-      default: false, removable: false, changeable: false, toggleable: true },
-    { key: 'users', name: 'Operator', description: 'Group to gain operator access', permissions: defaultPerms('users'), subgroups: [],
-      default: true, removable: false, changeable: true, toggleable: true },
-    { key: 'guests', name: 'Guests', description: 'Anyone who is not currently logged in', permissions: [], subgroups: [],
-      default: false, removable: false, changeable: true, toggleable: false },
-    { key: 'readonly', name: 'Read-only Access', description: 'Group to gain read-only access', permissions: defaultPerms('readonly'), subgroups: [],
-      default: false, removable: false, changeable: false, toggleable: true },
-  ];
-}
-
-export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
-
-/** A user's stored settings stay small and shallow enough for YAML, JSON and the UI to handle (OctoPrint's are tiny). */
-export const USER_SETTINGS_BOUNDS = { maxDepth: 16, maxBytes: 64 * 1024 };
+// The records live in user-records.ts; most of the host imports them from here.
+export { USERNAME_PATTERN, USER_SETTINGS_BOUNDS, defaultGroups } from './user-records.ts';
+export type { GroupRecord, UserRecord } from './user-records.ts';
 
 /** The state one change works on: copies of both tables, and which files it dirtied. */
 interface Draft {
@@ -77,34 +43,11 @@ export class UserStore {
     const users = await readRecordFile(this.usersPath);
     this.usersFileFound = users.found;
     this.users.clear();
-    for (const [name, rec] of users.records as Map<string, Partial<UserRecord>>) {
-      this.users.set(name, {
-        name,
-        passwordHash: String(rec.passwordHash ?? ''),
-        active: rec.active !== false,
-        groups: Array.isArray(rec.groups) ? rec.groups.map(String) : ['users'],
-        permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : [],
-        apikey: typeof rec.apikey === 'string' ? rec.apikey : null,
-        settings: (rec.settings && typeof rec.settings === 'object' ? rec.settings : {}) as Record<string, unknown>,
-      });
-    }
+    for (const [name, rec] of users.records as Map<string, Partial<UserRecord>>) this.users.set(name, userFromFile(name, rec));
     const groups = await readRecordFile(this.groupsPath);
     this.groups.clear();
     for (const g of defaultGroups()) this.groups.set(g.key, g);
-    for (const [key, rec] of groups.records as Map<string, Partial<GroupRecord>>) {
-      const base = this.groups.get(key);
-      this.groups.set(key, {
-        key,
-        name: String(rec.name ?? base?.name ?? key),
-        description: String(rec.description ?? base?.description ?? ''),
-        permissions: Array.isArray(rec.permissions) ? rec.permissions.map(String) : base?.permissions ?? [],
-        subgroups: Array.isArray(rec.subgroups) ? rec.subgroups.map(String) : base?.subgroups ?? [],
-        default: typeof rec.default === 'boolean' ? rec.default : base?.default ?? false,
-        removable: base ? base.removable : true,
-        changeable: base ? base.changeable : true,
-        toggleable: base ? base.toggleable : true,
-      });
-    }
+    for (const [key, rec] of groups.records as Map<string, Partial<GroupRecord>>) this.groups.set(key, groupFromFile(key, rec, this.groups.get(key)));
   }
 
   /** Called with the user name whenever a user's record changes (push channel sends reauthRequired). */
@@ -382,22 +325,4 @@ export class UserStore {
     for (const u of this.users.values()) if (u.apikey && probe.matches(u.apikey)) found = u;
     return found;
   }
-}
-
-function usersDocument(users: Map<string, UserRecord>): Record<string, Omit<UserRecord, 'name'>> {
-  const out: Record<string, Omit<UserRecord, 'name'>> = {};
-  for (const u of users.values()) {
-    const { name: _name, ...rest } = u;
-    out[u.name] = rest;
-  }
-  return out;
-}
-
-function groupsDocument(groups: Map<string, GroupRecord>): Record<string, Omit<GroupRecord, 'key'>> {
-  const out: Record<string, Omit<GroupRecord, 'key'>> = {};
-  for (const g of groups.values()) {
-    const { key: _key, ...rest } = g;
-    out[g.key] = rest;
-  }
-  return out;
 }

@@ -1,16 +1,9 @@
 // Settings schema: every key of config.yaml with its type, default and meaning. Keys follow OctoPrint's config.yaml
 // layout (the settings API in src/http maps the renamed ones). Unknown keys (plugin settings) are kept on save.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
-
-const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
-const num = (def: number, description: string, extra: object = {}) => Type.Number({ default: def, description, ...extra });
-const int = (def: number, description: string, extra: object = {}) => Type.Integer({ default: def, description, ...extra });
-const str = (def: string, description: string) => Type.String({ default: def, description });
-const nstr = (description: string) => Type.Union([Type.String(), Type.Null()], { default: null, description });
-const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
-const obj = <T extends Record<string, TSchema>>(props: T, description = '') =>
-  Type.Object(props, { default: {}, description, additionalProperties: true });
+import { SerialSection } from './serial-schema.ts';
+import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
 export const ServerSection = obj({
   host: Type.String({ default: '127.0.0.1', description: 'Interface to listen on' }),
@@ -121,106 +114,6 @@ export const FolderSection = obj({
   scripts: nstr('GCODE scripts folder'),
   translations: nstr('Language packs folder'),
   data: nstr('Data folder (history, app keys)'),
-});
-
-const timeouts = obj({
-  detectionFirst: num(10, 'Seconds to wait for the first reply while detecting'),
-  detectionConsecutive: num(2, 'Seconds to wait for later replies while detecting'),
-  connection: num(10, 'Seconds to wait for the firmware after opening the port'),
-  communication: num(30, 'Seconds without a reply before the link is considered stalled'),
-  communicationBusy: num(3, 'Seconds without a reply while the firmware reported busy'),
-  temperature: num(5, 'Seconds between temperature polls when idle'),
-  temperatureTargetSet: num(2, 'Seconds between temperature polls while a target is set'),
-  temperatureAutoreport: num(2, 'Autoreport interval for temperatures (M155)'),
-  sdStatus: num(1, 'Seconds between SD status polls'),
-  sdStatusAutoreport: num(1, 'Autoreport interval for SD status (M27 S)'),
-  posAutoreport: num(5, 'Autoreport interval for position'),
-  baudrateDetectionPause: num(1, 'Pause between baudrate detection tries'),
-  positionLogWait: num(10, 'Seconds to wait for a position report on pause/cancel'),
-  resendOk: num(0.5, 'Seconds to wait for an ok after a resend'),
-});
-
-export const SerialSection = obj({
-  port: nstr('Preferred port (null: auto-detect)'),
-  baudrate: Type.Union([Type.Integer(), Type.Null()], { default: null, description: 'Preferred baudrate (null: auto-detect)' }),
-  exclusive: bool(true, 'Open the port exclusively'),
-  lowLatency: bool(false, 'Request low latency mode'),
-  replySpinMicros: int(1000, 'Ping-pong printing: after a line is sent, keep reading for up to this long (µs) instead of sleeping, when the firmware usually answers within half of it (spends CPU to cut latency per line; 0: off)', { minimum: 0, maximum: 100_000 }),
-  autoconnect: bool(false, 'Connect on server start'),
-  resetOnConnect: bool(false, 'Let opening the port reset the printer (DTR dropped on close, raised on open). Off: DTR is left as it is where the OS allows, so a reconnect does not reset boards with an auto-reset circuit'),
-  log: bool(false, 'Write the serial dialogue to logs/serial.log'),
-  timeout: timeouts,
-  maxCommunicationTimeouts: obj({
-    idle: int(2, 'Consecutive timeouts allowed when idle (0: unlimited)'),
-    printing: int(5, 'Consecutive timeouts allowed while printing'),
-    long: int(5, 'Consecutive timeouts allowed during long running commands'),
-  }),
-  maxWritePasses: int(5, 'Write retries before giving up'),
-  additionalPorts: strList([], 'Extra port globs to offer'),
-  additionalBaudrates: Type.Array(Type.Integer(), { default: [] }),
-  blacklistedPorts: strList([], 'Port globs never offered'),
-  blacklistedBaudrates: Type.Array(Type.Integer(), { default: [] }),
-  longRunningCommands: strList(['G4', 'G28', 'G29', 'G30', 'G32', 'M400', 'M226', 'M600'], 'Commands that suspend the communication timeout'),
-  checksumRequiringCommands: strList(['M110'], 'Commands always sent with a checksum'),
-  blockedCommands: strList(['M0', 'M1'], 'Commands never sent'),
-  ignoredCommands: strList([], 'Commands silently dropped'),
-  pausingCommands: strList(['M0', 'M1', 'M25'], 'Commands that pause the job'),
-  emergencyCommands: strList(['M112', 'M108', 'M410'], 'Commands sent at once, ahead of the queue'),
-  helloCommand: str('M110 N0', 'Command sent to start a connection'),
-  disconnectOnErrors: bool(true, 'Disconnect on firmware errors'),
-  ignoreErrorsFromFirmware: bool(false, 'Ignore firmware errors altogether'),
-  terminalLogSize: int(20, 'Lines of terminal kept for the UI'),
-  lastLineBufferSize: int(50, 'Sent lines kept for resends'),
-  logResends: bool(true, 'Log resend requests'),
-  supportResendsWithoutOk: Type.Union([Type.Literal('detect'), Type.Boolean()], { default: 'detect' }),
-  logPositionOnPause: bool(true, 'Record the position when pausing'),
-  logPositionOnCancel: bool(false, 'Record the position when cancelling'),
-  abortHeatupOnCancel: bool(true, 'Abort M109/M190 on cancel'),
-  waitForStartOnConnect: bool(false, 'Wait for "start" from the firmware'),
-  alwaysSendChecksum: bool(false, 'Send line numbers and checksums on every line'),
-  neverSendChecksum: bool(false, 'Never send line numbers and checksums'),
-  sendChecksumWithUnknownCommands: bool(false, 'Checksum unknown commands too'),
-  unknownCommandsNeedAck: bool(false, 'Unknown commands are acknowledged'),
-  sdRelativePath: bool(false, 'SD paths are relative'),
-  sdAlwaysAvailable: bool(false, 'Treat the SD card as always present'),
-  sdLowerCase: bool(false, 'SD names in lower case'),
-  sdCancelCommand: str('M25', 'Command that stops an SD print'),
-  swallowOkAfterResend: bool(true, 'Swallow the ok that follows a resend request'),
-  repetierTargetTemp: bool(false, 'Parse Repetier target temperature lines'),
-  externalHeatupDetection: bool(true, 'Detect heat-ups started by the firmware'),
-  ignoreIdenticalResends: bool(false, 'Ignore repeated resend requests for the same line'),
-  identicalResendsCountdown: int(7, 'How many identical resends to ignore'),
-  firmwareDetection: bool(true, 'Ask the firmware for its name (M115)'),
-  blockWhileDwelling: bool(false, 'Block sending while G4 runs'),
-  useParityWorkaround: Type.Union([Type.Literal('detect'), Type.Literal('always'), Type.Literal('never')], { default: 'detect' }),
-  triggerOkForM29: bool(true, 'Fake an ok after M29'),
-  sanityCheckTools: bool(true, 'Check tool numbers against the profile'),
-  sendM112OnError: bool(true, 'Send M112 on fatal errors'),
-  disableSdPrintingDetection: bool(false, 'Do not detect SD prints started elsewhere'),
-  ackMax: int(1, 'Oks accepted per sent line'),
-  resendRatioThreshold: int(10, 'Percent of resends that triggers a warning'),
-  resendRatioStart: int(100, 'Lines before the resend ratio is checked'),
-  ignoreEmptyPorts: bool(false, 'Hide ports without a device'),
-  encoding: str('ascii', 'Line encoding'),
-  enableShutdownActionCommand: bool(false, 'Honour //action:shutdown'),
-  notifySuppressedCommands: Type.Union([Type.Literal('warn'), Type.Literal('info'), Type.Literal('never')], { default: 'warn' }),
-  capabilities: obj({
-    autoreport_temp: bool(true, 'Use AUTOREPORT_TEMP when the firmware reports it'),
-    autoreport_sdstatus: bool(true, 'Use AUTOREPORT_SD_STATUS when reported'),
-    autoreport_pos: bool(true, 'Use AUTOREPORT_POS when reported'),
-    busy_protocol: bool(true, 'Use the busy protocol (M113) when reported'),
-    emergency_parser: bool(true, 'Send emergency commands out of band when EMERGENCY_PARSER is reported'),
-    extended_m20: bool(true, 'Use M20 L for long names'),
-    lfn_write: bool(true, 'Write long file names to SD'),
-  }),
-  /** Gantry: send-ahead. 0 = ping-pong unless the firmware reports ADVANCED_OK. */
-  rxBufferSize: int(0, 'Firmware receive buffer in bytes for send-ahead (0: ping-pong unless ADVANCED_OK is seen)', { minimum: 0, maximum: 65536 }),
-  /** Gantry: allow send-ahead when ADVANCED_OK is detected. */
-  advancedOk: bool(true, 'Keep the firmware buffers full when it reports ADVANCED_OK'),
-  /** Gantry: send-ahead limits and resend handling. */
-  sendAheadMaxLines: int(32, 'Most lines in flight with send-ahead', { minimum: 1, maximum: 256 }),
-  resendDrainMs: int(5, 'Quiet time (ms) after a resend request with several lines in flight before rewinding', { minimum: 1, maximum: 1000 }),
-  maxConsecutiveResends: int(10, 'Identical resend requests in a row before giving up (communication stuck)', { minimum: 1 }),
 });
 
 export const TemperatureSection = obj({

@@ -15,6 +15,7 @@ import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
 import { AnalysisRunner, type Analyser, type AnalysisProgressReport } from './analysis-runner.ts';
 import { Listeners } from '../core/listeners.ts';
+import { emitRemoval, emitTransfer } from './file-events.ts';
 import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type StoredFile, type StoredFolder } from './types.ts';
 
 export interface FileServiceDeps {
@@ -320,29 +321,9 @@ export class FileService {
       this.deps.logger.warn({ err, path, destination }, `${mode} failed`);
       throw failed();
     }
-    const srcPath = joinPath(src);
-    const dstPath = joinPath(dst);
-    const name = dst[dst.length - 1];
-    const ev = this.deps.events;
-    if (kind === 'file') {
-      const typePath = this.types.typePathOf(name) ?? [];
-      if (mode === 'move') {
-        this.usage.released('local', srcPath);
-        ev.emit('FileRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1], type: this.types.typePathOf(src[src.length - 1]) ?? [] });
-      }
-      ev.emit('FileAdded', { storage: 'local', path: dstPath, name, type: typePath, operation: mode });
-      if (mode === 'move') {
-        ev.emit('FileMoved', { storage: 'local', source_path: srcPath, source_name: src[src.length - 1],
-          source_type: this.types.typePathOf(src[src.length - 1]) ?? [], destination_path: dstPath, destination_name: name, destination_type: typePath });
-      }
-    } else {
-      if (mode === 'move') {
-        for (const f of srcFiles) this.usage.released('local', f);
-        ev.emit('FolderRemoved', { storage: 'local', path: srcPath, name: src[src.length - 1] });
-      }
-      ev.emit('FolderAdded', { storage: 'local', path: dstPath, name });
-      if (mode === 'move') ev.emit('FolderMoved', { storage: 'local', source_path: srcPath, source_name: src[src.length - 1], destination_path: dstPath, destination_name: name });
-    }
+    // Whatever the job side held at the old place is released before anyone hears of the move.
+    if (mode === 'move') for (const f of kind === 'file' ? [joinPath(src)] : srcFiles) this.usage.released('local', f);
+    emitTransfer(this.deps.events, this.types, kind, mode, src, dst);
     this.emitChanged();
     return kind === 'file' ? this.storage.fileEntry(dst) : this.storage.folderEntry(dst, 0);
   }
@@ -362,9 +343,7 @@ export class FileService {
       this.analysis.cancel(f);
     }
     await this.storage.remove(parts);
-    const name = parts[parts.length - 1];
-    if (kind === 'file') this.deps.events.emit('FileRemoved', { storage: 'local', path: joinPath(parts), name, type: this.types.typePathOf(name) ?? [] });
-    else this.deps.events.emit('FolderRemoved', { storage: 'local', path: joinPath(parts), name });
+    emitRemoval(this.deps.events, this.types, kind, parts);
     this.emitChanged();
   }
 

@@ -3,8 +3,43 @@ import { PERMISSIONS, permissionByKey } from '../access/permissions.ts';
 import type { UserStore, UserRecord, GroupRecord } from '../access/user-store.ts';
 import type { Identity } from '../access/identity.ts';
 import { GLOBAL_KEY_USER } from '../access/access-service.ts';
+import { Type, type Static } from 'typebox';
+import { AnyJson, Nullable } from './schema-kit.ts';
 
-export interface Needs { role?: string[]; group?: string[] }
+// Response schemas of these records. Every field a record can lack is optional (anonymous and `_api` identities
+// carry fewer); user settings are whatever the user stored.
+const Strings = Type.Array(Type.String());
+export const NeedsSchema = Type.Object({ role: Type.Optional(Strings), group: Type.Optional(Strings) });
+
+export const PermissionSchema = Type.Object({
+  key: Type.String(), name: Type.Optional(Type.String()), dangerous: Type.Optional(Type.Boolean()), default_groups: Type.Optional(Strings),
+  description: Type.Optional(Type.String()), needs: Type.Optional(NeedsSchema), plugin: Type.Optional(Type.String()),
+});
+
+export const GroupSchema = Type.Object({
+  key: Type.String(), name: Type.String(), description: Type.String(), permissions: Strings, subgroups: Strings, needs: NeedsSchema,
+  default: Type.Boolean(), removable: Type.Boolean(), changeable: Type.Boolean(), toggleable: Type.Boolean(), dangerous: Type.Boolean(),
+});
+
+const identityFields = {
+  name: Type.Optional(Type.String()), active: Type.Optional(Type.Boolean()), permissions: Type.Optional(Strings), groups: Type.Optional(Strings),
+  needs: NeedsSchema, apikey: Type.Optional(Nullable('string')), settings: Type.Optional(AnyJson), admin: Type.Optional(Type.Boolean()),
+  user: Type.Optional(Type.Boolean()), roles: Type.Optional(Strings),
+};
+export const UserSchema = Type.Object({
+  name: Type.String(), active: Type.Boolean(), permissions: Strings, groups: Strings, needs: NeedsSchema, apikey: Nullable('string'),
+  settings: AnyJson, admin: Type.Boolean(), user: Type.Boolean(), roles: Strings,
+});
+/** A stored user, the global key's `_api` or the anonymous guest (only `needs`), as /api/login answers about them. */
+export const IdentitySchema = Type.Object(identityFields);
+export const PermissionListSchema = Type.Object({ permissions: Type.Array(PermissionSchema) });
+export const GroupListSchema = Type.Object({ groups: Type.Array(GroupSchema) });
+export const UserListSchema = Type.Object({ users: Type.Array(UserSchema) });
+
+export type Needs = Static<typeof NeedsSchema>;
+export type GroupWire = Static<typeof GroupSchema>;
+export type UserWire = Static<typeof UserSchema>;
+export type IdentityWire = Static<typeof IdentitySchema>;
 
 /** Role needs of a permission set, in catalogue order; ADMIN stands for every permission. */
 function roleNeeds(perms: Iterable<string>): string[] {
@@ -30,7 +65,7 @@ function groupClosure(users: UserStore, keys: readonly string[], seen = new Set<
   return [...seen];
 }
 
-export function permissionRecord(key: string): Record<string, unknown> {
+export function permissionRecord(key: string): Static<typeof PermissionSchema> {
   const p = permissionByKey(key);
   if (!p) return { key };
   return {
@@ -43,7 +78,7 @@ function groupDangerous(users: UserStore, g: GroupRecord): boolean {
   return [...users.groupPermissions(g.key)].some((k) => permissionByKey(k)?.dangerous);
 }
 
-export function groupRecord(users: UserStore, g: GroupRecord): Record<string, unknown> {
+export function groupRecord(users: UserStore, g: GroupRecord): GroupWire {
   return {
     key: g.key, name: g.name, description: g.description,
     permissions: [...g.permissions], subgroups: [...g.subgroups],
@@ -53,7 +88,7 @@ export function groupRecord(users: UserStore, g: GroupRecord): Record<string, un
   };
 }
 
-export function userRecord(users: UserStore, u: UserRecord): Record<string, unknown> {
+export function userRecord(users: UserStore, u: UserRecord): UserWire {
   const effective = users.userPermissions(u);
   const admin = effective.has('ADMIN');
   return {
@@ -65,7 +100,7 @@ export function userRecord(users: UserStore, u: UserRecord): Record<string, unkn
 }
 
 /** The record of whoever the identity is: a stored user, the global key's `_api`, or the anonymous guest. */
-export function identityRecord(users: UserStore, id: Identity): Record<string, unknown> {
+export function identityRecord(users: UserStore, id: Identity): IdentityWire {
   if (id.isAnonymous) return { needs: needs(roleNeeds(id.permissions), ['guests']) };
   const u = id.name === undefined ? undefined : users.getUser(id.name);
   if (u) return userRecord(users, u);

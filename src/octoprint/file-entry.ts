@@ -4,8 +4,58 @@
 import type { StoredEntry, StoredFile, StoredFolder } from '../files/types.ts';
 import type { PrintRecord } from '../files/metadata-store.ts';
 import { thumbnailRef } from '../files/analysis/thumbnails.ts';
+import { Type, type Static } from 'typebox';
+import { AnyJson, OpenObject } from './schema-kit.ts';
 
-export type WireEntry = Record<string, unknown>;
+// Response schemas. An entry is open: stored metadata keys (userdata, plugin keys) pass through as they are, and the
+// analysis is whatever the analyser found. Folder children are entries of the same shape, written as they are.
+const Refs = Type.Object({ resource: Type.String(), download: Type.Optional(Type.String()) });
+const PerProfile = Type.Object({}, { additionalProperties: Type.Number() });
+
+export const FileEntrySchema = OpenObject({
+  name: Type.String(),
+  display: Type.Optional(Type.String()),
+  path: Type.String(),
+  type: Type.Optional(Type.String()),
+  typePath: Type.Optional(Type.Array(Type.String())),
+  origin: Type.String(),
+  refs: Refs,
+  size: Type.Optional(Type.Number()),
+  date: Type.Optional(Type.Number()),
+  hash: Type.Optional(Type.String()),
+  gcodeAnalysis: Type.Optional(AnyJson),
+  thumbnail: Type.Optional(Type.String()),
+  prints: Type.Optional(Type.Object({
+    success: Type.Number(), failure: Type.Number(),
+    last: Type.Object({ success: Type.Boolean(), date: Type.Number(), printTime: Type.Optional(Type.Number()) }),
+  })),
+  statistics: Type.Optional(Type.Object({ averagePrintTime: PerProfile, lastPrintTime: PerProfile })),
+  children: Type.Optional(Type.Array(AnyJson)),
+});
+
+/** A listing: the entries, and the local storage's free and total bytes (absent for the SD card). */
+export const FileListSchema = Type.Object({
+  files: Type.Array(FileEntrySchema),
+  free: Type.Optional(Type.Number()),
+  total: Type.Optional(Type.Number()),
+});
+
+export const AbridgedEntrySchema = Type.Object({ name: Type.String(), path: Type.String(), origin: Type.String(), refs: Refs });
+export const SlicedEntrySchema = Type.Object({
+  name: Type.String(), path: Type.String(), display: Type.String(), origin: Type.String(), refs: Refs,
+});
+
+/** POST /api/files/{location}: the stored file (and its SD copy), or the folder made. */
+export const UploadReplySchema = Type.Object({
+  files: Type.Optional(Type.Object({ local: AbridgedEntrySchema, sdcard: Type.Optional(AbridgedEntrySchema) })),
+  folder: Type.Optional(AbridgedEntrySchema),
+  done: Type.Boolean(),
+  effectiveSelect: Type.Optional(Type.Boolean()),
+  effectivePrint: Type.Optional(Type.Boolean()),
+});
+
+/** An entry on the wire: the listed fields, and any stored metadata key. */
+export type WireEntry = Static<typeof FileEntrySchema> & Record<string, unknown>;
 
 /** Percent-encodes each segment of a slash-separated path. */
 export function encodePath(path: string): string {
@@ -16,7 +66,7 @@ export const resourceUrl = (base: string, origin: string, path: string): string 
 export const downloadUrl = (base: string, path: string): string => `${base}/downloads/files/local/${encodePath(path)}`;
 
 /** `prints` (success/failure counts, last) and `statistics` (per printer profile) from the print history. */
-export function printSummary(history: PrintRecord[] | undefined): { prints?: WireEntry; statistics?: WireEntry } {
+export function printSummary(history: PrintRecord[] | undefined): Pick<WireEntry, 'prints' | 'statistics'> {
   if (!history || history.length === 0) return {};
   let success = 0;
   let failure = 0;
@@ -35,7 +85,7 @@ export function printSummary(history: PrintRecord[] | undefined): { prints?: Wir
       if (!l || h.timestamp >= l.at) lastTimes[h.printerProfile] = { at: h.timestamp, time: h.printTime };
     }
   }
-  const lastOut: WireEntry = { success: last.success, date: last.timestamp };
+  const lastOut: { success: boolean; date: number; printTime?: number } = { success: last.success, date: last.timestamp };
   if (last.success && typeof last.printTime === 'number') lastOut.printTime = last.printTime;
   const averagePrintTime: Record<string, number> = {};
   const lastPrintTime: Record<string, number> = {};
@@ -83,8 +133,9 @@ export function toWire(base: string, e: StoredEntry): WireEntry {
 }
 
 /** The abridged entry of upload/copy/move answers: name, path, origin, refs only. */
-export function abridged(base: string, origin: 'local' | 'sdcard', name: string, path: string, isFile = true): WireEntry {
-  const refs: Record<string, string> = { resource: resourceUrl(base, origin, path) };
+export function abridged(base: string, origin: 'local' | 'sdcard', name: string, path: string, isFile = true): Static<typeof AbridgedEntrySchema> {
+  const refs: { resource: string; download?: string } = { resource: resourceUrl(base, origin, path) };
   if (origin === 'local' && isFile) refs.download = downloadUrl(base, path);
   return { name, path, origin, refs };
 }
+

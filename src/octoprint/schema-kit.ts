@@ -14,3 +14,15 @@ export const AnyJson: TUnsafe<unknown> = Type.Unsafe<unknown>({});
 
 /** An object whose listed keys have these types and which may carry any other key as it is. */
 export const OpenObject = <P extends Record<string, TSchema>>(properties: P) => Type.Object(properties, { additionalProperties: true });
+
+/**
+ * No body (204, 302, 304): Fastify serialises nothing; declared so every route states what it answers. Some routes send
+ * an empty string with a content type, as OctoPrint's do.
+ */
+export const NoContent = Type.Unsafe<void | ''>({ description: 'No Content' });
+
+/** A text/html answer (OctoPrint's plain error pages and redirects): sent as it is, never serialised. */
+export const HtmlText = Type.String({ description: 'text/html' });
+
+/** A file's bytes (downloads, zip bundles): streamed as they are, never serialised. */
+export const FileBytes = Type.Unsafe<unknown>({ description: 'the file, streamed' });

@@ -1,70 +1,25 @@
 // Push channel service: the set of clients, their authentication, and the fan-out of status (`history`/`current`),
 // events, plugin and slicing messages with OctoPrint's permission rules and per-client throttling.
 import type { Server as HttpServer } from 'node:http';
-import type { ConfigStore } from '../config/config-store.ts';
-import type { EventBus } from '../core/event-bus.ts';
 import type { EventName } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Clock } from '../core/clock.ts';
-import type { Identity } from '../access/identity.ts';
 import { attachPushTransports, MAX_CLIENT_MESSAGE, type AttachedTransports, type PushConnection } from './transports.ts';
 import { PushClient, DEFAULT_LIMITS, type ClientLimits } from './push-client.ts';
 import { StatusMonitor, stateKey, type StatusDelta } from './status-monitor.ts';
-import { noJob, offlinePrinter, type JobStatusSource, type PrinterStatusSource } from './sources.ts';
+import { noJob, offlinePrinter } from './sources.ts';
 import { parseSubscription, shareKey, wantsName } from './subscription.ts';
-import {
-  ADMIN_ONLY_EVENTS, ADMIN_PAYLOAD_EVENTS, connectedPayload, currentPayload, encode, eventPayload, historyPayload,
-  isPushedEvent, type OutMessage,
-} from './messages.ts';
+import { connectedPayload, currentPayload, encode, historyPayload, isPushedEvent, type OutMessage } from './messages.ts';
+import { EventFanout } from './event-fanout.ts';
+import type { PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
 
-/** What the push channel needs from access control (AccessService satisfies it). */
-export interface PushAccess {
-  readonly enabled: boolean;
-  anonymous(): Identity;
-  identityForSession(sessionId: string): Identity | undefined;
-  users: {
-    onUserChanged(fn: (name: string) => void): () => void;
-    onGroupChanged?(fn: (key: string) => void): () => void;
-    getUser(name: string): unknown;
-  };
-  sessions: { onEnd?(fn: (s: { id: string; user: string }, reason: 'logout' | 'stale' | 'removed' | 'modified') => void): () => void };
-}
-
-export interface PushServiceDeps {
-  config: ConfigStore;
-  events: EventBus;
-  access: PushAccess;
-  logger: Logger;
-  clock: Clock;
-  printer?: PrinterStatusSource;
-  jobs?: JobStatusSource;
-  limits?: Partial<ClientLimits>;
-  /** Base period of `current` (OctoPrint: 500 ms); a client's throttle multiplies it. */
-  intervalMs?: number;
-}
-
-export type ReauthReason = 'logout' | 'stale' | 'removed' | 'modified';
+// The channel's ports live in push-deps.ts; the host imports them from here.
+export type { PushAccess, PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
 
 let instances = 0;
 /** Sessions of connected clients are touched this often so they do not expire while the socket is open. */
 const SESSION_KEEPALIVE_MS = 60_000;
-/**
- * Events are fanned out in batches at most this often: a burst (Z changes while streaming fast) then costs one write
- * per client instead of one per event and client, and the printer link's own work is not interleaved with it. 100 ms
- * (a fifth of the `current` period) measured better than 25 ms for the link's throughput with 200 clients.
- */
-const EVENT_BATCH_MS = 100;
-
 /** How long closing connections may take to deliver what they were sent (at shutdown). */
 const CLOSE_GRACE_MS = 1000;
-
-export interface TimelapseSource {
-  config(): unknown;
-  rendering(): unknown;
-}
-
-/** `message`: not an event but a message that must keep its place among them (renderProgress after MovieRendering). */
-interface QueuedEvent { name: string; full: OutMessage; redacted: OutMessage | undefined; message?: true }
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
@@ -76,8 +31,7 @@ export class PushService {
   private timer: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   private unsubscribers: Array<() => void> = [];
-  private eventQueue: QueuedEvent[] = [];
-  private eventFlush: NodeJS.Timeout | undefined;
+  private readonly fanout = new EventFanout(this.clients);
   private stateFlush: NodeJS.Immediate | undefined;
   /** The timelapse config and render under way, for the `timelapse` message on registration (none: `null`). */
   private timelapse: TimelapseSource | undefined;
@@ -138,10 +92,7 @@ export class PushService {
     const transports = this.transports;
     this.transports = undefined;
     if (!transports) return;
-    if (this.eventFlush) {
-      clearTimeout(this.eventFlush);
-      this.flushEvents();
-    }
+    this.fanout.flushNow();
     await transports.close(CLOSE_GRACE_MS);
   }
 
@@ -149,9 +100,9 @@ export class PushService {
     await this.detach();
     if (this.timer) clearInterval(this.timer);
     if (this.keepalive) clearInterval(this.keepalive);
-    if (this.eventFlush) clearTimeout(this.eventFlush);
+    this.fanout.stop();
     if (this.stateFlush) clearImmediate(this.stateFlush);
-    this.timer = this.keepalive = this.eventFlush = this.stateFlush = undefined;
+    this.timer = this.keepalive = this.stateFlush = undefined;
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
     this.monitor.stop();
@@ -182,8 +133,7 @@ export class PushService {
   /** `{"renderProgress": {"progress": percent}}` while a timelapse renders. */
   renderProgress(progress: number): void {
     // Queued with the events, so clients see MovieRendering before the first progress and MovieDone after the last.
-    this.eventQueue.push({ name: 'renderProgress', full: encode('renderProgress', { progress }), redacted: undefined, message: true });
-    this.eventFlush ??= setTimeout(() => this.flushEvents(), EVENT_BATCH_MS);
+    this.fanout.message('renderProgress', encode('renderProgress', { progress }));
   }
 
   // --- connections ----------------------------------------------------------------------------------------------------
@@ -378,31 +328,7 @@ export class PushService {
 
   private onEvent(name: EventName, payload: unknown): void {
     if (name === 'ChartMarked') this.monitor.mark(payload as { type: string; label: string; time?: number });
-    if (!isPushedEvent(name)) return;
-    // Serialised now (the emitter may reuse its object), sent after the emitter's synchronous work is done.
-    const wire = eventPayload(name, payload);
-    const full = encode('event', { type: name, payload: wire });
-    const redacted = ADMIN_PAYLOAD_EVENTS.has(name) ? encode('event', { type: name, payload: {} }) : undefined;
-    this.eventQueue.push({ name, full, redacted });
-    this.eventFlush ??= setTimeout(() => this.flushEvents(), EVENT_BATCH_MS);
-  }
-
-  private flushEvents(): void {
-    this.eventFlush = undefined;
-    const queue = this.eventQueue;
-    this.eventQueue = [];
-    for (const c of this.clients) {
-      if (!c.registered || !c.identity.has('STATUS') || !c.keepingUp()) continue;
-      const admin = c.identity.has('ADMIN');
-      const corked = queue.length > 1;
-      if (corked) c.conn.cork();
-      for (const e of queue) {
-        if (c.closed) break;
-        if (!e.message && (!wantsName(c.subscription.events, e.name) || (!admin && ADMIN_ONLY_EVENTS.has(e.name)))) continue;
-        c.send(e.redacted && !admin ? e.redacted : e.full);
-      }
-      if (corked) c.conn.uncork();
-    }
+    if (isPushedEvent(name)) this.fanout.event(name, payload);
   }
 
   /** A round of `current`: the deltas cut at state changes since the last round, then what changed since. */

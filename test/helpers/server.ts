@@ -1,4 +1,5 @@
 // Test helper: a real Gantry on an ephemeral port with a fresh temp base dir, plus small HTTP helpers.
+import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,7 @@ import type { TestContext } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { startGantry, type Gantry, type StartOptions } from '../../src/main.ts';
 import { generateApiKey } from '../../src/access/keys.ts';
+import { installWireCheck, wireMismatches } from './wire-check.ts';
 
 /** Starts Gantry with stdout silenced (the first-run banner goes there). */
 async function startQuietly(opts: StartOptions): Promise<Gantry> {
@@ -53,6 +55,9 @@ async function seedAsAfterFirstStart(baseDir: string): Promise<void> {
 /** Settings that change what a first start does (no admin with access control off, a given key): those start fresh. */
 const FIRST_START_SECTIONS = ['accessControl', 'api', 'server'];
 
+// Every answer of every test server is checked against its route's response schema.
+installWireCheck();
+
 export interface TestServer extends Gantry {
   baseDir: string;
   /** The global API key (created on first run). */
@@ -91,9 +96,11 @@ export async function startTestServer(
     },
   };
   t?.after(async () => {
+    const mismatches = wireMismatches(g.app);
     await g.stop();
     // Retried: a write the stopped server had already started (metadata of a failed transfer) may land during removal.
     if (!opts.baseDir) await rm(baseDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    assert.deepEqual(mismatches, [], 'a response schema changed what the handler answered');
   });
   return server;
 }

@@ -6,7 +6,9 @@ import type { AccessService } from '../../access/access-service.ts';
 import { forbidden, invalid, notFound } from '../../core/errors.ts';
 import { PERMISSIONS } from '../../access/permissions.ts';
 import { GENERIC_MESSAGES } from '../error-mapper.ts';
-import { permissionRecord, groupRecord, userRecord } from '../../octoprint/access-records.ts';
+import { permissionRecord, groupRecord, userRecord, GroupListSchema, GroupSchema, PermissionListSchema, UserListSchema, UserSchema,
+} from '../../octoprint/access-records.ts';
+import { HtmlText, OpenObject } from '../../octoprint/schema-kit.ts';
 
 const Strings = Type.Array(Type.String());
 const KeyParams = Type.Object({ key: Type.String() });
@@ -49,6 +51,11 @@ const PasswordChange = Type.Object({
 
 const SettingsPatch = Type.Record(Type.String(), Type.Unknown());
 
+const Empty = Type.Object({});
+/** A user's settings are whatever the user (or the web UI) stored. */
+const UserSettings = OpenObject({});
+const ApiKeyReply = Type.Object({ apikey: Type.String() });
+
 /** Routes a user may call about themselves; admins about anyone. */
 function requireSelfOrAdmin(request: FastifyRequest, name: string): void {
   const id = request.identity;
@@ -66,14 +73,14 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     return u;
   };
 
-  app.get('/api/access/permissions', { config: { access: 'anonymous' } }, async () => ({
+  app.get('/api/access/permissions', { config: { access: 'anonymous' }, schema: { response: { 200: PermissionListSchema } } }, async () => ({
     permissions: PERMISSIONS.map((p) => permissionRecord(p.key)),
   }));
 
   // --- groups ---
-  app.get('/api/access/groups', { config: { access: 'ADMIN' } }, async () => groupList());
+  app.get('/api/access/groups', { config: { access: 'ADMIN' }, schema: { response: { 200: GroupListSchema } } }, async () => groupList());
 
-  app.post('/api/access/groups', { config: { access: 'ADMIN' }, schema: { body: GroupCreate } }, async (request) => {
+  app.post('/api/access/groups', { config: { access: 'ADMIN' }, schema: { response: { 200: GroupListSchema }, body: GroupCreate } }, async (request) => {
     const b = request.body;
     if (!b.key) throw invalid('key is missing');
     if (!b.name) throw invalid('name is missing');
@@ -83,27 +90,27 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     return groupList();
   });
 
-  app.get('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { params: KeyParams } }, async (request) => {
+  app.get('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { response: { 200: GroupSchema }, params: KeyParams } }, async (request) => {
     const g = users.getGroup(request.params.key);
     if (!g) throw notFound(GENERIC_MESSAGES[404]);
     return groupRecord(users, g);
   });
 
-  app.put('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { params: KeyParams, body: GroupUpdate } }, async (request) => {
+  app.put('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { response: { 200: GroupListSchema }, params: KeyParams, body: GroupUpdate } }, async (request) => {
     const { description, permissions, subgroups } = request.body;
     await users.updateGroup(request.params.key, { description, permissions, subgroups, default: request.body.default });
     return groupList();
   });
 
-  app.delete('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { params: KeyParams } }, async (request) => {
+  app.delete('/api/access/groups/:key', { config: { access: 'ADMIN' }, schema: { response: { 200: GroupListSchema }, params: KeyParams } }, async (request) => {
     await users.removeGroup(request.params.key);
     return groupList();
   });
 
   // --- users ---
-  app.get('/api/access/users', { config: { access: 'ADMIN' } }, async () => userList());
+  app.get('/api/access/users', { config: { access: 'ADMIN' }, schema: { response: { 200: UserListSchema } } }, async () => userList());
 
-  app.post('/api/access/users', { config: { access: 'ADMIN' }, schema: { body: UserCreate } }, async (request) => {
+  app.post('/api/access/users', { config: { access: 'ADMIN' }, schema: { response: { 200: UserListSchema }, body: UserCreate } }, async (request) => {
     const b = request.body;
     if (b.name === undefined) throw invalid('name is missing');
     if (b.password === undefined || b.password === '') throw invalid('password is missing');
@@ -112,23 +119,23 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     return userList();
   });
 
-  app.get('/api/access/users/:name', { config: { access: 'user' }, schema: { params: NameParams } }, async (request) => {
+  app.get('/api/access/users/:name', { config: { access: 'user' }, schema: { response: { 200: UserSchema }, params: NameParams } }, async (request) => {
     requireSelfOrAdmin(request, request.params.name);
     return userRecord(users, userOr404(request.params.name));
   });
 
-  app.put('/api/access/users/:name', { config: { access: 'ADMIN' }, schema: { params: NameParams, body: UserUpdate } }, async (request) => {
+  app.put('/api/access/users/:name', { config: { access: 'ADMIN' }, schema: { response: { 200: UserListSchema }, params: NameParams, body: UserUpdate } }, async (request) => {
     const { active, groups, permissions } = request.body;
     await users.updateUser(request.params.name, { active, groups, permissions });
     return userList();
   });
 
-  app.delete('/api/access/users/:name', { config: { access: 'ADMIN' }, schema: { params: NameParams } }, async (request) => {
+  app.delete('/api/access/users/:name', { config: { access: 'ADMIN' }, schema: { response: { 200: UserListSchema }, params: NameParams } }, async (request) => {
     await users.removeUser(request.params.name);
     return userList();
   });
 
-  app.put('/api/access/users/:name/password', { config: { access: 'user' }, schema: { params: NameParams, body: PasswordChange } },
+  app.put('/api/access/users/:name/password', { config: { access: 'user' }, schema: { response: { 200: Empty }, params: NameParams, body: PasswordChange } },
     async (request) => {
       const { name } = request.params;
       requireSelfOrAdmin(request, name);
@@ -143,12 +150,12 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
       return {};
     });
 
-  app.get('/api/access/users/:name/settings', { config: { access: 'user' }, schema: { params: NameParams } }, async (request) => {
+  app.get('/api/access/users/:name/settings', { config: { access: 'user' }, schema: { response: { 200: UserSettings }, params: NameParams } }, async (request) => {
     requireSelfOrAdmin(request, request.params.name);
     return userOr404(request.params.name).settings;
   });
 
-  app.patch('/api/access/users/:name/settings', { config: { access: 'user' }, schema: { params: NameParams, body: SettingsPatch } },
+  app.patch('/api/access/users/:name/settings', { config: { access: 'user' }, schema: { response: { 200: Empty }, params: NameParams, body: SettingsPatch } },
     async (request) => {
       requireSelfOrAdmin(request, request.params.name);
       const u = userOr404(request.params.name);
@@ -156,13 +163,13 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
       return {};
     });
 
-  app.post('/api/access/users/:name/apikey', { config: { access: 'user' }, schema: { params: NameParams } }, async (request) => {
+  app.post('/api/access/users/:name/apikey', { config: { access: 'user' }, schema: { response: { 200: ApiKeyReply }, params: NameParams } }, async (request) => {
     requireSelfOrAdmin(request, request.params.name);
     userOr404(request.params.name);
     return { apikey: await users.generateUserKey(request.params.name) };
   });
 
-  app.delete('/api/access/users/:name/apikey', { config: { access: 'user' }, schema: { params: NameParams } }, async (request) => {
+  app.delete('/api/access/users/:name/apikey', { config: { access: 'user' }, schema: { response: { 200: Empty }, params: NameParams } }, async (request) => {
     requireSelfOrAdmin(request, request.params.name);
     userOr404(request.params.name);
     await users.deleteUserKey(request.params.name);
@@ -170,9 +177,9 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
   });
 
   // Legacy paths of older clients: 307 keeps method and body, the target route checks access again.
-  const redirect = (request: FastifyRequest, reply: FastifyReply) => {
+  const redirect = (request: FastifyRequest, reply: FastifyReply): void => {
     const target = request.url.replace(/^\/api\/users/, '/api/access/users');
-    return reply.code(307).header('Location', target).type('text/html; charset=utf-8')
+    reply.code(307).header('Location', target).type('text/html; charset=utf-8')
       .send(`<!doctype html>\n<html lang=en>\n<title>Redirecting...</title>\n<h1>Redirecting...</h1>\n<p>You should be redirected automatically to the target URL: <a href="${encodeURI(target)}">${encodeURI(target)}</a>.</p>\n`);
   };
   const legacy: Array<[string, Array<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>]> = [
@@ -182,5 +189,7 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     ['/api/users/:name/settings', ['GET', 'PATCH']],
     ['/api/users/:name/apikey', ['POST', 'DELETE']],
   ];
-  for (const [url, methods] of legacy) app.route({ method: methods, url, config: { access: 'user' }, handler: redirect });
+  for (const [url, methods] of legacy) {
+    app.route({ method: methods, url, config: { access: 'user' }, schema: { response: { 307: HtmlText } }, handler: redirect });
+  }
 }

@@ -8,6 +8,7 @@ import { GENERIC_MESSAGES, sendError } from '../error-mapper.ts';
 import { absoluteUrl } from '../urls.ts';
 import { commandUnion } from './command-body.ts';
 import { issueCsrfCookie } from '../auth.ts';
+import { HtmlText, NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 
 const RequestBody = Type.Object({
   app: Type.Optional(Type.String()),
@@ -20,6 +21,13 @@ const AppKeysCommand = commandUnion<{ command?: string; app?: string; user?: str
   revoke: { key: Type.Optional(Type.String()) } },
 { command: Type.Optional(Type.String()), app: Type.Optional(Type.String()), user: Type.Optional(Type.String()), key: Type.Optional(Type.String()) });
 
+const KeyEntry = Type.Object({ app_id: Type.String(), api_key: Type.String(), user_id: Type.String() });
+const KeyList = Type.Object({
+  keys: Type.Array(KeyEntry),
+  /** Requests awaiting this user's decision, by user token. */
+  pending: Type.Object({}, { additionalProperties: Type.Object({ app_id: Type.String(), user_id: Nullable('string'), user_token: Type.String() }) }),
+});
+
 const GRANT = 'PLUGIN_APPKEYS_GRANT';
 const ADMIN = 'PLUGIN_APPKEYS_ADMIN';
 
@@ -29,9 +37,10 @@ export function registerAppKeyRoutes(app: GantryApp, deps: { access: AccessServi
   const appKeys = deps.access.appKeys;
   const wireKey = (k: { appId: string; apiKey: string; userId: string }) => ({ app_id: k.appId, api_key: k.apiKey, user_id: k.userId });
 
-  app.get('/plugin/appkeys/probe', { config: { access: 'public' } }, async (_request, reply) => reply.code(204).type('text/plain').send());
+  app.get('/plugin/appkeys/probe', { config: { access: 'public' }, schema: { response: { 204: NoContent } } }, async (_request, reply) => reply.code(204).type('text/plain').send());
 
-  app.post('/plugin/appkeys/request', { config: { access: 'public', csrfExempt: true }, schema: { body: RequestBody } }, async (request, reply) => {
+  app.post('/plugin/appkeys/request', { config: { access: 'public', csrfExempt: true }, schema: { body: RequestBody,
+    response: { 201: Type.Object({ app_token: Type.String(), auth_dialog: Type.String() }) } } }, async (request, reply) => {
     reply.header('Cache-Control', 'no-cache');
     const body = request.body;
     if (!body || typeof body.app !== 'string' || !body.app.trim()) return sendError(reply, 400, 'No app name provided');
@@ -41,7 +50,8 @@ export function registerAppKeyRoutes(app: GantryApp, deps: { access: AccessServi
       .send({ app_token: r.appToken, auth_dialog: dialog });
   });
 
-  app.get('/plugin/appkeys/request/:token', { config: { access: 'public' }, schema: { params: TokenParams } }, async (request, reply) => {
+  app.get('/plugin/appkeys/request/:token', { config: { access: 'public' },
+    schema: { params: TokenParams, response: { 200: Type.Object({ api_key: Type.String() }), 202: Type.Object({ message: Type.String() }) } } }, async (request, reply) => {
     const result = await appKeys.poll(request.params.token);
     if (!result) return sendError(reply, 404);
     if (result.state === 'pending') return reply.code(202).send({ message: 'Awaiting decision' });
@@ -49,7 +59,8 @@ export function registerAppKeyRoutes(app: GantryApp, deps: { access: AccessServi
   });
 
   // A minimal allow/deny page for apps that open `auth_dialog` in a browser.
-  app.get('/plugin/appkeys/auth/:token', { config: { access: 'public' }, schema: { params: TokenParams } }, async (request, reply) => {
+  app.get('/plugin/appkeys/auth/:token', { config: { access: 'public' },
+    schema: { params: TokenParams, response: { 200: HtmlText, 302: NoContent } } }, async (request, reply) => {
     const pending = appKeys.pendingRequest(request.params.token);
     if (!pending) return sendError(reply, 404);
     const id = request.identity;
@@ -78,7 +89,7 @@ document.getElementById('deny').onclick = () => decide(false);
 </script></body></html>`);
   });
 
-  app.post('/plugin/appkeys/decision/:token', { config: { access: 'user' }, schema: { params: TokenParams, body: DecisionBody } },
+  app.post('/plugin/appkeys/decision/:token', { config: { access: 'user' }, schema: { params: TokenParams, body: DecisionBody, response: { 204: NoContent } } },
     async (request, reply) => {
       reply.header('Cache-Control', 'no-cache');
       if (typeof request.body?.decision !== 'boolean') throw invalid('No decision provided');
@@ -88,7 +99,7 @@ document.getElementById('deny').onclick = () => decide(false);
       return reply.code(204).send();
     });
 
-  app.get('/api/plugin/appkeys', { config: { access: 'user' }, schema: { querystring: ListQuery } }, async (request) => {
+  app.get('/api/plugin/appkeys', { config: { access: 'user' }, schema: { querystring: ListQuery, response: { 200: KeyList } } }, async (request) => {
     const id = request.identity;
     const user = id.name ?? GLOBAL_KEY_USER;
     const all = request.query.all === 'true' && id.has(ADMIN);
@@ -97,7 +108,7 @@ document.getElementById('deny').onclick = () => decide(false);
     return { keys: appKeys.listKeys(all ? undefined : user).map(wireKey), pending };
   });
 
-  app.post('/api/plugin/appkeys', { config: { access: 'user' }, schema: { body: AppKeysCommand } }, async (request, reply) => {
+  app.post('/api/plugin/appkeys', { config: { access: 'user' }, schema: { body: AppKeysCommand, response: { 200: KeyEntry, 204: NoContent } } }, async (request, reply) => {
     const id = request.identity;
     const caller = id.name ?? GLOBAL_KEY_USER;
     const body = request.body;

@@ -2,7 +2,7 @@
 // disconnect, fake_ack.
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
-import { Nullable } from '../../octoprint/schema-kit.ts';
+import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService, PortProvider } from '../../printer/printer-service.ts';
@@ -57,7 +57,7 @@ export function registerConnectionRoutes(app: GantryApp, deps: ConnectionRouteDe
     };
   });
 
-  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: ConnectionCommand } }, async (request, reply) => {
+  app.post('/api/connection', { config: { access: 'CONNECTION' }, schema: { body: ConnectionCommand, response: { 204: NoContent } } }, async (request, reply) => {
     const { command, body } = commandOf(request.body, ['connect', 'disconnect', 'fake_ack'] as const);
     if (command === 'disconnect') {
       await printer.disconnect();

@@ -7,8 +7,12 @@ import type { FastifyReply } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import { DomainError } from '../../core/errors.ts';
+import { FileBytes, HtmlText, NoContent } from '../../octoprint/schema-kit.ts';
 
 const Params = Type.Object({ '*': Type.String() });
+
+/** The bytes (200, or 206 for a range), 304 when the client's copy is current; errors are HTML pages. */
+const Download = { 200: FileBytes, 206: FileBytes, 304: NoContent, 404: HtmlText, 416: HtmlText };
 
 function htmlError(reply: FastifyReply, status: number, text: string) {
   return reply.code(status).type('text/html; charset=utf-8').send(`<html><title>${status}: ${text}</title><body>${status}: ${text}</body></html>`);
@@ -35,7 +39,7 @@ export function parseRange(header: string | undefined, size: number): { start: n
 }
 
 export function registerDownloadRoutes(app: GantryApp, deps: { files: FileService }): void {
-  app.get('/downloads/files/local/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params } }, async (request, reply) => {
+  app.get('/downloads/files/local/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params, response: Download } }, async (request, reply) => {
     let abs: string;
     try {
       abs = await deps.files.absolutePath(request.params['*']);

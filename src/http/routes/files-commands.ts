@@ -5,7 +5,8 @@ import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../../core/errors.ts';
 import { parseStoredPath, joinPath } from '../../files/safe-path.ts';
 import { sendError } from '../error-mapper.ts';
-import { abridged, resourceUrl, downloadUrl } from '../../octoprint/file-entry.ts';
+import { abridged, resourceUrl, downloadUrl, AbridgedEntrySchema, SlicedEntrySchema } from '../../octoprint/file-entry.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 import { externalBase } from '../urls.ts';
 import { Param, commandUnion } from './command-body.ts';
 import { requireLocation, type FilesRouteDeps } from './files.ts';
@@ -51,7 +52,7 @@ function plain(reply: FastifyReply, status: number, text: string) {
 export function registerFileCommandRoute(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
 
-  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: FileCommand } },
+  app.post('/api/files/:location/*', { config: { access: 'anonymous' }, schema: { params: EntryParams, body: FileCommand, response: { 201: AbridgedEntrySchema, 202: SlicedEntrySchema, 204: NoContent } } },
     async (request, reply) => {
       const body = request.body;
       const command = body.command ?? '';

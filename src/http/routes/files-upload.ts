@@ -7,7 +7,8 @@ import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, invalid, notFound } from '../../core/errors.ts';
 import { acceptUpload, type UploadForm } from '../../files/upload-policy.ts';
 import { readMultipart, boundaryOf, decodeHeaderText, MultipartError } from '../multipart.ts';
-import { abridged, resourceUrl } from '../../octoprint/file-entry.ts';
+import { abridged, resourceUrl, UploadReplySchema } from '../../octoprint/file-entry.ts';
+import { HtmlText } from '../../octoprint/schema-kit.ts';
 import { externalBase } from '../urls.ts';
 import type { FilesRouteDeps } from './files.ts';
 
@@ -75,7 +76,7 @@ export function registerUploadRoute(app: GantryApp, deps: FilesRouteDeps): void 
     if (scope.hasContentTypeParser('multipart/form-data')) scope.removeContentTypeParser('multipart/form-data');
     scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
-    scope.post('/api/files/:location', { config: { access: 'FILES_UPLOAD' }, schema: { params: LocationParams } },
+    scope.post('/api/files/:location', { config: { access: 'FILES_UPLOAD' }, schema: { params: LocationParams, response: { 201: UploadReplySchema, 411: HtmlText } } },
       async (request, reply) => {
         const location = request.params.location;
         if (location !== 'local' && location !== 'sdcard') throw notFound('Unknown location');

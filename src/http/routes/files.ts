@@ -10,9 +10,10 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { JobControl } from '../../printer/job-types.ts';
 import { notFound, invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
-import { toWire } from '../../octoprint/file-entry.ts';
 import type { StoredEntry, StoredFile } from '../../files/types.ts';
 import { SCAN_REUSE_MS, shortLived } from '../short-lived.ts';
+import { toWire, FileEntrySchema, FileListSchema } from '../../octoprint/file-entry.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 import { externalBase } from '../urls.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
@@ -44,6 +45,9 @@ const TestBody = Type.Object({
   path: Type.Optional(Type.String()),
   filename: Type.Optional(Type.String()),
 }, { additionalProperties: true });
+/** Listings are serialised by sendConditional (once, for the ETag and the body); the schema says what that writes. */
+const ListReply = { 200: FileListSchema, 304: NoContent };
+const TestReply = Type.Object({ sanitized: Type.Optional(Type.String()), exists: Type.Optional(Type.Boolean()), suggestion: Type.Optional(Type.String()) });
 
 export function requireLocation(location: string, deps: FilesRouteDeps): 'local' | 'sdcard' {
   if (location === 'local') return 'local';
@@ -125,7 +129,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return deps.sdFiles.list(force);
   };
 
-  app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
+  app.get('/api/files', { config: { access: 'FILES_LIST' }, schema: { querystring: ListQuery, response: ListReply } }, async (request, reply) => {
     const q = request.query;
     const local = await localEntries(q);
     const sd = await sdEntries(truthy(q.force));
@@ -133,7 +137,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return sendConditional(request, reply, render(externalBase(request), local, sd), { free, total }, files.lastModified);
   });
 
-  app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery } },
+  app.get('/api/files/:location', { config: { access: 'FILES_LIST' }, schema: { params: LocationParams, querystring: ListQuery, response: ListReply } },
     async (request, reply) => {
       const location = requireLocation(request.params.location, deps);
       const q = request.query;
@@ -144,7 +148,8 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
       return sendConditional(request, reply, render(base, local), { free, total }, files.lastModified);
     });
 
-  app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' }, schema: { params: EntryParams, querystring: ListQuery } },
+  app.get('/api/files/:location/*', { config: { access: 'FILES_LIST' },
+    schema: { params: EntryParams, querystring: ListQuery, response: { 200: FileEntrySchema } } },
     async (request, reply) => {
       const location = requireLocation(request.params.location, deps);
       const path = request.params['*'];
@@ -157,7 +162,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
       return reply.send(toWire(externalBase(request), entry));
     });
 
-  app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams } }, async (request, reply) => {
+  app.delete('/api/files/:location/*', { config: { access: 'FILES_DELETE' }, schema: { params: EntryParams, response: { 204: NoContent } } }, async (request, reply) => {
     const { location } = request.params;
     if (location !== 'local' && location !== 'sdcard') return sendError(reply, 404);
     requireLocation(location, deps);
@@ -171,7 +176,7 @@ export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void 
     return reply.code(204).send();
   });
 
-  app.post('/api/files/test', { config: { access: 'FILES_LIST' }, schema: { body: TestBody } }, async (request) => {
+  app.post('/api/files/test', { config: { access: 'FILES_LIST' }, schema: { body: TestBody, response: { 200: TestReply } } }, async (request) => {
     const b = request.body;
     if (b.command !== 'sanitize' && b.command !== 'exists') throw invalid('command is invalid');
     if (typeof b.storage !== 'string' || typeof b.path !== 'string' || typeof b.filename !== 'string') throw invalid('Mandatory parameters missing');

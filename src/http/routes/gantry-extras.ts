@@ -6,19 +6,23 @@ import type { FileService } from '../../files/file-service.ts';
 import type { JobRunner } from '../../printer/job-runner.ts';
 import { readThumbnail } from '../../files/analysis/thumbnails.ts';
 import { DomainError } from '../../core/errors.ts';
+import { FileBytes, OpenObject } from '../../octoprint/schema-kit.ts';
 
 const Params = Type.Object({ '*': Type.String() });
+/** Finished prints as the history file keeps them (records of older versions may carry other keys). */
+const History = Type.Object({ prints: Type.Array(OpenObject({})) });
+const NotFound = Type.Object({ error: Type.String() });
 /** Recently served previews by `path@size:date`: a list of files asks for each one at once. */
 const CACHE_MAX = 64;
 
 export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobRunner?: JobRunner }): void {
   if (deps.jobRunner) {
     const jobs = deps.jobRunner;
-    app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' } }, async () => ({ prints: await jobs.printHistory() }));
+    app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' }, schema: { response: { 200: History } } }, async () => ({ prints: await jobs.printHistory() }));
   }
 
   const cache = new Map<string, Buffer>();
-  app.get('/plugin/prusaslicerthumbnails/thumbnail/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params } }, async (request, reply) => {
+  app.get('/plugin/prusaslicerthumbnails/thumbnail/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params, response: { 200: FileBytes, 404: NotFound } } }, async (request, reply) => {
     const rel = request.params['*'];
     if (!rel.toLowerCase().endsWith('.png')) return reply.code(404).send({ error: 'Thumbnail not found' });
     const stem = rel.slice(0, -4);

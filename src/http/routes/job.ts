@@ -6,6 +6,7 @@ import { JobReplySchema, jobWire, progressWire } from '../../octoprint/job.ts';
 import type { Printer } from '../../printer/types.ts';
 import { invalid } from '../../core/errors.ts';
 import { commandUnion } from './command-body.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 
 const JobCommand = commandUnion<{ command?: string; action?: string }>({ start: {}, cancel: {}, restart: {}, pause: { action: Type.Optional(Type.String()) } },
   { command: Type.Optional(Type.String()), action: Type.Optional(Type.String()) });
@@ -22,7 +23,7 @@ export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; 
       ...(interruption ? { interruption } : {}) };
   });
 
-  app.post('/api/job', { config: { access: 'PRINT' }, schema: { body: JobCommand } }, async (request, reply) => {
+  app.post('/api/job', { config: { access: 'PRINT' }, schema: { body: JobCommand, response: { 204: NoContent } } }, async (request, reply) => {
     const { command, action } = request.body;
     if (typeof command !== 'string') throw invalid('command is invalid');
     await jobRunner.command(command, { action, user: request.identity.name });

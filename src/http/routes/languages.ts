@@ -14,6 +14,16 @@ import { sendError } from '../error-mapper.ts';
 /** The limit OctoPrint applies to language pack uploads. */
 const MAX_PACK_UPLOAD = 5 * 1024 * 1024;
 
+const Language = Type.Object({
+  locale: Type.String(), locale_display: Type.String(), locale_english: Type.String(), last_update: Type.Optional(Type.Number()),
+  author: Type.Optional(Type.String()),
+});
+const Listing = Type.Object({
+  language_packs: Type.Object({}, {
+    additionalProperties: Type.Object({ identifier: Type.String(), display: Type.String(), name: Type.String(), languages: Type.Array(Language) }),
+  }),
+});
+
 const DeleteParams = Type.Object({ locale: Type.String(), pack: Type.String() });
 
 export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: LanguagePacks }): void {
@@ -27,9 +37,9 @@ export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: La
     return { language_packs };
   };
 
-  app.get('/api/languages', { config: { access: 'SETTINGS' } }, listing);
+  app.get('/api/languages', { config: { access: 'SETTINGS' }, schema: { response: { 200: Listing } } }, listing);
 
-  app.post('/api/languages', { config: { access: 'SETTINGS' } }, async (request, reply) => {
+  app.post('/api/languages', { config: { access: 'SETTINGS' }, schema: { response: { 200: Listing } } }, async (request, reply) => {
     if (!request.isMultipart()) return sendError(reply, 400, 'Expected a multipart/form-data upload with a "file" field');
     const part = await readingMultipart(() => request.file({ limits: { fileSize: MAX_PACK_UPLOAD, files: 1 } }));
     if (!part || part.fieldname !== 'file') {
@@ -56,7 +66,7 @@ export function registerLanguageRoutes(app: GantryApp, deps: { languagePacks: La
     return listing();
   });
 
-  app.delete('/api/languages/:locale/:pack', { config: { access: 'SETTINGS' }, schema: { params: DeleteParams } }, async (request) => {
+  app.delete('/api/languages/:locale/:pack', { config: { access: 'SETTINGS' }, schema: { params: DeleteParams, response: { 200: Listing } } }, async (request) => {
     await packs.delete(request.params.locale, request.params.pack);
     return listing();
   });

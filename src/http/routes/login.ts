@@ -10,7 +10,8 @@ import type { Identity, LoginMechanism } from '../../access/identity.ts';
 import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { cookieName, fromOtherSite, setLoginCookies, setLogoutCookies } from '../auth.ts';
-import { identityRecord, effectivePermissionKeys } from '../../octoprint/access-records.ts';
+import { identityRecord, effectivePermissionKeys, IdentitySchema } from '../../octoprint/access-records.ts';
+import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { truthy } from '../../core/values.ts';
 import { USERNAME_PATTERN } from '../../access/user-store.ts';
 
@@ -21,6 +22,15 @@ const LoginBody = Type.Object({
   remember: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   passive: Type.Optional(Type.Union([Type.Boolean(), Type.String(), Type.Number()])),
 }, { additionalProperties: true });
+
+/** Who logged in (a passive login of nobody answers only `needs` and `_is_external_client`). */
+const LoginReply = Type.Object({
+  ...IdentitySchema.properties,
+  session: Type.Optional(Type.String()),
+  _is_external_client: Type.Boolean(),
+  _login_mechanism: Type.Optional(Type.String()),
+});
+const CurrentUserReply = Type.Object({ name: Nullable('string'), permissions: Type.Array(Type.String()), groups: Type.Array(Type.String()) });
 
 // Login forms may also send a checkbox's `on` or a JSON 1.
 const loginFlag = (v: unknown): boolean => truthy(v) || v === 1 || (typeof v === 'string' && v.toLowerCase() === 'on');
@@ -73,7 +83,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
 
-    scope.post('/api/login', { config: { access: 'anonymous' }, schema: { body: LoginBody } }, async (request, reply) => {
+    scope.post('/api/login', { config: { access: 'anonymous' }, schema: { body: LoginBody, response: { 200: LoginReply } } }, async (request, reply) => {
       reply.header('Vary', 'Cookie');
       // Login CSRF: another site must not log the visitor's browser into an account of its choosing. A form post needs
       // no CORS preflight, so a cross-site one is refused here; a cross-origin JSON login has passed a preflight, which
@@ -112,7 +122,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
     });
   });
 
-  app.post('/api/logout', { config: { access: 'anonymous' } }, async (request, reply) => {
+  app.post('/api/logout', { config: { access: 'anonymous' }, schema: { response: { 204: NoContent } } }, async (request, reply) => {
     const id = request.identity;
     const sid = request.cookies[cookieName(request, 'session')];
     if (sid) access.sessions.delete(sid, 'logout');
@@ -121,7 +131,7 @@ export function registerLoginRoutes(app: GantryApp, deps: { access: AccessServic
     return reply.code(204).send();
   });
 
-  app.get('/api/currentuser', { config: { access: 'anonymous' } }, async (request) => {
+  app.get('/api/currentuser', { config: { access: 'anonymous' }, schema: { response: { 200: CurrentUserReply } } }, async (request) => {
     const id = request.identity;
     return { name: id.name ?? null, permissions: effectivePermissionKeys(id), groups: [...id.groups] };
   });

@@ -1,6 +1,6 @@
 // /api/printer/tool, /bed, /chamber: heater readings with optional history, targets, offsets, tool select, extrude,
 // flow rate. The rules for the values live in src/printer/heater-rules.ts.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { PrinterRouteDeps } from './printer.ts';
 import { historyOf } from './printer.ts';
@@ -8,6 +8,8 @@ import { conflict, notOperational } from '../../core/errors.ts';
 import { Param, commandOf, commandUnion } from './command-body.ts';
 import { MISSING_HEATER, TOOL_KEY, extrusion, flowPercent, hasHeater, heaterOffset, heaterTarget, toolIndex, toolOffsets, toolTargets,
 } from '../../printer/heater-rules.ts';
+import { ToolReplySchema, heaterReplySchema } from '../../octoprint/temperature.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 
 const HistoryQuery = Type.Object({ history: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }, { additionalProperties: true });
 
@@ -24,7 +26,7 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
   const { printer } = deps;
   const tools = () => printer.profile().extruder.count;
 
-  app.get('/api/printer/tool', { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery } }, async (request) => {
+  app.get('/api/printer/tool', { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery, response: { 200: ToolReplySchema } } }, async (request) => {
     if (!printer.isOperational()) throw notOperational();
     const temps = printer.temperatures();
     const out: Record<string, unknown> = {};
@@ -33,10 +35,10 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
     if (history) {
       out.history = history.map((e) => Object.fromEntries(Object.entries(e).filter(([k]) => TOOL_KEY.test(k))));
     }
-    return out;
+    return out as Static<typeof ToolReplySchema>;
   });
 
-  app.post('/api/printer/tool', { config: { access: 'CONTROL' }, schema: { body: ToolCommand } }, async (request, reply) => {
+  app.post('/api/printer/tool', { config: { access: 'CONTROL' }, schema: { body: ToolCommand, response: { 204: NoContent } } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const { command, body } = commandOf(request.body, ['target', 'offset', 'select', 'extrude', 'flowrate'] as const, {
       target: ['targets'], offset: ['offsets'], select: ['tool'], extrude: ['amount'], flowrate: ['factor'],
@@ -68,7 +70,7 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
     const has = () => hasHeater(printer.profile(), heater);
     const missing = MISSING_HEATER[heater];
 
-    app.get(`/api/printer/${heater}`, { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery } }, async (request) => {
+    app.get(`/api/printer/${heater}`, { config: { access: 'STATUS' }, schema: { querystring: HistoryQuery, response: { 200: heaterReplySchema(heater) } } }, async (request) => {
       if (!printer.isOperational()) throw notOperational();
       if (!has()) throw conflict(missing);
       const temps = printer.temperatures();
@@ -76,10 +78,10 @@ export function registerPrinterHeaterRoutes(app: GantryApp, deps: PrinterRouteDe
       if (temps[heater]) out[heater] = temps[heater];
       const history = historyOf(printer, request.query);
       if (history) out.history = history.filter((e) => heater in e).map((e) => ({ [heater]: e[heater] }));
-      return out;
+      return out as Static<ReturnType<typeof heaterReplySchema>>;
     });
 
-    app.post(`/api/printer/${heater}`, { config: { access: 'CONTROL' }, schema: { body: HeaterCommand } }, async (request, reply) => {
+    app.post(`/api/printer/${heater}`, { config: { access: 'CONTROL' }, schema: { body: HeaterCommand, response: { 204: NoContent } } }, async (request, reply) => {
       if (!printer.isOperational()) throw notOperational();
       if (!has()) throw conflict(missing);
       const { command, body } = commandOf(request.body, ['target', 'offset'] as const, { target: ['target'], offset: ['offset'] });

@@ -12,7 +12,8 @@ import { CommandBody, Param, commandOf, commandUnion, isNumber } from './command
 import { truthy } from '../../core/values.ts';
 import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
 import { StateSchema, stateWire } from '../../octoprint/state.ts';
-import { AnyJson } from '../../octoprint/schema-kit.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
+import { TemperaturesSchema } from '../../octoprint/temperature.ts';
 
 export interface PrinterRouteDeps {
   printer: PrinterService;
@@ -25,10 +26,8 @@ const HistoryQuery = Type.Object({
   exclude: Type.Optional(Type.String()),
 }, { additionalProperties: true });
 
-/** `?history=..&limit=..` → the history points (limit -1 = all), or undefined when not asked for. */
-/** Temperatures are open (one key per tool, bed, chamber, and `history` when asked for). */
 const PrinterReply = Type.Object({
-  temperature: Type.Optional(AnyJson),
+  temperature: Type.Optional(TemperaturesSchema),
   sd: Type.Optional(Type.Object({ ready: Type.Boolean() })),
   state: Type.Optional(StateSchema),
 });
@@ -40,7 +39,10 @@ const PrintheadCommand = commandUnion({
   feedrate: { factor: Param },
 });
 const SdCommand = commandUnion({ init: {}, refresh: {}, release: {} });
+/** Custom controls as configured: OctoPrint's open control tree (sections, commands, scripts, inputs). */
+const CustomControlsReply = Type.Object({ controls: Type.Array(Type.Unknown()) });
 
+/** `?history=..&limit=..` → the history points (limit -1 = all), or undefined when not asked for. */
 export function historyOf(printer: PrinterService, q: { history?: string; limit?: string }): TemperatureHistoryEntry[] | undefined {
   if (!truthy(q.history)) return undefined;
   let limit: number | undefined;
@@ -73,7 +75,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return out;
   });
 
-  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: PrintheadCommand } }, async (request, reply) => {
+  app.post('/api/printer/printhead', { config: { access: 'CONTROL' }, schema: { body: PrintheadCommand, response: { 204: NoContent } } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const { command, body } = commandOf(request.body, ['jog', 'home', 'feedrate'] as const, { home: ['axes'], feedrate: ['factor'] });
     if (command !== 'feedrate' && printer.isBusy()) throw conflict('Printer is currently printing');
@@ -112,7 +114,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return { ready: printer.sdReady() };
   });
 
-  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: SdCommand } }, async (request, reply) => {
+  app.post('/api/printer/sd', { config: { access: 'CONTROL' }, schema: { body: SdCommand, response: { 204: NoContent } } }, async (request, reply) => {
     if (!config.current.feature.sdSupport) throw notFound('SD support is disabled');
     if (!printer.isOperational() || printer.isBusy()) throw new DomainError(ErrorCodes.PRINTER_BUSY, 'Printer is not operational or currently busy');
     const { command } = commandOf(request.body, ['init', 'refresh', 'release'] as const);
@@ -122,7 +124,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return reply.code(204).send();
   });
 
-  app.post('/api/printer/command', { config: { access: 'CONTROL' }, schema: { body: CommandBody } }, async (request, reply) => {
+  app.post('/api/printer/command', { config: { access: 'CONTROL' }, schema: { body: CommandBody, response: { 204: NoContent } } }, async (request, reply) => {
     if (!printer.isOperational()) throw notOperational();
     const body = request.body as Record<string, unknown>;
     const hasCommand = 'command' in body, hasCommands = 'commands' in body, hasScript = 'script' in body;
@@ -158,7 +160,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
     return reply.code(204).send();
   });
 
-  app.get('/api/printer/command/custom', { config: { access: 'CONTROL' } }, async () => ({ controls: config.current.controls }));
+  app.get('/api/printer/command/custom', { config: { access: 'CONTROL' }, schema: { response: { 200: CustomControlsReply } } }, async () => ({ controls: config.current.controls }));
 
   registerPrinterHeaterRoutes(app, deps);
 }

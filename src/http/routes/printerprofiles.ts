@@ -1,12 +1,14 @@
 // /api/printerprofiles: list, get, add, patch, delete printer profiles in OctoPrint's wire shape (absolute `resource` URLs, ETag).
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { PrinterProfile, PrinterProfiles } from '../../printer/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { externalBase } from '../urls.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
+import { PrinterProfileListSchema, PrinterProfileReplySchema, PrinterProfileSchema } from '../../octoprint/printer-profile.ts';
 
 const IdParams = Type.Object({ id: Type.String() });
 const ProfileBody = Type.Object({
@@ -40,7 +42,9 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
 
   app.get('/api/printerprofiles', {
     config: { access: 'CONNECTION' },
-    schema: { querystring: Type.Object({ force: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+    // The listing is serialised here (once, for the ETag and the body); the schema says what that writes.
+    schema: { querystring: Type.Object({ force: Type.Optional(Type.String()) }, { additionalProperties: true }),
+      response: { 200: PrinterProfileListSchema, 304: NoContent } },
   }, async (request, reply) => {
     const body = { profiles: Object.fromEntries(profiles.list().map((p) => [p.id, toWire(request, p)])) };
     const json = JSON.stringify(body);
@@ -52,12 +56,12 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
     if (!force && inm && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag)) {
       return reply.code(304).send();
     }
-    return reply.type('application/json').send(json);
+    return (reply as FastifyReply).type('application/json').send(json);
   });
 
   app.get('/api/printerprofiles/:id', {
     config: { access: 'CONNECTION' },
-    schema: { params: IdParams },
+    schema: { params: IdParams, response: { 200: PrinterProfileSchema } },
   }, async (request, reply) => {
     const p = profiles.get(request.params.id);
     if (!p) return sendError(reply, 404);
@@ -66,7 +70,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
 
   app.post('/api/printerprofiles', {
     config: { access: 'SETTINGS' },
-    schema: { body: ProfileBody },
+    schema: { body: ProfileBody, response: { 200: PrinterProfileReplySchema } },
   }, async (request) => {
     const { profile, basedOn } = request.body;
     if (profile === undefined || profile === null) throw invalid('profile is missing');
@@ -82,7 +86,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
 
   app.patch('/api/printerprofiles/:id', {
     config: { access: 'SETTINGS' },
-    schema: { params: IdParams, body: ProfileBody },
+    schema: { params: IdParams, body: ProfileBody, response: { 200: PrinterProfileReplySchema } },
   }, async (request) => {
     const { profile } = request.body;
     if (profile === undefined || profile === null) throw invalid('profile missing');
@@ -98,7 +102,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
 
   app.delete('/api/printerprofiles/:id', {
     config: { access: 'SETTINGS' },
-    schema: { params: IdParams },
+    schema: { params: IdParams, response: { 204: NoContent } },
   }, async (request, reply) => {
     await profiles.remove(request.params.id);
     return reply.code(204).send();

@@ -1,7 +1,8 @@
 // POST /api/settings/apikey: regenerates the global API key (the only way to change it; settings cannot set it).
 import type { GantryApp } from '../types.ts';
 import type { AccessService } from '../../access/access-service.ts';
+import { Type } from 'typebox';
 
 export function registerSettingsApiKeyRoutes(app: GantryApp, deps: { access: AccessService }): void {
-  app.post('/api/settings/apikey', { config: { access: 'ADMIN' } }, async () => ({ apikey: await deps.access.regenerateGlobalKey() }));
+  app.post('/api/settings/apikey', { config: { access: 'ADMIN' }, schema: { response: { 200: Type.Object({ apikey: Type.String() }) } } }, async () => ({ apikey: await deps.access.regenerateGlobalKey() }));
 }

@@ -1,7 +1,7 @@
 // /api/settings and /api/settings/templates: the settings tree in OctoPrint's wire shape, partial updates, UI template order.
 import { assertDepth } from '../../core/deep-merge.ts';
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import { DEFAULT_GCODE_SCRIPTS, type Config } from '../../config/schema.ts';
@@ -17,6 +17,8 @@ import { checkFfmpegPath } from '../../timelapse/ffmpeg.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import { folderPaths, normaliseFolders } from '../../system/folders.ts';
 import { checkCommandline } from '../../timelapse/ffmpeg-template.ts';
+import { SettingsSchema, TemplatesSchema } from '../../octoprint/settings.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -65,6 +67,10 @@ export const TEMPLATE_ORDER = {
 
 /** The defaults a client may echo back without pinning them in config.yaml (GCODE scripts: see unconfiguredScripts). */
 const DEFAULTS = effectiveConfig({});
+
+/** GET serialises its answer itself (once per view, for the ETag and the body); the schema says what that writes. */
+const ReadReply = { 200: SettingsSchema, 304: NoContent };
+const SaveSchema = { body: Type.Unknown(), response: { 200: SettingsSchema } };
 
 
 export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void {
@@ -137,7 +143,7 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   // The last answer per view (admin, settings, webcam rights) is kept while its inputs are the same objects: a poll
   // costs neither the tree, nor its serialisation, nor its hash.
   const answers = new Map<string, { from: TreeInputs; body: string; etag: string }>();
-  app.get('/api/settings', { config: { access: 'SETTINGS_READ' } }, async (request, reply) => {
+  app.get('/api/settings', { config: { access: 'SETTINGS_READ' }, schema: { response: ReadReply } }, async (request, reply) => {
     const from = await inputs(request);
     let answer = answers.get(from.view);
     if (!answer || answer.from.config !== from.config || answer.from.options !== from.options || answer.from.scripts !== from.scripts) {
@@ -149,10 +155,10 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     reply.header('ETag', etag);
     const match = request.headers['if-none-match'];
     if (match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
-    return reply.type('application/json; charset=utf-8').send(body);
+    return (reply as FastifyReply).type('application/json; charset=utf-8').send(body);
   });
 
-  app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: { body: Type.Unknown() } }, async (request, reply) => {
+  app.post('/api/settings', { config: { access: 'SETTINGS' }, schema: SaveSchema }, async (request, reply) => {
     const body = request.body;
     if (!isPlain(body)) return sendError(reply, 400, 'Malformed JSON body in request');
     portScan.clear();
@@ -194,7 +200,7 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     return tree(request);
   });
 
-  app.get('/api/settings/templates', { config: { access: 'ADMIN' } }, async () => ({ order: TEMPLATE_ORDER }));
+  app.get('/api/settings/templates', { config: { access: 'ADMIN' }, schema: { response: { 200: TemplatesSchema } } }, async () => ({ order: TEMPLATE_ORDER }));
 }
 
 /** Plugin settings are stored as sent, per plugin; the discovery uuid is the installation's and is never overwritten. */

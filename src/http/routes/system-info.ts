@@ -4,9 +4,14 @@ import type { Paths } from '../../config/paths.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';
 import { collectSystemInfo } from '../../system/system-info.ts';
 import { OCTOPRINT_COMPAT_VERSION } from '../../octoprint/version.ts';
+import { Type } from 'typebox';
+import { OpenObject } from '../../octoprint/schema-kit.ts';
+
+/** Flat `key: value` facts (OctoPrint's dotted keys); collected from the host, so kept as they are. */
+const InfoReply = Type.Object({ systeminfo: OpenObject({}) });
 
 export function registerSystemInfoRoutes(app: GantryApp, deps: { version: string; paths: Paths; printer: PrinterService }): void {
-  app.get('/api/system/info', { config: { access: 'SYSTEM' } }, async (request) => ({
+  app.get('/api/system/info', { config: { access: 'SYSTEM' }, schema: { response: { 200: InfoReply } } }, async (request) => ({
     systeminfo: await collectSystemInfo({
       version: deps.version,
       compatVersion: OCTOPRINT_COMPAT_VERSION,

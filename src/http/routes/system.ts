@@ -5,6 +5,7 @@ import type { GantryApp } from '../types.ts';
 import { DIVIDER, type CommandSource, type SystemCommand, type SystemCommands } from '../../system/system-commands.ts';
 import { sendError } from '../error-mapper.ts';
 import { externalBase } from '../urls.ts';
+import { NoContent } from '../../octoprint/schema-kit.ts';
 
 /** Some apps send `Content-Type: application/json` with an empty body on commands that take none; that is not malformed. */
 async function ignoreEmptyJson(request: FastifyRequest): Promise<void> {
@@ -13,6 +14,11 @@ async function ignoreEmptyJson(request: FastifyRequest): Promise<void> {
 
 const SourceParams = Type.Object({ source: Type.String() });
 const ActionParams = Type.Object({ source: Type.String(), action: Type.String() });
+const CommandEntry = Type.Object({
+  action: Type.String(), name: Type.String(), confirm: Type.Optional(Type.String()), source: Type.String(), resource: Type.String(),
+});
+const CommandList = Type.Array(CommandEntry);
+const AllCommands = Type.Object({ core: CommandList, custom: CommandList });
 
 export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: SystemCommands }): void {
   const commands = deps.systemCommands;
@@ -26,12 +32,12 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
   });
   const listOf = (request: FastifyRequest, source: CommandSource) => commands.list(source).map((c) => toWire(request, c));
 
-  app.get('/api/system/commands', { config: { access: 'SYSTEM' } }, async (request) => ({
+  app.get('/api/system/commands', { config: { access: 'SYSTEM' }, schema: { response: { 200: AllCommands } } }, async (request) => ({
     core: listOf(request, 'core'),
     custom: listOf(request, 'custom'),
   }));
 
-  app.get('/api/system/commands/:source', { config: { access: 'SYSTEM' }, schema: { params: SourceParams } }, async (request, reply) => {
+  app.get('/api/system/commands/:source', { config: { access: 'SYSTEM' }, schema: { params: SourceParams, response: { 200: CommandList } } }, async (request, reply) => {
     const { source } = request.params;
     if (!commands.isSource(source)) return sendError(reply, 404);
     return listOf(request, source);
@@ -40,7 +46,7 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
   app.post('/api/system/commands/:source/:action', {
     config: { access: 'SYSTEM' },
     onRequest: ignoreEmptyJson,
-    schema: { params: ActionParams, body: Type.Unknown() },
+    schema: { params: ActionParams, body: Type.Unknown(), response: { 204: NoContent } },
   }, async (request, reply) => {
     await commands.execute(request.params.source, request.params.action);
     return reply.code(204).send();
@@ -57,7 +63,8 @@ export function registerSystemRoutes(app: GantryApp, deps: { systemCommands: Sys
     scope.post('/api/system', {
       config: { access: 'SYSTEM' },
       onRequest: ignoreEmptyJson,
-      schema: { body: Type.Unknown(), querystring: Type.Object({ action: Type.Optional(Type.String()) }, { additionalProperties: true }) },
+      schema: { body: Type.Unknown(), querystring: Type.Object({ action: Type.Optional(Type.String()) }, { additionalProperties: true }),
+        response: { 204: NoContent } },
     }, async (request, reply) => {
       request.log.warn('POST /api/system is deprecated, use POST /api/system/commands/custom/{action}');
       const body = request.body as Record<string, unknown> | undefined;

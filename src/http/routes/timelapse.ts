@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { TimelapseService } from '../../timelapse/timelapse-service.ts';
@@ -15,11 +15,27 @@ import { externalBase } from '../urls.ts';
 import { sendError } from '../error-mapper.ts';
 import { parseRange } from './downloads.ts';
 
-import { isPlain, type Plain } from '../../core/plain.ts';
+import { isPlain } from '../../core/plain.ts';
+import { FileBytes, HtmlText, NoContent, OpenObject } from '../../octoprint/schema-kit.ts';
 
 const FilenameParams = Type.Object({ filename: Type.String() });
 const NameParams = Type.Object({ name: Type.String() });
 const ListQuery = Type.Object({ unrendered: Type.Optional(Type.String()), force: Type.Optional(Type.String()) }, { additionalProperties: true });
+
+const Movie = Type.Object({
+  name: Type.String(), size: Type.String(), bytes: Type.Number(), date: Type.String(), timestamp: Type.Number(), url: Type.String(),
+  thumbnail: Type.Optional(Type.String()),
+});
+const Unrendered = Type.Object({
+  name: Type.String(), count: Type.Number(), bytes: Type.Number(), size: Type.String(), date: Type.String(),
+  recording: Type.Boolean(), rendering: Type.Boolean(), processing: Type.Boolean(),
+});
+/** The capture config is `{type: 'off'}` or the type's own parameters. */
+const Listing = Type.Object({
+  config: OpenObject({ type: Type.String() }), enabled: Type.Boolean(), files: Type.Array(Movie), unrendered: Type.Optional(Type.Array(Unrendered)),
+});
+/** A download: the bytes (200, or 206 for a range), 304 when the client's copy is current, an HTML page when missing. */
+const Download = { 200: FileBytes, 206: FileBytes, 304: NoContent, 404: HtmlText, 416: HtmlText };
 
 /** OctoPrint's is_truthy: true, "true", "yes", "y", "1", "on" (any case). */
 function truthy(v: unknown): boolean {
@@ -46,13 +62,14 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
   const tl = deps.timelapse;
   if (!tl) return;
 
-  async function listing(request: FastifyRequest, unrendered: boolean): Promise<Plain> {
-    const body: Plain = { config: tl!.current(), enabled: tl!.enabled(), files: await tl!.listMovies(scriptRoot(request)) };
+  async function listing(request: FastifyRequest, unrendered: boolean): Promise<Static<typeof Listing>> {
+    const body: Static<typeof Listing> = { config: tl!.current(), enabled: tl!.enabled(), files: await tl!.listMovies(scriptRoot(request)) };
     if (unrendered) body.unrendered = await tl!.listUnrendered();
     return body;
   }
 
-  app.get('/api/timelapse', { config: { access: 'TIMELAPSE_LIST' }, schema: { querystring: ListQuery } }, async (request, reply) => {
+  // Serialised here (for the ETag over the whole answer); the schema says what that writes.
+  app.get('/api/timelapse', { config: { access: 'TIMELAPSE_LIST' }, schema: { querystring: ListQuery, response: { 200: Listing, 304: NoContent } } }, async (request, reply) => {
     const unrendered = truthy(request.query.unrendered);
     const body = await listing(request, unrendered);
     const text = JSON.stringify(body);
@@ -65,7 +82,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
     if (!truthy(request.query.force) && match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) {
       return reply.code(304).send();
     }
-    return reply.type('application/json; charset=utf-8').send(text);
+    return (reply as FastifyReply).type('application/json; charset=utf-8').send(text);
   });
 
   // JSON or form fields (`type=timed&interval=3`), as 1.9.3 accepts both; form parsing stays inside this scope.
@@ -75,8 +92,8 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
     }
-    scope.post('/api/timelapse', { config: { access: 'TIMELAPSE_ADMIN' }, onRequest: ignoreEmptyJson, schema: { body: Type.Unknown() } },
-      async (request) => {
+    scope.post('/api/timelapse', { config: { access: 'TIMELAPSE_ADMIN' }, onRequest: ignoreEmptyJson,
+      schema: { body: Type.Unknown(), response: { 200: Listing } } }, async (request) => {
         const body = request.body ?? {};
         if (!isPlain(body)) throw invalid('Expected a JSON object or form fields');
         // `save` by anyone outside the admins group is ignored: the config applies but is not written.
@@ -85,33 +102,36 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
         return listing(request, false);
       });
 
-    scope.post('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' }, onRequest: ignoreEmptyJson, schema: { body: Type.Unknown() } },
+    scope.post('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' }, onRequest: ignoreEmptyJson,
+      schema: { body: Type.Unknown(), response: { 200: FileBytes } } },
       async (request, reply) => {
         const body = isPlain(request.body) ? request.body : {};
         return bundle(reply, [...filesParam(request.query), ...filesParam(body)]);
       });
   });
 
-  app.delete('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DELETE' }, schema: { params: FilenameParams } }, async (request, reply) => {
+  app.delete('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DELETE' }, schema: { params: FilenameParams, response: { 200: Listing } } }, async (request, reply) => {
     const name = request.params.filename;
     if (name.includes('/')) return sendError(reply, 404);
     await tl.deleteMovie(name);
     return listing(request, false);
   });
 
-  app.get('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DOWNLOAD' }, schema: { params: FilenameParams } }, async (request, reply) => {
+  app.get('/api/timelapse/:filename', { config: { access: 'TIMELAPSE_DOWNLOAD' }, schema: { params: FilenameParams, response: { 302: NoContent } } }, async (request, reply) => {
     const name = request.params.filename;
     if (name.includes('/')) return sendError(reply, 404);
     const q = request.url.indexOf('?');
     return reply.redirect(`${externalBase(request)}/downloads/timelapse/${encodeURIComponent(name)}${q === -1 ? '' : request.url.slice(q)}`, 302);
   });
 
-  app.delete('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' }, schema: { params: NameParams } }, async (request, reply) => {
+  app.delete('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' },
+    schema: { params: NameParams, response: { 204: NoContent } } }, async (request, reply) => {
     await tl.deleteUnrendered(request.params.name);
     return reply.code(204).type('text/plain').send('');
   });
 
-  app.post('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' }, schema: { params: NameParams, body: Type.Unknown() } },
+  app.post('/api/timelapse/unrendered/:name', { config: { access: 'TIMELAPSE_MANAGE_UNRENDERED' },
+    schema: { params: NameParams, body: Type.Unknown(), response: { 204: NoContent } } },
     async (request, reply) => {
       const body = request.body;
       if (!isPlain(body)) return sendError(reply, 400);
@@ -120,7 +140,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
       return reply.code(204).type('text/plain').send('');
     });
 
-  app.get('/downloads/timelapse/:filename', { config: { access: 'TIMELAPSE_LIST' }, schema: { params: FilenameParams } }, async (request, reply) => {
+  app.get('/downloads/timelapse/:filename', { config: { access: 'TIMELAPSE_LIST' }, schema: { params: FilenameParams, response: Download } }, async (request, reply) => {
     const name = request.params.filename;
     const path = tl.downloadPath(name);
     if (path === null) return htmlError(reply, 404, 'Not Found');
@@ -142,7 +162,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
     return reply.header('Content-Length', st.size).send(createReadStream(path));
   });
 
-  app.get('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' } }, async (request, reply) => bundle(reply, filesParam(request.query)));
+  app.get('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' }, schema: { response: { 200: FileBytes } } }, async (request, reply) => bundle(reply, filesParam(request.query)));
 
   function filesParam(source: unknown): string[] {
     if (!isPlain(source)) return [];

@@ -9,6 +9,7 @@ import type { GantryApp } from '../types.ts';
 import { PACKAGE_ROOT } from '../../core/package-root.ts';
 import { issueCsrfCookie } from '../auth.ts';
 import { externalPrefix } from '../urls.ts';
+import { FileBytes, HtmlText } from '../../octoprint/schema-kit.ts';
 
 /** Where `npm run build:web` puts the UI; overridable for tests of the "not built" page. */
 export const WEB_DIST = fileURLToPath(new URL('web/dist/', PACKAGE_ROOT));
@@ -74,11 +75,11 @@ export function registerUiRoutes(app: GantryApp, _deps: object, distDir: string 
 
   // The same page serves both: the app decides by path (the appkeys dialog redirects to `/login/` with a slash).
   for (const url of ['/', '/login', '/login/']) {
-    app.get(url, { config: { access: 'public' } }, page);
+    app.get(url, { config: { access: 'public' }, schema: { response: { 200: HtmlText, 503: HtmlText } } }, page);
   }
 
   // Browsers ask for /favicon.ico unasked; the icon is an SVG (web/favicon.svg, copied into web/dist by the build).
-  app.get('/favicon.ico', { config: { access: 'public' } }, async (_request, reply) => {
+  app.get('/favicon.ico', { config: { access: 'public' }, schema: { response: { 200: FileBytes, 404: HtmlText } } }, async (_request, reply) => {
     let svg: Buffer;
     try {
       svg = await readFile(`${distDir}/favicon.svg`);

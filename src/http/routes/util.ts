@@ -2,11 +2,15 @@
 import { Type } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import { runUtilTest } from '../../system/util-tests.ts';
+import { OpenObject } from '../../octoprint/schema-kit.ts';
 
 const TestBody = Type.Object({ command: Type.Optional(Type.String()) }, { additionalProperties: true });
 
+/** Each test answers its own fields (result, and what it checked). */
+const TestResult = OpenObject({});
+
 export function registerUtilRoutes(app: GantryApp): void {
-  app.post('/api/util/test', { config: { access: 'ADMIN' }, schema: { body: TestBody } }, async (request) => {
+  app.post('/api/util/test', { config: { access: 'ADMIN' }, schema: { body: TestBody, response: { 200: TestResult } } }, async (request) => {
     const { command, ...params } = request.body;
     return runUtilTest(command ?? '', params, request.ip);
   });

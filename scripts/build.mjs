@@ -46,6 +46,23 @@ export async function serverIsStale() {
  * Each output file is written beside its final name and renamed into place, so a build racing another one (tests
  * in parallel) or a server starting meanwhile never reads half a file. Chunks of earlier builds are removed.
  */
+/**
+ * @fastify/static requires glob (≈ 100 KB) at load time but calls it only for `wildcard: false`, which Gantry never
+ * sets; it gets a stand-in that loads glob on the first call (its calls are async), so the code stays out of start-up.
+ */
+const lazyGlob = {
+  name: 'lazy-glob',
+  setup(build) {
+    build.onResolve({ filter: /^glob$/ }, (args) => (/[\\/]@fastify[\\/]static[\\/]/.test(args.importer)
+      ? { path: 'glob', namespace: 'lazy-glob', pluginData: { resolveDir: args.resolveDir } } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-glob' }, (args) => ({
+      contents: "export async function glob(...args) { return (await import('glob')).glob(...args); }",
+      resolveDir: args.pluginData.resolveDir,
+      loader: 'js',
+    }));
+  },
+};
+
 export async function buildServer(opts = {}) {
   if (opts.ifStale && !(await serverIsStale())) return false;
   const esbuild = await import('esbuild');
@@ -67,6 +84,7 @@ export async function buildServer(opts = {}) {
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
+    plugins: [lazyGlob],
     write: false,
     logLevel: 'warning',
   });

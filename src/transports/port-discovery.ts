@@ -1,7 +1,6 @@
 // Which serial ports and baudrates to offer: device scan (udev when present, /dev globs otherwise), settings globs, VIRTUAL.
 import { readdir, access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { SerialPort } from 'serialport';
 
 export const VIRTUAL_PORT = 'VIRTUAL';
 
@@ -93,7 +92,7 @@ async function udevPorts(): Promise<string[]> {
   if (!await udevadmInstalled()) return [];
   try {
     const listed = await Promise.race([
-      SerialPort.list(),
+      import('serialport').then(({ SerialPort }) => SerialPort.list()),
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('udev list timed out')), 3000).unref()),
     ]);
     // Every PC reports 4–32 phantom on-board UARTs (ttyS*); printers are never there unless configured explicitly.

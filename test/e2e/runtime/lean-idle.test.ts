@@ -1,4 +1,4 @@
-// The built server loads only what an idle server needs: feature libraries (MQTT, archives, serial, argon2, glob) wait for their first use.
+// The built server loads only what an idle server needs: feature libraries (MQTT, archives, serial, SockJS, argon2, glob) wait for their first use.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,9 +12,9 @@ before(ensureBuilt);
 const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import.meta.url));
 /** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
 const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/'];
-const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/'];
+const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/'];
 
-test('an idle server that answered API calls has loaded no MQTT, archive, serial, argon2 or glob code', async (t) => {
+test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2 or glob code', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const log = join(dir, 'loaded.txt');

@@ -6,7 +6,7 @@
 // server, measured in the same run on the same node, is printed beside it: what is reachable at all.
 import { spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GCODE_DIR } from '../test/helpers/shared-data.ts';
@@ -83,6 +83,7 @@ const pid = g.child.pid!;
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.body && typeof init.body === 'string' ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
 const rows: [string, number, string][] = [];
+let streamCost: string | undefined;
 // To the first answer, not just the "is up" line.
 const startMs = await api('/api/version').then(async (r) => { await r.arrayBuffer(); return performance.now() - t0; });
 const startCpu = await cpuMs(pid);
@@ -117,6 +118,7 @@ try {
   const print = await api(`/api/files/local/${BIG}`, { method: 'POST', body: JSON.stringify({ command: 'select', print: true }) });
   if (print.status !== 204) throw new Error(`print: ${print.status} ${await print.text()}`);
   const samples: number[] = [];
+  const streamCpu0 = await cpuMs(pid);
   const s0 = performance.now();
   let progress = 0;
   while (performance.now() - s0 < STREAM_S * 1000) {
@@ -128,6 +130,9 @@ try {
     progress = job.progress.completion ?? 0;
     if (!/Printing/.test(job.state)) break;
   }
+  // CPU per MB sent is the streaming cost on a machine whose load makes the rate itself unreliable.
+  const streamedMb = ((await stat(join(GCODE_DIR, BIG))).size / 1048576) * (progress / 100);
+  streamCost = `${((await cpuMs(pid) - streamCpu0) / streamedMb).toFixed(0)} ms CPU per MB of G-code streamed (${streamedMb.toFixed(1)} MB)`;
   samples.sort((x, y) => x - y);
   rows.push([`streaming, first ${STREAM_S} s (${progress.toFixed(1)} % of the file): median`, samples[samples.length >> 1], `${OCTOPRINT.printing} MB`]);
   rows.push([`streaming, first ${STREAM_S} s: highest`, samples.at(-1)!, `${OCTOPRINT.printing} MB`]);
@@ -148,3 +153,4 @@ console.log(`${'RSS, all processes'.padEnd(62)} ${'Gantry'.padStart(9)}  OctoPri
 console.log(`${'bare Fastify server (one route), 5 s after start'.padEnd(62)} ${`${bare.rss.toFixed(0)} MB`.padStart(9)}  -`);
 for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(0)} MB`.padStart(9)}  ${octo}`);
 console.log(`goal: idle ≤ ${GOAL.idle} MB, printing ≤ ${GOAL.printing} MB and flat`);
+console.log(`streaming cost: ${streamCost ?? "not measured"}`);

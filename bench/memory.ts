@@ -1,8 +1,12 @@
-// Memory benchmark: RSS of the built server (node dist/cli.js, every process it starts) idle, after analysing the 36 MB corpus file, while and after streaming it to the virtual printer, next to OctoPrint's figures.
-// Usage: npm run bench -- memory   Env: BENCH_STREAM_S (seconds of streaming sampled, default 30; BENCH_QUICK=1: 10)
-// RSS is read from /proc (VmRSS of the server and its descendants, summed), so it counts what a Pi would have to hold.
+// Memory benchmark: RSS of the built server (bin/gantry.js, every process it starts) idle, after analysing the 36 MB corpus file, while and after streaming it to the virtual printer, next to OctoPrint's figures and a bare Fastify server.
+// Usage: npm run bench -- memory   Env: BENCH_STREAM_S (seconds of streaming sampled, default 30; BENCH_QUICK=1: 10),
+//   BENCH_NODE (the node binary the servers run on, default this one: to compare Node lines)
+// RSS is read from /proc (VmRSS of the server and its descendants, summed), so it counts what a Pi would have to hold;
+// about half of it is the node binary's own pages (shared and reclaimable, but counted), which is why a bare Fastify
+// server, measured in the same run on the same node, is printed beside it: what is reachable at all.
+import { spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GCODE_DIR } from '../test/helpers/shared-data.ts';
@@ -34,19 +38,55 @@ async function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<n
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const NODE = process.env.BENCH_NODE || process.execPath;
+const loadavg = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+
+/** CPU time (user + system, ms) the process has used so far: start cost that a busy machine does not inflate much. */
+async function cpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+}
+
+/** A bare Fastify server answering /api/version's JSON, on the same node: RSS 5 s after its first answer, and its start. */
+async function bareFastify(): Promise<{ rss: number; startMs: number; cpu: number }> {
+  const code = `import Fastify from 'fastify';
+    const app = Fastify();
+    app.get('/api/version', async () => ({ api: '0.1', server: '1.9.3', text: 'OctoPrint 1.9.3' }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    console.log('listening ' + app.server.address().port);`;
+  const t0 = performance.now();
+  const child = spawn(NODE, ['--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(m[1]); });
+      child.on('exit', (c) => reject(new Error(`bare Fastify exited with ${c}`)));
+    });
+    await (await fetch(`http://127.0.0.1:${port}/api/version`)).arrayBuffer();
+    const startMs = performance.now() - t0;
+    const cpu = await cpuMs(child.pid!);
+    await sleep(5000);
+    return { rss: await rssMb(child.pid!), startMs, cpu };
+  } finally {
+    child.kill();
+  }
+}
 
 await ensureBuilt();
+const loadBefore = await loadavg();
+const bare = await bareFastify();
 const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-memory-'));
 // The virtual printer at full speed (throttle 0), so streaming is limited by Gantry, not by simulated motion.
 await writeFile(join(dir, 'config.yaml'), 'devel:\n  virtualPrinter:\n    throttle: 0\n');
 const t0 = performance.now();
-const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+const g = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
 const pid = g.child.pid!;
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.body && typeof init.body === 'string' ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
 const rows: [string, number, string][] = [];
+let streamCost: string | undefined;
 // To the first answer, not just the "is up" line.
 const startMs = await api('/api/version').then(async (r) => { await r.arrayBuffer(); return performance.now() - t0; });
+const startCpu = await cpuMs(pid);
 try {
   await (await api('/api/version')).arrayBuffer();
   await sleep(5000); // let start-up garbage be collected and the warm worker (if any) settle
@@ -78,6 +118,7 @@ try {
   const print = await api(`/api/files/local/${BIG}`, { method: 'POST', body: JSON.stringify({ command: 'select', print: true }) });
   if (print.status !== 204) throw new Error(`print: ${print.status} ${await print.text()}`);
   const samples: number[] = [];
+  const streamCpu0 = await cpuMs(pid);
   const s0 = performance.now();
   let progress = 0;
   while (performance.now() - s0 < STREAM_S * 1000) {
@@ -89,6 +130,9 @@ try {
     progress = job.progress.completion ?? 0;
     if (!/Printing/.test(job.state)) break;
   }
+  // CPU per MB sent is the streaming cost on a machine whose load makes the rate itself unreliable.
+  const streamedMb = ((await stat(join(GCODE_DIR, BIG))).size / 1048576) * (progress / 100);
+  streamCost = `${((await cpuMs(pid) - streamCpu0) / streamedMb).toFixed(0)} ms CPU per MB of G-code streamed (${streamedMb.toFixed(1)} MB)`;
   samples.sort((x, y) => x - y);
   rows.push([`streaming, first ${STREAM_S} s (${progress.toFixed(1)} % of the file): median`, samples[samples.length >> 1], `${OCTOPRINT.printing} MB`]);
   rows.push([`streaming, first ${STREAM_S} s: highest`, samples.at(-1)!, `${OCTOPRINT.printing} MB`]);
@@ -98,11 +142,34 @@ try {
   rows.push(['high-water mark of the whole run (VmHWM)', await rssMb(pid, 'VmHWM'), '-']);
 } finally {
   await g.stop();
+}
+// A restart on the same base dir: what a service pays at every boot (the first start also creates the administrator
+// account: a scrypt hash, whose 16 MB work area is most of that start's high-water mark).
+let restart: { startMs: number; cpu: number; rss: number } | undefined;
+try {
+  const r0 = performance.now();
+  const g2 = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  try {
+    await (await fetch(`${g2.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).arrayBuffer();
+    const startMs2 = performance.now() - r0;
+    const cpu = await cpuMs(g2.child.pid!);
+    await sleep(5000);
+    restart = { startMs: startMs2, cpu, rss: await rssMb(g2.child.pid!) };
+  } finally {
+    await g2.stop();
+  }
+} finally {
   await rm(dir, { recursive: true, force: true });
 }
 
-console.log(`Gantry built (node ${process.version}), start to first answer ${Math.round(startMs)} ms (process spawn included; goal ≤ 400 ms, OctoPrint 4–5 s)`);
-console.log(`load average at the end: ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')} (figures on a busy machine are high)`);
+const nodeVersion = (await import('node:child_process')).execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
+console.log(`Gantry built (bin/gantry.js on node ${nodeVersion}), start to first answer ${Math.round(startMs)} ms wall, ${startCpu} ms CPU of the server process (process spawn included; goal ≤ 400 ms, OctoPrint 4–5 s)`);
+if (restart) console.log(`restart on the same base dir: first answer ${Math.round(restart.startMs)} ms wall, ${restart.cpu} ms CPU`);
+console.log(`bare Fastify on the same node: first answer ${Math.round(bare.startMs)} ms wall, ${bare.cpu} ms CPU`);
+console.log(`load average before / after: ${loadBefore} / ${await loadavg()} (wall-clock start figures on a busy machine are high; CPU time and RSS much less so)`);
 console.log(`${'RSS, all processes'.padEnd(62)} ${'Gantry'.padStart(9)}  OctoPrint 1.9.3 (issue 18)`);
+console.log(`${'bare Fastify server (one route), 5 s after start'.padEnd(62)} ${`${bare.rss.toFixed(0)} MB`.padStart(9)}  -`);
+if (restart) rows.push(['idle, 5 s after a restart', restart.rss, `${OCTOPRINT.idle} MB`]);
 for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(0)} MB`.padStart(9)}  ${octo}`);
 console.log(`goal: idle ≤ ${GOAL.idle} MB, printing ≤ ${GOAL.printing} MB and flat`);
+console.log(`streaming cost: ${streamCost ?? "not measured"}`);

@@ -4,20 +4,41 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 
+// glibc's malloc keeps what it once held: the 64 KB buffers of one 36 MB upload grew the process by ≈ 20 MB for good
+// (freed, but pinned by smaller allocations above them), and each thread's arena keeps its own. Allocations of 64 KB
+// and up get their own mappings instead (returned at free), and threads share two arenas: idle 70 → 67 MB, streaming
+// a print after an upload 106 → 78 MB (bench/memory.ts). glibc reads these only at process start, so the launcher
+// re-executes itself once with them set (process.execve, Node ≥ 22.15: the same process, no second one), unless they
+// are set already or GANTRY_MALLOC_TUNING=0. Older Nodes run without (set them in the environment to get them).
+const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_ARENA_MAX: '2' };
+if (process.platform === 'linux' && typeof process.execve === 'function' && process.env.GANTRY_MALLOC_TUNING !== '0'
+  && Object.keys(MALLOC_ENV).some((k) => process.env[k] === undefined)) {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...MALLOC_ENV, ...process.env });
+}
+
 const cli = new URL('../dist/cli.js', import.meta.url);
 if (!existsSync(cli)) {
   process.stderr.write('gantry: the server is not built (dist/cli.js is missing): run `npm run build` in the checkout\n');
   process.exit(1);
 }
-// Sized for a small board: V8 favours memory over peak speed (a young generation of at most a few MB instead of up
-// to 32 MB kept after any allocation burst, smaller compiled code): ≈ 13 MB less idle RSS (bench/memory.ts). Set at
-// run time, before anything allocates much, so `node bin/gantry.js`, the systemd unit and `npm start` all get it.
+// Sized for a small board: V8 favours memory over peak speed (smaller compiled code, a young generation shrunk when
+// idle): ≈ 13 MB less idle RSS (bench/memory.ts); and the young generation never grows past its first 2 MB
+// (--semi-space-growth-factor=1; V8 doubles it up to 16 MB under allocation, as while streaming a print, and keeps it).
+// Set at run time, before anything allocates much, so `node bin/gantry.js`, the systemd unit and `npm start` all get it.
 // GANTRY_V8_FLAGS replaces the list (empty: V8's defaults). Heap sizes (--max-semi-space-size, --max-old-space-size)
 // are fixed when V8 starts and only work on node's command line or in NODE_OPTIONS.
-const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? '--optimize-for-size';
-for (const flag of V8_FLAGS.split(/\s+/).filter(Boolean)) setFlagsFromString(flag);
+const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? '--optimize-for-size --semi-space-growth-factor=1';
+const applyV8Flags = () => { for (const flag of V8_FLAGS.split(/\s+/).filter(Boolean)) setFlagsFromString(flag); };
+applyV8Flags();
+// Starting a worker thread (the G-code analyser) puts some of them back to V8's defaults (the young generation grew
+// to 16 MB again afterwards): set them again once each worker runs.
+process.on('worker', (worker) => worker.once('online', applyV8Flags));
 // Node ≥ 22.1 keeps compiled code of dist/ on disk between starts (a faster start); older Nodes lack the call.
 module.enableCompileCache?.();
-// Stack traces in logs then name src/*.ts lines; costs ≈ 3 MB (Node parses each bundle's map when it loads it).
-process.setSourceMapsEnabled(true);
+// Source-mapped stack traces (src/*.ts lines) only when asked for: Node reads and decodes each chunk's map as the chunk
+// loads, ≈ 4 MB of heap held all day and ≈ 40 ms of start (bench/memory.ts). Without them traces still name the
+// functions (the bundle keeps names) at dist/ lines. GANTRY_SOURCE_MAPS=1, a debug/trace log level or node's own
+// --enable-source-maps turn them on.
+const logLevel = process.argv.find((a, i) => process.argv[i - 1] === '--log-level' || a.startsWith('--log-level='))?.replace(/^--log-level=/, '') ?? process.env.GANTRY_LOG_LEVEL;
+if (process.env.GANTRY_SOURCE_MAPS === '1' || logLevel === 'debug' || logLevel === 'trace') process.setSourceMapsEnabled(true);
 await import(cli.href);

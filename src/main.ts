@@ -113,11 +113,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
     new ProfileStore(paths.slicingProfiles), config.slice('slicing'), events, logger.child({ svc: 'slicing' }));
 
-  // Workers start on demand and retire after 30 s idle: a warm one cost ≈ 10 MB RSS all day, while starting the
-  // prebuilt dist/analysis-worker.js costs ≈ 70 ms CPU, small next to analysing a large file (bench/memory.ts).
+  // Workers start on demand and retire after 2 s idle: a warm one cost ≈ 10 MB RSS all day (and ≈ 8 MB during the
+  // print that usually follows an upload), while starting the prebuilt dist/analysis-worker.js costs ≈ 70 ms CPU,
+  // small next to analysing a large file (bench/memory.ts).
   const analysisQueue = new AnalysisQueue({
     logger: logger.child({ svc: 'analysis' }),
     warmWorkers: 0,
+    idleTimeoutMs: 2000,
   });
   const fileTypes = new FileTypes();
   // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.

@@ -1,7 +1,6 @@
 // Password hashes carried over from OctoPrint (Argon2id, passlib PBKDF2-SHA256, pre-1.4 salted SHA-512): verification
 // only. A user who logs in with one gets Gantry's own hash (password.ts) in its place.
 import { createHash, pbkdf2, timingSafeEqual } from 'node:crypto';
-import { verify as argon2Verify } from '@node-rs/argon2';
 
 /** Prefix under which a legacy SHA-512 hash is stored together with its salt (OctoPrint kept the salt in config.yaml). */
 export const LEGACY_SHA512_PREFIX = 'octoprint-sha512$';
@@ -29,7 +28,9 @@ const equalBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && a
 export async function verifyImportedHash(password: string, stored: string): Promise<boolean> {
   if (stored.startsWith('$argon2')) {
     try {
-      return await argon2Verify(stored, password);
+      // The native argon2 module loads with the first imported Argon2 hash checked, not with every server start.
+      const { verify } = await import('@node-rs/argon2');
+      return await verify(stored, password);
     } catch {
       return false; // a malformed PHC string verifies nothing
     }

@@ -1,7 +1,15 @@
 // Broker connection: one MQTT.js client at a time, reconnect with doubling back-off, and a bounded outbox that keeps
 // what is produced while the broker is away (retained state coalesced per topic) and flushes it on reconnect.
-import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import type * as Mqtt from 'mqtt';
+import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from '../core/logger.ts';
+
+/**
+ * MQTT.js with its dependencies is ≈ 450 KB of code (a fifth of the server bundle): loaded with the first connect,
+ * so a server with MQTT off (the default) never compiles or holds it (bench/memory.ts).
+ */
+let mqttLibrary: Promise<typeof Mqtt> | undefined;
+const loadMqtt = (): Promise<typeof Mqtt> => (mqttLibrary ??= import('mqtt'));
 
 export interface OutMessage {
   topic: string;
@@ -116,10 +124,18 @@ export class BrokerConnection {
 
   private attempt(): void {
     if (this.stopped) return;
+    loadMqtt().then((lib) => this.connectWith(lib.connect ?? lib.default.connect), (err: unknown) => {
+      this.noteError(err);
+      this.retry();
+    });
+  }
+
+  private connectWith(connect: typeof Mqtt.connect): void {
+    if (this.stopped) return;
     const { logger } = this.opts;
     let client: MqttClient;
     try {
-      client = mqtt.connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false });
+      client = connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false });
     } catch (err) {
       this.noteError(err);
       this.retry();

@@ -3,7 +3,7 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createRequire } from 'node:module';
-import sockjs from 'sockjs';
+import type sockjs from 'sockjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../core/logger.ts';
 import type { OutMessage } from './messages.ts';
@@ -162,7 +162,6 @@ export interface AttachedTransports {
  */
 export function attachPushTransports(server: HttpServer, opts: TransportOptions): AttachedTransports {
   const { logger } = opts;
-  patchSockjsFraming();
   const open = new Set<PushConnection>();
   const track = (c: PushConnection): void => {
     open.add(c);
@@ -170,16 +169,36 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
     opts.onConnection(c);
   };
 
-  const sjs = sockjs.createServer({
-    prefix: PUSH_PREFIX,
-    heartbeat_delay: 25_000,
-    disconnect_delay: 5_000,
-    response_limit: 128 * 1024,
-    jsessionid: false,
-    log: (severity, line) => { if (severity === 'error') logger.warn({ line }, 'sockjs'); else logger.trace({ line }, 'sockjs'); },
-  });
-  sjs.on('connection', (conn: SockjsConn | null) => { if (conn) track(wrapSockjs(conn)); });
-  const sockjsHandler = (sjs as unknown as SockjsListenerServer).listener().getHandler();
+  // sockjs loads with the first push request, not at start: its modules and the lookup tables it builds when loaded
+  // cost ≈ 40–120 ms of start and ≈ 2 MB that a server nobody has opened the UI of does not need (bench/memory.ts).
+  // A request waits a tick for it: its body and an upgraded socket stay paused until sockjs reads them.
+  type Handler = (req: IncomingMessage, res: unknown, head?: Buffer) => boolean;
+  let sockjsHandler: Handler | undefined;
+  let sockjsLoading: Promise<Handler> | undefined;
+  const loadSockjs = (): Promise<Handler> => (sockjsLoading ??= import('sockjs').then(({ default: lib }) => {
+    patchSockjsFraming();
+    const sjs = lib.createServer({
+      prefix: PUSH_PREFIX,
+      heartbeat_delay: 25_000,
+      disconnect_delay: 5_000,
+      response_limit: 128 * 1024,
+      jsessionid: false,
+      log: (severity, line) => { if (severity === 'error') logger.warn({ line }, 'sockjs'); else logger.trace({ line }, 'sockjs'); },
+    });
+    sjs.on('connection', (conn: SockjsConn | null) => { if (conn) track(wrapSockjs(conn)); });
+    return (sockjsHandler = (sjs as unknown as SockjsListenerServer).listener().getHandler());
+  }));
+  const withSockjs = (use: (handler: Handler) => void, failed: (err: unknown) => void): void => {
+    if (!sockjsHandler) {
+      loadSockjs().then(use).catch(failed);
+      return;
+    }
+    try {
+      use(sockjsHandler);
+    } catch (err) {
+      failed(err);
+    }
+  };
 
   // Oversized messages are ignored by the service (one bad message must not close the channel); far bigger frames
   // are cut off here so they cannot exhaust memory.
@@ -193,7 +212,11 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
         res.writeHead(403, { 'Content-Type': 'text/plain' }).end('Cross origin push connections are not allowed');
         return;
       }
-      sockjsHandler(req, res);
+      withSockjs((handler) => handler(req, res), (err) => {
+        logger.error({ err }, 'sockjs failed to load');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+        res.end();
+      });
       return;
     }
     for (const l of previousRequest) l.call(server, req, res);
@@ -212,12 +235,12 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
       });
       return;
     }
-    try {
-      if (!sockjsHandler(req, socket, head)) refuseUpgrade(socket, '404 Not Found');
-    } catch (err) {
+    withSockjs((handler) => {
+      if (!handler(req, socket, head)) refuseUpgrade(socket, '404 Not Found');
+    }, (err) => {
       logger.debug({ err }, 'sockjs upgrade failed');
       refuseUpgrade(socket, '400 Bad Request');
-    }
+    });
   };
   server.on('upgrade', onUpgrade);
 

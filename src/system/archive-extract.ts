@@ -5,8 +5,8 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import yauzl from 'yauzl';
-import { Parser as TarParser, extract as tarExtract } from 'tar';
+import type yauzl from 'yauzl';
+import type * as Tar from 'tar';
 import { DomainError, invalid } from '../core/errors.ts';
 
 export interface ExtractLimits {
@@ -55,18 +55,19 @@ class Budget {
   }
 }
 
+// The zip and tar libraries (≈ 120 KB of code) load with the first archive, not with every server start.
 export async function extractArchive(file: string, kind: ArchiveKind, dest: string, limits: ExtractLimits): Promise<void> {
   const root = resolve(dest);
   await mkdir(root, { recursive: true });
-  if (kind === 'zip') await extractZip(file, root, new Budget(limits));
-  else await extractTar(file, root, limits);
+  if (kind === 'zip') await extractZip((await import('yauzl')).default, file, root, new Budget(limits));
+  else await extractTar(await import('tar'), file, root, limits);
 }
 
 const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000;
 
-function extractZip(file: string, root: string, budget: Budget): Promise<void> {
+function extractZip(zipLib: typeof yauzl, file: string, root: string, budget: Budget): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: true }, (err, zip) => {
+    zipLib.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: true }, (err, zip) => {
       if (err || !zip) return reject(invalid(`Not a valid zip archive: ${err?.message ?? 'unreadable'}`));
       let failed = false;
       const fail = (e: unknown) => {
@@ -117,7 +118,7 @@ function counter(budget: Budget): Transform {
   });
 }
 
-async function extractTar(file: string, root: string, limits: ExtractLimits): Promise<void> {
+async function extractTar(tar: typeof Tar, file: string, root: string, limits: ExtractLimits): Promise<void> {
   // Pass 1: read every header and refuse the archive before a single byte is written. Stops reading at the first
   // problem, so a gzip bomb costs no more than its first too-large header.
   const budget = new Budget(limits);
@@ -130,7 +131,7 @@ async function extractTar(file: string, root: string, limits: ExtractLimits): Pr
       source.destroy();
       reject(err instanceof DomainError ? err : invalid(`Not a valid tar archive: ${(err as Error).message}`));
     };
-    const parser = new TarParser({
+    const parser = new tar.Parser({
       strict: true,
       onReadEntry: (entry) => {
         try {
@@ -159,7 +160,7 @@ async function extractTar(file: string, root: string, limits: ExtractLimits): Pr
 
   // Pass 2: extract, with tar's own guards on as well and anything unexpected filtered out.
   const written = new Budget(limits);
-  await tarExtract({
+  await tar.extract({
     file,
     cwd: root,
     strict: true,

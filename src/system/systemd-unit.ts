@@ -51,6 +51,8 @@ export function renderUnit(o: UnitOptions): string {
     lines.push(`SupplementaryGroups=${o.serialGroup}`);
   }
   lines.push(
+    // glibc malloc sized for a small board (bin/gantry.js sets the same itself where Node has process.execve).
+    'Environment=MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536',
     `ExecStart=${args.map(word).join(' ')}`,
     // The console copy of the log goes to the journal (readable lines); logs/gantry.log keeps JSON.
     'Restart=on-failure',

@@ -1,7 +1,6 @@
 // Which serial ports and baudrates to offer: device scan (udev when present, /dev globs otherwise), settings globs, VIRTUAL.
 import { readdir, access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { SerialPort } from 'serialport';
 
 export const VIRTUAL_PORT = 'VIRTUAL';
 
@@ -93,7 +92,7 @@ async function udevPorts(): Promise<string[]> {
   if (!await udevadmInstalled()) return [];
   try {
     const listed = await Promise.race([
-      SerialPort.list(),
+      import('serialport').then(({ SerialPort }) => SerialPort.list()),
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('udev list timed out')), 3000).unref()),
     ]);
     // Every PC reports 4–32 phantom on-board UARTs (ttyS*); printers are never there unless configured explicitly.
@@ -103,7 +102,43 @@ async function udevPorts(): Promise<string[]> {
   }
 }
 
-const natural = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+/**
+ * Natural order (ttyUSB2 before ttyUSB10; letters case-insensitively), without Intl: ICU's collator maps ≈ 10 MB of
+ * its data into the process on first use (Node 24), for a list the UI asks for on every page load.
+ */
+export function natural(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (isDigit(a, i) && isDigit(b, j)) {
+      const ei = digitsEnd(a, i);
+      const ej = digitsEnd(b, j);
+      const d = Number(a.slice(i, ei)) - Number(b.slice(j, ej));
+      if (d !== 0) return d;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    const ka = collationKey(a[i]);
+    const kb = collationKey(b[j]);
+    if (ka !== kb) return ka < kb ? -1 : 1;
+    i++;
+    j++;
+  }
+  if (i < a.length || j < b.length) return i < a.length ? 1 : -1;
+  // Equal but for case: lower case first, as collation's last level has it.
+  for (let k = 0; k < Math.min(a.length, b.length); k++) if (a[k] !== b[k]) return a[k] === a[k].toLowerCase() ? -1 : 1;
+  return 0;
+}
+
+/** Collation's order of ASCII punctuation, all of which comes before digits and letters. */
+const PUNCTUATION = '_-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$';
+const isDigit = (s: string, i: number) => s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57;
+const digitsEnd = (s: string, i: number) => { while (i < s.length && isDigit(s, i)) i++; return i; };
+function collationKey(c: string): string {
+  const p = PUNCTUATION.indexOf(c);
+  return p >= 0 ? String.fromCharCode(1 + p) : c.toLowerCase();
+}
 
 /** Ports to offer, naturally sorted: devices found + additionalPorts globs − blacklistedPorts globs (+ VIRTUAL). */
 export async function listPorts(s: PortDiscoverySettings): Promise<string[]> {

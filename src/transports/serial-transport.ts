@@ -1,6 +1,5 @@
 // LineTransport over a real serial port (the `serialport` package's binding): open options, line framing, write
 // back-pressure, disconnects.
-import { SerialPort } from 'serialport';
 import type { BindingPortInterface } from '@serialport/bindings-cpp';
 import { spawn } from 'node:child_process';
 import { access, realpath } from 'node:fs/promises';
@@ -150,7 +149,9 @@ export class SerialTransport implements LineTransport {
     });
   }
 
-  private openBinding(parity: 'none' | 'odd'): Promise<BindingPortInterface> {
+  private async openBinding(parity: 'none' | 'odd'): Promise<BindingPortInterface> {
+    // serialport (its native binding and a dozen parser modules) loads with the first real port, not at start.
+    const { SerialPort } = await import('serialport');
     return SerialPort.binding.open({
       path: this.name,
       baudRate: this.baudrate,

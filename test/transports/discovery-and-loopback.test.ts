@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rm, writeFile, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listPorts, baudrateOptions, detectionBaudrates, globToRegExp, VIRTUAL_PORT } from '../../src/transports/port-discovery.ts';
+import fc from 'fast-check';
+import { listPorts, baudrateOptions, detectionBaudrates, globToRegExp, natural, VIRTUAL_PORT } from '../../src/transports/port-discovery.ts';
 import { LineSplitter } from '../../src/transports/line-splitter.ts';
 import { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
@@ -49,6 +50,13 @@ test('globs follow fnmatch', () => {
   assert.ok(globToRegExp('/dev/ttyACM?').test('/dev/ttyACM1'));
   assert.ok(!globToRegExp('/dev/ttyACM?').test('/dev/ttyACM10'));
   assert.ok(!globToRegExp('/dev/tty.USB').test('/dev/ttyxUSB'));
+});
+
+test('port names sort as ICU collation with numeric ordering would, without loading ICU', () => {
+  assert.deepEqual(['ttyUSB10', 'ttyUSB2', 'ttyACM0', 'VIRTUAL', 'serial/by-id/usb-Prusa_MK3-if00'].sort(natural),
+    ['serial/by-id/usb-Prusa_MK3-if00', 'ttyACM0', 'ttyUSB2', 'ttyUSB10', 'VIRTUAL']);
+  const name = fc.stringMatching(/^[a-zA-Z1-9/._:-]{0,8}$/);
+  fc.assert(fc.property(name, name, (a, b) => Math.sign(natural(a, b)) === Math.sign(a.localeCompare(b, 'en', { numeric: true }))), { numRuns: 5000 });
 });
 
 test('baudrates: the dialog list is sorted descending; detection tries the last used and likely ones first', () => {

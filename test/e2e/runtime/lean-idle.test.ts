@@ -1,0 +1,54 @@
+// The built server loads only what an idle server needs: feature libraries (MQTT, archives, serial, SockJS, argon2, glob) wait for their first use.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+
+before(ensureBuilt);
+
+const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import.meta.url));
+/** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
+const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/'];
+const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/'];
+
+test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2 or glob code', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const log = join(dir, 'loaded.txt');
+  const g = await startGantryProcess(process.execPath, ['--import', LOAD_LOG_HOOK, join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', join(dir, 'base')], { GANTRY_LOAD_LOG: log });
+  t.after(() => g.stop());
+  const headers = { 'X-Api-Key': g.apiKey };
+  for (const path of ['/api/version', '/api/settings', '/api/connection', '/api/files?recursive=true', '/api/printerprofiles', '/api/job', '/']) {
+    const res = await fetch(`${g.url}${path}`, { headers });
+    assert.equal(res.status, 200, path);
+    await res.arrayBuffer();
+  }
+  const loaded = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  const chunks = loaded.filter((u) => /\/dist\/(cli|chunk-\w+)\.js$/.test(u));
+  // The hook itself works: it saw the entry and the server's chunks (else this test could not fail).
+  assert.ok(chunks.some((u) => u.endsWith('/dist/cli.js')) && chunks.length > 2, `chunks seen: ${chunks.join(', ')}`);
+  for (const url of chunks) {
+    const code = await readFile(fileURLToPath(url), 'utf8');
+    for (const pkg of LAZY_BUNDLED) assert.ok(!code.includes(`"${pkg}`), `${url} (loaded at idle) bundles ${pkg}`);
+  }
+  for (const pkg of LAZY_EXTERNAL) assert.ok(!loaded.some((u) => u.includes(pkg)), `${pkg} was loaded at idle`);
+  assert.equal(await g.stop(), 0);
+});
+
+test('where Node has process.execve, the launcher runs the server with glibc malloc tuned, as one process', {
+  skip: typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux' ? 'needs Linux and Node ≥ 22.15' : false,
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const env = { MALLOC_ARENA_MAX: undefined, MALLOC_MMAP_THRESHOLD_: undefined };
+  const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], env);
+  t.after(() => g.stop());
+  const environ = (await readFile(`/proc/${g.child.pid}/environ`, 'utf8')).split('\0');
+  assert.ok(environ.includes('MALLOC_ARENA_MAX=2') && environ.includes('MALLOC_MMAP_THRESHOLD_=65536'), 'the server process has the malloc settings');
+  assert.deepEqual(await descendants(g.child.pid!), [], 'no second process');
+  assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).status, 200);
+  assert.equal(await g.stop(), 0);
+});

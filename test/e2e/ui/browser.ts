@@ -45,6 +45,37 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
+/** The little of the DOM the page functions below use (the tests are compiled without the DOM library). */
+interface PageGlobals {
+  document: {
+    querySelector(selector: string): { getAttribute(name: string): string | null; textContent: string | null } | null;
+    activeElement: { textContent: string | null } | null;
+  };
+}
+
+/**
+ * Waits until the number shown by the first element matching `selector` (its text, or the attribute `attr`) lies in
+ * (above, below). The check runs inside the page every 50 ms: no round trip to the test per look, no fixed sleep.
+ */
+export async function waitForNumber(
+  page: Page, selector: string, range: { attr?: string; above?: number; below?: number }, timeout?: number,
+): Promise<void> {
+  await page.waitForFunction(({ selector, attr, above, below }) => {
+    const el = (globalThis as unknown as PageGlobals).document.querySelector(selector);
+    if (!el) return false;
+    const n = parseFloat((attr ? el.getAttribute(attr) : el.textContent) ?? '');
+    return n > (above ?? -Infinity) && n < (below ?? Infinity);
+  }, { selector, ...range }, { polling: 50, timeout });
+}
+
+/** Waits until the focused element's text is `text` (a dialog moves the focus from an effect, just after it appears). */
+export async function waitForFocus(page: Page, text: string): Promise<void> {
+  await page.waitForFunction((text) => (globalThis as unknown as PageGlobals).document.activeElement?.textContent === text, text, { polling: 50 })
+    .catch(async (err: unknown) => {
+      throw new Error(`the focus is on "${await page.evaluate<string>('document.activeElement?.textContent ?? ""')}", not "${text}": ${String(err)}`);
+    });
+}
+
 /** A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. */
 export function stepper(t: TestContext, page: Page, prefix = '') {
   let n = 0;

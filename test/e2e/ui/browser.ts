@@ -11,10 +11,11 @@ export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'ui');
 
 /**
  * Starts headless Chromium; it must not try to reach the internet (the CI box refuses). playwright gives every launch
- * a fresh temporary profile (its own --user-data-dir), so none is passed here.
+ * a fresh temporary profile (its own --user-data-dir), so none is passed here. The browser is closed after the test
+ * even when the test fails before awaiting it, so a test may start it first and set up its server meanwhile.
  */
-export async function launchBrowser(t: TestContext): Promise<Browser> {
-  const browser = await chromium.launch({
+export function launchBrowser(t: TestContext): Promise<Browser> {
+  const launched = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -23,9 +24,10 @@ export async function launchBrowser(t: TestContext): Promise<Browser> {
     ],
   });
   t.after(async () => {
-    await browser.close().catch(() => undefined);
+    const browser = await launched.catch(() => undefined);
+    await browser?.close().catch(() => undefined);
   });
-  return browser;
+  return launched;
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -17,6 +17,8 @@ const PASSWORD = 'correct horse battery';
 const VIEWER = 'victor';
 
 async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; errors: string[] }> {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   // A fast virtual printer keeps heating and printing within seconds; temperatures reported every half second bring
   // the graph's samples and a new target to the page without waiting out the default two-second interval.
@@ -29,7 +31,7 @@ async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; 
   } });
   await server.access.users.addUser({ name: USER, password: PASSWORD, groups: ['admins', 'users'] });
   await server.access.users.addUser({ name: VIEWER, password: PASSWORD, groups: ['readonly'] });
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);

@@ -14,12 +14,14 @@ import { needs } from '../../helpers/tools.ts';
 const IDLE_PUSHES = 6;
 
 test('two idle tabs send no file-list requests and no M20 beyond the first load', { skip: needs('chromium') }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.25 } } } });
   await server.access.users.addUser({ name: 'ida', password: 'pw-ida-12345', groups: ['admins', 'users'] });
   assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
 
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const first = await context.newPage();
   first.setDefaultTimeout(20_000);

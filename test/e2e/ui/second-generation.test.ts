@@ -29,6 +29,8 @@ const focusedText = (page: Page) => page.evaluate<string>('document.activeElemen
 const openTab = (page: Page, name: string) => page.getByRole('tab', { name, exact: true }).click();
 
 test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   const server = await startTestServer(t, { settings: {
     devel: { virtualPrinter: { throttle: 0.25 } },
@@ -40,7 +42,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   assert.equal((await uploadFile(server, 'cube.stl', cubeStl(8))).status, 201);
   assert.equal((await uploadFile(server, 'long.gcode', await readFile(SMALL_GCODE))).status, 201);
 
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   // The page's notifications are recorded instead of shown; permission is granted as a user's click would.
   await context.grantPermissions(['notifications']);

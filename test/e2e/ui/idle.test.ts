@@ -9,15 +9,19 @@ import { launchBrowser, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 // The loop this guards against ran at about 3 reloads a second, each set off by a push message. The idle window is
-// counted in the status messages the server pushes every half second, not in a fixed time: six of them (about 3 s)
-// would have held ~9 reloads of that loop, and on a loaded machine the window stretches with the messages it waits for.
+// counted in the status messages the server pushes, not in a fixed time: with a temperature report every half second
+// (each pushed), six of them (about 3 s) would have held ~9 reloads of that loop, and on a loaded machine the window
+// stretches with the messages it waits for.
 const IDLE_PUSHES = 6;
 
 test('two idle tabs send no file-list requests and no M20 beyond the first load', { skip: needs('chromium') }, async (t) => {
   // Chromium starts while the server is set up.
   const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
-  const server = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.25 } } } });
+  const server = await startTestServer(t, { settings: {
+    devel: { virtualPrinter: { throttle: 0.25 } },
+    serial: { timeout: { temperatureAutoreport: 0.5 } },
+  } });
   await server.access.users.addUser({ name: 'ida', password: 'pw-ida-12345', groups: ['admins', 'users'] });
   assert.equal((await server.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
 

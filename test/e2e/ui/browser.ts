@@ -78,14 +78,21 @@ export async function waitForFocus(page: Page, text: string): Promise<void> {
     });
 }
 
-/** A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. */
+/**
+ * A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. Each step
+ * starts from the page the one before left, so after a failure the later steps are skipped: run on a page left in the
+ * wrong state (a dialog still open), each of them used to wait out its own 20 s timeout.
+ */
 export function stepper(t: TestContext, page: Page, prefix = '') {
   let n = 0;
-  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
+  let failed: string | undefined;
+  return (name: string, fn: () => Promise<void>) => t.test(name, async (st) => {
     n++;
+    if (failed) return st.skip(`step ${failed} failed`);
     try {
       await fn();
     } catch (err) {
+      failed = String(n);
       await screenshot(page, `${prefix}failed-step-${n}`).catch(() => undefined);
       throw err;
     }

@@ -20,8 +20,10 @@ async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; 
   // Chromium starts while the server is set up.
   const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
-  // A fast virtual printer keeps heating and printing within seconds; temperatures reported every half second bring
-  // the graph's samples and a new target to the page without waiting out the default two-second interval.
+  // A fast virtual printer keeps heating and printing within seconds: at 0.1 the bed set in the temperature step
+  // (about 5 s to heat) is nearly hot when the print's M190 asks for it (a pause waits for that), and the print's moves
+  // still take about 5 s, time enough to pause, resume and stop it. Temperatures reported every half second bring the
+  // graph's samples and a new target to the page without waiting out the default two-second interval.
   const server = await startTestServer(t, { settings: {
     devel: { virtualPrinter: { throttle: 0.1 } },
     serial: { timeout: { temperatureAutoreport: 0.5 } },
@@ -95,6 +97,10 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('temperatures arrive on the graph; targets set in the UI (typed, and from a profile) reach the printer', async () => {
+    // The bed gets its temperature from the PLA profile of the settings. It is set first: the print below waits (M190)
+    // for the bed, and a pause waits for that wait to end.
+    await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
+    await page.getByTestId('target-bed').filter({ hasText: '60.0°C' }).waitFor();
     await waitForNumber(page, '[data-testid=temp-graph]', { attr: 'data-points', above: 2 });
     await page.locator('.graph canvas').first().waitFor();
     const before = await page.getByTestId('actual-tool0').textContent();
@@ -102,9 +108,6 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await tool.getByLabel('Tool 0 target').fill('170');
     await tool.getByRole('button', { name: 'Set', exact: true }).click();
     await page.getByTestId('target-tool0').filter({ hasText: '170.0°C' }).waitFor();
-    // The bed gets its temperature from the PLA profile of the settings.
-    await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
-    await page.getByTestId('target-bed').filter({ hasText: '60.0°C' }).waitFor();
     // The hotend heats: its reading rises from what it was.
     await waitForNumber(page, '[data-testid=actual-tool0]', { above: parseFloat(before ?? '0') + 5 });
     const status = await server.api('/api/printer');

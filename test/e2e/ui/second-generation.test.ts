@@ -32,8 +32,10 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   // Chromium starts while the server is set up.
   const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
+  // At 0.1 the short print ends within a second, and the long one (cold bed: M190 first) runs over 10 s, long enough
+  // to be stopped.
   const server = await startTestServer(t, { settings: {
-    devel: { virtualPrinter: { throttle: 0.25 } },
+    devel: { virtualPrinter: { throttle: 0.1 } },
     webcam: { stream: 'http://127.0.0.1:9/dead.mjpg' },
   } });
   await server.access.users.addUser({ name: 'ada', password: 'pw-ada-12345', groups: ['admins', 'users'] });

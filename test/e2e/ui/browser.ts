@@ -11,10 +11,11 @@ export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'ui');
 
 /**
  * Starts headless Chromium; it must not try to reach the internet (the CI box refuses). playwright gives every launch
- * a fresh temporary profile (its own --user-data-dir), so none is passed here.
+ * a fresh temporary profile (its own --user-data-dir), so none is passed here. The browser is closed after the test
+ * even when the test fails before awaiting it, so a test may start it first and set up its server meanwhile.
  */
-export async function launchBrowser(t: TestContext): Promise<Browser> {
-  const browser = await chromium.launch({
+export function launchBrowser(t: TestContext): Promise<Browser> {
+  const launched = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -23,9 +24,10 @@ export async function launchBrowser(t: TestContext): Promise<Browser> {
     ],
   });
   t.after(async () => {
-    await browser.close().catch(() => undefined);
+    const browser = await launched.catch(() => undefined);
+    await browser?.close().catch(() => undefined);
   });
-  return browser;
+  return launched;
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {
@@ -45,14 +47,52 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
-/** A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. */
+/** The little of the DOM the page functions below use (the tests are compiled without the DOM library). */
+interface PageGlobals {
+  document: {
+    querySelector(selector: string): { getAttribute(name: string): string | null; textContent: string | null } | null;
+    activeElement: { textContent: string | null } | null;
+  };
+}
+
+/**
+ * Waits until the number shown by the first element matching `selector` (its text, or the attribute `attr`) lies in
+ * (above, below). The check runs inside the page every 50 ms: no round trip to the test per look, no fixed sleep.
+ */
+export async function waitForNumber(
+  page: Page, selector: string, range: { attr?: string; above?: number; below?: number }, timeout?: number,
+): Promise<void> {
+  await page.waitForFunction(({ selector, attr, above, below }) => {
+    const el = (globalThis as unknown as PageGlobals).document.querySelector(selector);
+    if (!el) return false;
+    const n = parseFloat((attr ? el.getAttribute(attr) : el.textContent) ?? '');
+    return n > (above ?? -Infinity) && n < (below ?? Infinity);
+  }, { selector, ...range }, { polling: 50, timeout });
+}
+
+/** Waits until the focused element's text is `text` (a dialog moves the focus from an effect, just after it appears). */
+export async function waitForFocus(page: Page, text: string): Promise<void> {
+  await page.waitForFunction((text) => (globalThis as unknown as PageGlobals).document.activeElement?.textContent === text, text, { polling: 50 })
+    .catch(async (err: unknown) => {
+      throw new Error(`the focus is on "${await page.evaluate<string>('document.activeElement?.textContent ?? ""')}", not "${text}": ${String(err)}`);
+    });
+}
+
+/**
+ * A step of a browser scenario (a subtest); on failure the page is saved as a screenshot next to the others. Each step
+ * starts from the page the one before left, so after a failure the later steps are skipped: run on a page left in the
+ * wrong state (a dialog still open), each of them used to wait out its own 20 s timeout.
+ */
 export function stepper(t: TestContext, page: Page, prefix = '') {
   let n = 0;
-  return (name: string, fn: () => Promise<void>) => t.test(name, async () => {
+  let failed: string | undefined;
+  return (name: string, fn: () => Promise<void>) => t.test(name, async (st) => {
     n++;
+    if (failed) return st.skip(`step ${failed} failed`);
     try {
       await fn();
     } catch (err) {
+      failed = String(n);
       await screenshot(page, `${prefix}failed-step-${n}`).catch(() => undefined);
       throw err;
     }

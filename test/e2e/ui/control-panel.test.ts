@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, screenshot, stepper, waitForNumber, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
 
@@ -17,17 +17,23 @@ const PASSWORD = 'correct horse battery';
 const VIEWER = 'victor';
 
 async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; errors: string[] }> {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
-  // A fast virtual printer keeps heating and printing within seconds.
+  // A fast virtual printer keeps heating and printing within seconds: at 0.1 the bed set in the temperature step
+  // (about 5 s to heat) is nearly hot when the print's M190 asks for it (a pause waits for that), and the print's moves
+  // still take about 5 s, time enough to pause, resume and stop it. Temperatures reported every half second bring the
+  // graph's samples and a new target to the page without waiting out the default two-second interval.
   const server = await startTestServer(t, { settings: {
-    devel: { virtualPrinter: { throttle: 0.25 } },
+    devel: { virtualPrinter: { throttle: 0.1 } },
+    serial: { timeout: { temperatureAutoreport: 0.5 } },
     controls: [{ name: 'Fan', layout: 'horizontal', children: [
       { name: 'Fan at speed', command: 'M106 S%(speed)s', input: [{ name: 'Speed', parameter: 'speed', default: 255 }] },
     ] }],
   } });
   await server.access.users.addUser({ name: USER, password: PASSWORD, groups: ['admins', 'users'] });
   await server.access.users.addUser({ name: VIEWER, password: PASSWORD, groups: ['readonly'] });
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
@@ -48,12 +54,6 @@ async function until(what: string, check: () => Promise<boolean>, timeout = 20_0
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-
-const numberIn = async (page: Page, testId: string, attr?: string): Promise<number> => {
-  const loc = page.getByTestId(testId);
-  if (!(await loc.count())) return NaN;
-  return parseFloat((attr ? await loc.getAttribute(attr) : await loc.textContent()) ?? '');
-};
 
 
 async function openTab(page: Page, name: string): Promise<void> {
@@ -97,18 +97,19 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('temperatures arrive on the graph; targets set in the UI (typed, and from a profile) reach the printer', async () => {
-    await until('temperature samples', async () => (await numberIn(page, 'temp-graph', 'data-points')) >= 3);
+    // The bed gets its temperature from the PLA profile of the settings. It is set first: the print below waits (M190)
+    // for the bed, and a pause waits for that wait to end.
+    await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
+    await page.getByTestId('target-bed').filter({ hasText: '60.0°C' }).waitFor();
+    await waitForNumber(page, '[data-testid=temp-graph]', { attr: 'data-points', above: 2 });
     await page.locator('.graph canvas').first().waitFor();
     const before = await page.getByTestId('actual-tool0').textContent();
     const tool = page.locator('tr[data-heater=tool0]');
     await tool.getByLabel('Tool 0 target').fill('170');
     await tool.getByRole('button', { name: 'Set', exact: true }).click();
     await page.getByTestId('target-tool0').filter({ hasText: '170.0°C' }).waitFor();
-    // The bed gets its temperature from the PLA profile of the settings.
-    await page.locator('tr[data-heater=bed]').getByLabel('Bed profile').selectOption('PLA');
-    await page.getByTestId('target-bed').filter({ hasText: '60.0°C' }).waitFor();
     // The hotend heats: its reading rises from what it was.
-    await until('the hotend to heat', async () => (await numberIn(page, 'actual-tool0')) > parseFloat(before ?? '0') + 5);
+    await waitForNumber(page, '[data-testid=actual-tool0]', { above: parseFloat(before ?? '0') + 5 });
     const status = await server.api('/api/printer');
     const body = await status.json() as { temperature: { tool0: { target: number }; bed: { target: number } } };
     assert.equal(body.temperature.tool0.target, 170);
@@ -120,14 +121,11 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     // Slow the upload down so the progress bar is observable.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 20 * 1024 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 50 * 1024 });
     await page.getByTestId('upload-input').setInputFiles(GCODE);
     const bar = page.getByRole('progressbar', { name: 'Upload progress' });
     await bar.waitFor();
-    await until('partial upload progress', async () => {
-      const v = Number(await bar.getAttribute('aria-valuenow', { timeout: 500 }).catch(() => null));
-      return v > 0 && v < 100;
-    });
+    await waitForNumber(page, '[role=progressbar][aria-label="Upload progress"]', { attr: 'aria-valuenow', above: 0, below: 100 });
     await screenshot(page, '03-upload-progress');
     await bar.waitFor({ state: 'detached', timeout: 30_000 });
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
@@ -141,7 +139,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await row.getByRole('button', { name: 'Print' }).click();
     await waitForState(page, /^(Starting|Printing)/);
     await page.getByTestId('job-file').filter({ hasText: 'prusaslicer-2.6.1_small.gcode' }).waitFor();
-    await until('print progress', async () => (await numberIn(page, 'job-progress')) > 0, 60_000);
+    await waitForNumber(page, '[data-testid=job-progress]', { above: 0 }, 60_000);
     await screenshot(page, '04-printing');
   });
 

@@ -12,6 +12,8 @@ import { launchBrowser, screenshot, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 test('server stopped → overlay and inert page; restarted → stale data cleared, login asked in place, then silent re-auth', { skip: needs('chromium') }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   const baseDir = await mkdtemp(join(tmpdir(), 'gantry-ui-restart-'));
   t.after(() => rm(baseDir, { recursive: true, force: true }));
@@ -20,7 +22,7 @@ test('server stopped → overlay and inert page; restarted → stale data cleare
   await first.access.users.addUser({ name: 'carol', password: 'pw-carol-123', groups: ['users'] });
   assert.equal((await first.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
 
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   page.setDefaultTimeout(20_000);
   const errors = watchErrors(page);

@@ -11,24 +11,32 @@ import { launchBrowser, screenshot, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 test('interrupted print: the offer shows file, layer, time and cause; Resume and Discard ask first', { skip: needs('chromium') }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   const s = await startTestServer(t, { settings: { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } } });
   await s.access.users.addUser({ name: 'dana', password: 'pw-dana-1234', groups: ['users'] });
   assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL' } })).status, 204);
   await waitFor('Operational', () => s.printer.isOperational() || undefined);
+  // The user logs in while the print gets going.
+  const loggingIn = (async () => {
+    const browser = await launching;
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.setDefaultTimeout(20_000);
+    const errors = watchErrors(page);
+    await page.goto(s.url + '/login');
+    await page.getByLabel('User name').fill('dana');
+    await page.getByLabel('Password').fill('pw-dana-1234');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    return { page, errors };
+  })();
+  loggingIn.catch(() => undefined); // awaited below; a failure before that must not count as unhandled
   const rec = recorder(s);
   assert.equal((await uploadFile(s, 'benchy.gcode', layeredGcode(40, 15, 20))).status, 201);
   assert.equal((await s.api('/api/files/local/benchy.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
   await waitFor('journal at layer 2', async () => ((await journalOnDisk(s.baseDir))?.layer ?? -1) >= 2 || undefined, 60_000);
 
-  const browser = await launchBrowser(t);
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  page.setDefaultTimeout(20_000);
-  const errors = watchErrors(page);
-  await page.goto(s.url + '/login');
-  await page.getByLabel('User name').fill('dana');
-  await page.getByLabel('Password').fill('pw-dana-1234');
-  await page.getByRole('button', { name: 'Log in' }).click();
+  const { page, errors } = await loggingIn;
   await page.getByTestId('printer-state').filter({ hasText: /^Printing/ }).waitFor().catch(async (e: unknown) => {
     await screenshot(page, 'recovery-debug');
     throw new Error(`${String(e)} state=${await page.getByTestId('printer-state').textContent().catch(() => '?')} errors=${errors.join(';')}`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, screenshot, stepper, waitForFocus, waitForNumber, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { uploadFile } from '../../printer/job/helpers.ts';
 import { cubeStl } from '../../helpers/stl.ts';
@@ -29,9 +29,13 @@ const focusedText = (page: Page) => page.evaluate<string>('document.activeElemen
 const openTab = (page: Page, name: string) => page.getByRole('tab', { name, exact: true }).click();
 
 test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
+  // At 0.1 the short print ends within a second, and the long one (cold bed: M190 first) runs over 10 s, long enough
+  // to be stopped.
   const server = await startTestServer(t, { settings: {
-    devel: { virtualPrinter: { throttle: 0.25 } },
+    devel: { virtualPrinter: { throttle: 0.1 } },
     webcam: { stream: 'http://127.0.0.1:9/dead.mjpg' },
   } });
   await server.access.users.addUser({ name: 'ada', password: 'pw-ada-12345', groups: ['admins', 'users'] });
@@ -40,7 +44,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   assert.equal((await uploadFile(server, 'cube.stl', cubeStl(8))).status, 201);
   assert.equal((await uploadFile(server, 'long.gcode', await readFile(SMALL_GCODE))).status, 201);
 
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   // The page's notifications are recorded instead of shown; permission is granted as a user's click would.
   await context.grantPermissions(['notifications']);
@@ -106,12 +110,14 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     await del.click();
     const dialog = page.getByRole('dialog', { name: 'Delete' });
     await dialog.waitFor();
-    assert.equal(await focusedText(page), 'Keep');
+    await waitForFocus(page, 'Keep');
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'detached' });
     assert.equal(await focusedText(page), 'Delete', 'focus is back on the button that opened the dialog');
     await del.click();
     await dialog.waitFor();
+    // A key pressed before the dialog has taken the focus would go to the page, not to the dialog.
+    await waitForFocus(page, 'Keep');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     assert.equal((await server.api('/api/files/local/benchy.gcode')).status, 200);
@@ -129,13 +135,13 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   await step('Stop asks "Keep printing" first, Escape keeps printing; after a stop the job panel is not stale', async () => {
     await files.locator('li[data-file="long.gcode"]').getByRole('button', { name: 'Print' }).click();
     await page.getByTestId('printer-state').filter({ hasText: /^Printing/ }).waitFor();
-    await until('progress', async () => parseFloat((await page.getByTestId('job-progress').textContent()) ?? '') > 0, 60_000);
+    await waitForNumber(page, '[data-testid=job-progress]', { above: 0 }, 60_000);
     const job = page.getByRole('region', { name: 'Job' });
     const stop = job.getByRole('button', { name: 'Stop…' });
     await stop.click();
     const dialog = page.getByRole('dialog', { name: 'Stop the print?' });
     await dialog.waitFor();
-    assert.equal(await focusedText(page), 'Keep printing');
+    await waitForFocus(page, 'Keep printing');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     assert.equal(await focusedText(page), 'Stop…');

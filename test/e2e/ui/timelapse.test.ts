@@ -15,6 +15,8 @@ import { FFMPEG, testFrames } from '../../timelapse/helpers.ts';
 const SKIP = needs('chromium') || (!existsSync(FFMPEG) ? `no ${FFMPEG} (apt-get install ffmpeg)` : false);
 
 test('Timelapse page: render an unrendered frame set, the movie listed with its thumbnail, download, delete', { skip: SKIP }, async (t) => {
+  // Chromium starts while the server is set up.
+  const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
   const server = await startTestServer(t, { settings: { webcam: { ffmpeg: FFMPEG, watermark: false } } });
   await server.access.users.addUser({ name: 'ada', password: 'pw-ada-12345', groups: ['admins', 'users'] });
@@ -22,7 +24,7 @@ test('Timelapse page: render an unrendered frame set, the movie listed with its 
   const frames = await testFrames();
   for (let i = 0; i < 6; i++) await writeFile(join(tmp, `benchy_20261125120000-${i}.jpg`), frames[i % frames.length]);
 
-  const browser = await launchBrowser(t);
+  const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);

@@ -1,5 +1,5 @@
 // Renders the pending confirmation/prompt dialog and the notices (errors, confirmations) in a corner.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { dialog, closeDialog, type DialogRequest } from '../lib/dialogs.ts';
 import { notices, dismiss } from '../lib/store.ts';
 
@@ -15,7 +15,8 @@ function DialogForm({ d }: { d: DialogRequest }) {
   const okRef = useRef<HTMLButtonElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
   const inputRef = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // Before paint, so a key pressed the moment the dialog appears reaches it and not the page behind.
+  useLayoutEffect(() => {
     (d.input !== undefined ? inputRef.current : d.danger ? cancelRef.current : okRef.current)?.focus();
   }, [d]);
   const onKey = (e: KeyboardEvent) => {

@@ -33,6 +33,8 @@ export async function registerPrintFirst(app: GantryApp, opts: PrintFirstOptions
     sampleInterval: opts.sampleIntervalMs ?? 200,
     maxEventLoopDelay: opts.maxEventLoopDelayMs ?? 20,
     maxEventLoopUtilization: opts.maxEventLoopUtilization ?? 0.9,
+    // Its default averages utilisation since the process started: after hours idle a saturated loop would never count.
+    eventLoopUtilizationMode: 'interval',
     pressureHandler: shed as unknown as (request: FastifyRequest, reply: FastifyReply) => void,
   });
   // Under-pressure sends what the handler returns and goes on with the request when it returns nothing (its types

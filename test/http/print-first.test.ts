@@ -43,3 +43,23 @@ test('while printing on a saturated loop, GET /api/* answers 503 with Retry-Afte
   printing = false;
   assert.equal((await fetch(`${url}/api/printer`)).status, 200, 'nothing is shed while not printing');
 });
+
+test('utilisation is judged per sample, not since start: a loop saturated after an idle spell is seen as saturated', async (t) => {
+  const app = Fastify();
+  await registerPrintFirst(app as unknown as GantryApp, { printing: () => true, sampleIntervalMs: 250 });
+  app.get('/api/printer', async () => ({ state: 'Printing' }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close());
+  const mem = app as unknown as { memoryUsage(): { eventLoopUtilized: number } };
+  // The idle spell is the scenario itself: three times the sample interval with nothing to do.
+  await new Promise((r) => setTimeout(r, 750));
+  let seen = 0;
+  // Busy for ~2.4 s, one 300 ms stretch at a time: averaged since start (≈ 0.7 at most) it never passes 0.9.
+  for (let i = 0; i < 8 && seen <= 0.9; i++) {
+    const until = Date.now() + 300;
+    while (Date.now() < until) { /* busy */ }
+    await new Promise((r) => setImmediate(r));
+    seen = mem.memoryUsage().eventLoopUtilized;
+  }
+  assert.ok(seen > 0.9, `utilisation after the idle spell read ${seen.toFixed(2)}`);
+});

@@ -54,7 +54,8 @@ for (const name of hookNames) {
 }
 
 const engine = new ProtocolEngine(hooks, init.settings, undefined, init.machine);
-const rules = new PrinterLineRules({ zChanged: (z, old) => emit(['z', z, old], false) });
+// Urgent: a layer change is a timelapse frame, and frames closer than minDelay are skipped, so batching them would merge layers.
+const rules = new PrinterLineRules({ zChanged: (z, old) => emit(['z', z, old], true) });
 engine.setLineRules(rules);
 
 // ------------------------------------------------------------------ the job's stream

@@ -1,6 +1,8 @@
 // The printer link thread's composition root (main.ts's counterpart for that thread): the protocol engine, its
 // transports (serial, the virtual printer) and the line rules, driven by messages from printer/worker-link.ts. Here,
 // firmware replies never queue behind HTTP or push work on the main thread.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ProtocolEngine, type JobFeed } from './protocol/engine.ts';
 import type { EngineHooks } from './protocol/hooks.ts';
@@ -10,6 +12,21 @@ import { createTransportFactory } from './transports/transport-factory.ts';
 
 const port = parentPort!;
 const init = workerData as LinkThreadInit;
+
+/**
+ * A head start with the scheduler: on a busy 2-core board the main thread (HTTP, push) and other processes are
+ * runnable all the time, and each firmware reply waits for this thread to be scheduled. Linux applies a nice level to
+ * the one thread named by its id; lowering it needs CAP_SYS_NICE (or RLIMIT_NICE), otherwise the thread stays as is.
+ */
+function raisePriority(nice: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // Not Linux, or not allowed: the thread runs at the process's priority.
+  }
+}
+if (init.nice !== null) raisePriority(init.nice);
 const create = createTransportFactory({ settings: () => init.config, virtualSdFolder: init.virtualSdFolder });
 
 let events: LinkEvent[] = [];

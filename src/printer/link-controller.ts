@@ -173,7 +173,8 @@ export class LinkController {
   private newLink(opts: LinkOptions): EngineLink {
     const thread = this.deps.thread;
     if (thread && this.deps.serial().linkThread === 'worker') {
-      return new WorkerLink(opts, thread.spawn, { config: thread.config(), virtualSdFolder: thread.virtualSdFolder });
+      const nice = this.deps.serial().linkThreadNice;
+      return new WorkerLink(opts, thread.spawn, { config: thread.config(), virtualSdFolder: thread.virtualSdFolder, nice: nice === 0 ? null : nice });
     }
     return new LocalLink(opts, this.deps.ports.create, this.deps.timers);
   }

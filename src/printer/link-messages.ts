@@ -12,6 +12,8 @@ export interface LinkThreadInit {
   config: Pick<Config, 'serial' | 'devel'>;
   /** Folder backing the virtual printer's SD card (null: in memory). */
   virtualSdFolder: string | null;
+  /** The thread's nice level (serial.linkThreadNice), when it may be set (null: the process's). */
+  nice: number | null;
 }
 
 /**

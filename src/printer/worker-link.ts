@@ -42,7 +42,7 @@ export class WorkerLink implements EngineLink {
   private readonly rules: PrinterLineRules;
 
   constructor(private readonly opts: LinkOptions, private readonly spawn: LinkThreadSpawner,
-    private readonly init: Pick<LinkThreadInit, 'config' | 'virtualSdFolder'>) {
+    private readonly init: Pick<LinkThreadInit, 'config' | 'virtualSdFolder' | 'nice'>) {
     this.rules = new PrinterLineRules({ toolChangeLines: opts.rules.toolChangeLines });
   }
 

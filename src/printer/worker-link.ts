@@ -34,6 +34,7 @@ export class WorkerLink implements EngineLink {
   private filling: StreamItem[] | null = null;
   /** Stream lines sent to the thread so far (see LinkMirror.consumed). */
   private posted = 0;
+  private targetsActive = false;
   /** The thread asked for more lines and has not had any since. */
   private wanted = false;
   /** The last T queued or streamed, until the thread reports it selected. */
@@ -248,7 +249,12 @@ export class WorkerLink implements EngineLink {
     this.post({ t: 'job', active });
   }
 
-  setTargetsActive(active: boolean): void { this.post({ t: 'targets', active }); }
+  setTargetsActive(active: boolean): void {
+    // Asked after every temperature report and command written: only a change is worth a message.
+    if (active === this.targetsActive) return;
+    this.targetsActive = active;
+    this.post({ t: 'targets', active });
+  }
   setOffsets(offsets: Record<string, number>): void { this.post({ t: 'offsets', offsets }); }
   pump(): void { this.fill(); }
   plannedTool(): number { return this.pendingTool ?? this.m.tool; }

@@ -27,7 +27,14 @@ function raisePriority(nice: number): void {
   }
 }
 if (init.nice !== null) raisePriority(init.nice);
-const create = createTransportFactory({ settings: () => init.config, virtualSdFolder: init.virtualSdFolder });
+/**
+ * No reply spin here (serial.replySpinMicros is for a link on the main thread, whose event loop would otherwise sleep
+ * between lines): this thread has nothing else to do, and spinning at its raised priority took the CPU from the rest
+ * of a busy 2-core machine: under push+wrk, back-to-back runs printed at 1,490–1,825 lines/s with the spin and at
+ * 2,014–2,549 without it (bench/streaming.ts, shared machine, load 4–10).
+ */
+const config = { ...init.config, serial: { ...init.config.serial, replySpinMicros: 0 } };
+const create = createTransportFactory({ settings: () => config, virtualSdFolder: init.virtualSdFolder });
 
 let events: LinkEvent[] = [];
 let scheduled: 'now' | 'soon' | null = null;

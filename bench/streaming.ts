@@ -8,11 +8,14 @@
 // BENCH_REPEATS (default 3): every figure is the median of that many interleaved idealhost/Gantry pairs, and the ratio
 // the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine. BENCH_FLOOR=1: for the
 // ping-pong scenarios also the least a Node.js host can do (bench/floor-host.ts), on the event loop and blocking.
+// BENCH_LINK_THREAD=worker,main: the push+wrk scenarios once per serial.linkThread, in the same run (default: the
+// configured default only). BENCH_LOAD_NICE=19: the push clients and wrk run at that nice level, so on a shared machine
+// the load takes CPU from others before it takes it from the server it loads.
 import { execFile, spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +37,12 @@ const PUSH_CLIENTS = Number(process.env.BENCH_PUSH_CLIENTS ?? 200);
 const WRK_CONNS = Number(process.env.BENCH_WRK_CONNS ?? 64);
 const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
 const FLOOR = process.env.BENCH_FLOOR === '1';
+const LINK_THREADS: Array<'worker' | 'main' | undefined> = (process.env.BENCH_LINK_THREAD ?? '').split(',').map((s) => s.trim())
+  .filter((s): s is 'worker' | 'main' => s === 'worker' || s === 'main');
+if (LINK_THREADS.length === 0) LINK_THREADS.push(undefined);
+const LOAD_NICE = process.env.BENCH_LOAD_NICE ? Number(process.env.BENCH_LOAD_NICE) : null;
+/** serial.linkThread for the runs that follow (undefined: the configured default). */
+let linkThread: 'worker' | 'main' | undefined;
 /** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => label.includes(s));
@@ -120,7 +129,7 @@ async function runFloor(tools: { fakefw: string }, dir: string, file: string, mo
 interface GantryRun { summary: Summary; outcome: string; rss: number[] }
 
 async function runGantry(g: Gantry, bin: string, dir: string, file: string, moves: number, mode: Mode, fw: string[], sampleRss = false): Promise<GantryRun> {
-  await g.config.patch({ serial: { rxBufferSize: mode === 'sendahead' ? 127 : 0, log: false } });
+  await g.config.patch({ serial: { rxBufferSize: mode === 'sendahead' ? 127 : 0, log: false, ...(linkThread ? { linkThread } : {}) } });
   const f = await startFakeFw(bin, dir, moves, fw);
   await g.printer.connect({ port: f.port, baudrate: 250000 });
   const deadline = Date.now() + 20_000;
@@ -208,7 +217,9 @@ async function pushAndWrk(url: string, key: string, clients: number, conns: numb
   };
   // 20 at a time: one by one took minutes on a busy machine.
   for (let i = 0; i < clients; i += 20) await Promise.all(Array.from({ length: Math.min(20, clients - i) }, connect));
-  const wrk = spawn('wrk', ['-t1', `-c${conns}`, '-d600s', '-H', `X-Api-Key: ${key}`, `${url}/api/printer`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const wrkArgs = ['-t1', `-c${conns}`, '-d600s', '-H', `X-Api-Key: ${key}`, `${url}/api/printer`];
+  const wrk = LOAD_NICE !== null ? spawn('nice', ['-n', String(LOAD_NICE), 'wrk', ...wrkArgs], { stdio: ['ignore', 'pipe', 'ignore'] })
+    : spawn('wrk', wrkArgs, { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   wrk.stdout.on('data', (d: Buffer) => { out += d.toString(); });
   await new Promise((r) => setTimeout(r, 1000)); // wrk connected and the loop saturated before the print starts
@@ -226,6 +237,7 @@ async function pushAndWrk(url: string, key: string, clients: number, conns: numb
 
 async function withPushAndWrk<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result: T; requests: number; errors: number; seconds: number; messages: number }> {
   const child = fork(fileURLToPath(import.meta.url), ['push-wrk', g.url, g.config.current.api.key ?? '', String(PUSH_CLIENTS), String(WRK_CONNS)], { execArgv: ['--import', 'tsx'] });
+  if (LOAD_NICE !== null && child.pid !== undefined) setPriority(child.pid, LOAD_NICE);
   await new Promise((r) => child.once('message', r));
   const t0 = performance.now();
   const result = await fn();
@@ -332,11 +344,12 @@ export async function main(): Promise<void> {
       }
       // Issue 18: "the print comes first". wrk's requests were sent during the print (503s are shed load, counted).
       const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
-      for (const [label, fw, mode] of ([
+      for (const [label, fw, mode, lt] of ([
         ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],
         ['-d 200 send-ahead', ['-d', '200'], 'sendahead'],
-      ] as [string, string[], Mode][]).filter(([l]) => hasWrk && wanted(`${l} push+wrk`))) {
-        const name = `${label} +${PUSH_CLIENTS} push +wrk c${WRK_CONNS}`;
+      ] as [string, string[], Mode][]).filter(([l]) => hasWrk && wanted(`${l} push+wrk`)).flatMap((s) => LINK_THREADS.map((lt) => [...s, lt] as const))) {
+        linkThread = lt;
+        const name = `${label} +${PUSH_CLIENTS} push +wrk c${WRK_CONNS}${lt ? ` [${lt}]` : ''}${LOAD_NICE !== null ? ` nice ${LOAD_NICE}` : ''}`;
         const problems = new Set<string>();
         let requests = 0, errors = 0, seconds = 0, messages = 0;
         const r = await pairs(
@@ -355,6 +368,7 @@ export async function main(): Promise<void> {
         console.log(`  ${name.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  unloaded ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)} (goal ≥ 0.9)  ` +
           `(wrk ${(requests / seconds).toFixed(0)} req/s, ${errors} shed as 503; ${(messages / seconds).toFixed(0)} push msgs/s) ${problems.size ? [...problems].join('; ') : 'complete'}`);
       }
+      linkThread = undefined;
       if (!wanted('-c 1000')) continue;
       const c = await runGantry(g, tools.fakefw, work, file, moves, 'sendahead', ['-c', '1000']);
       const ci = await runIdeal(tools, work, file, moves, 'sendahead', ['-c', '1000']);

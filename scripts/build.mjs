@@ -11,7 +11,7 @@ const DIST = join(ROOT, 'dist');
 /** Everything whose change must rebuild dist/; package.json because the dependency list decides what stays external. */
 const INPUTS = ['src', 'package.json', 'scripts/build.mjs'];
 /** The files whose presence (and age) stand for a complete build. */
-export const OUTPUTS = ['cli.js', 'analysis-worker.js'];
+export const OUTPUTS = ['cli.js', 'analysis-worker.js', 'link-worker.js'];
 /** Not bundled (see buildServer); ws's optional native helpers are looked up with try/require. */
 const EXTERNAL = ['serialport', '@serialport/*', '@node-rs/argon2', 'sockjs', 'esbuild', 'tsx', 'bufferutil', 'utf-8-validate'];
 
@@ -87,7 +87,7 @@ export async function buildServer(opts = {}) {
   const esbuild = await import('esbuild');
   const out = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: { cli: 'src/cli.ts', 'analysis-worker': 'src/files/analysis/worker.ts' },
+    entryPoints: { cli: 'src/cli.ts', 'analysis-worker': 'src/files/analysis/worker.ts', 'link-worker': 'src/link-worker.ts' },
     outdir: DIST,
     bundle: true,
     platform: 'node',

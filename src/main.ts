@@ -25,6 +25,7 @@ import { PrinterProfiles } from './printer/printer-profiles.ts';
 import { PrinterService, type PortProvider } from './printer/printer-service.ts';
 import { FirmwareLimits } from './printer/firmware-limits.ts';
 import { createTransportFactory } from './transports/transport-factory.ts';
+import { startThread } from './core/thread-code.ts';
 import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
@@ -153,6 +154,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   };
   const printer = new PrinterService({
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
+    // serial.linkThread: worker runs the link in src/link-worker.ts, with transports made there as here.
+    linkThread: {
+      spawn: (init) => startThread(new URL('./link-worker.ts', import.meta.url), 'link-worker.js', { name: 'printer-link', workerData: init }),
+      config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
+    },
   });
   printer.watchReplies((line) => firmwareLimits.observe(line));
 

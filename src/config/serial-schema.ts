@@ -26,6 +26,8 @@ export const SerialSection = obj({
   exclusive: bool(true, 'Open the port exclusively'),
   lowLatency: bool(false, 'Request low latency mode'),
   replySpinMicros: int(1000, 'Ping-pong printing: after a line is sent, keep reading for up to this long (µs) instead of sleeping, when the firmware usually answers within half of it (spends CPU to cut latency per line; 0: off)', { minimum: 0, maximum: 100_000 }),
+  linkThread: Type.Union([Type.Literal('worker'), Type.Literal('main')], { default: 'worker', description: 'Where the printer link (protocol engine, serial port, virtual printer) runs: its own worker thread, so firmware replies never wait behind HTTP and push work, or the main thread. Applies on the next connect' }),
+  linkThreadNice: int(-10, 'Nice level of the printer link thread (Linux; -20..19): below 0 it is scheduled ahead of HTTP and push work and other processes on a busy board. Needs CAP_SYS_NICE (systemd: AmbientCapabilities=CAP_SYS_NICE) or a LimitNICE, otherwise ignored; 0: as the process', { minimum: -20, maximum: 19 }),
   autoconnect: bool(false, 'Connect on server start'),
   resetOnConnect: bool(false, 'Let opening the port reset the printer (DTR dropped on close, raised on open). Off: DTR is left as it is where the OS allows, so a reconnect does not reset boards with an auto-reset circuit'),
   log: bool(false, 'Write the serial dialogue to logs/serial.log'),

@@ -2,7 +2,12 @@
 // pause/resume/cancel, byte progress, tool-change scripts and injected lines (timelapse), and the position behind the
 // lines in flight (recovery).
 import type { ConnectionStateId } from '../protocol/connection-state.ts';
-import type { JobFeed, ProtocolEngine } from '../protocol/engine.ts';
+import type { JobFeed } from '../protocol/engine.ts';
+import type { EngineLink } from './engine-link.ts';
+
+/** What the streamer drives: a link (in this thread or its own), or a bare ProtocolEngine in tests. */
+export type StreamLink = Pick<EngineLink, 'enqueue' | 'marker' | 'setFeed' | 'setJobActive' | 'pump' | 'plannedTool' | 'linesInFlight' | 'isOperational'>
+  & { readonly unsentLines?: number };
 import type { JobLifecycle, JobState } from './job-lifecycle.ts';
 import type { ToolChangeLines } from './line-rules.ts';
 
@@ -71,6 +76,9 @@ type Phase = JobState | 'ENDED';
 
 export class JobStreamer implements JobFeed {
   filepos = 0;
+  private lastSentFilepos = 0;
+  /** Progress was reported for the end of `batch`. */
+  private reported = false;
   private ended = false;
   /** A transfer's end: no Finishing state (the lines are stored, not run), but no more feeding either. */
   private transferEnding = false;
@@ -103,7 +111,7 @@ export class JobStreamer implements JobFeed {
   private readonly toolChange: JobStreamContext['toolChange'];
 
   constructor(
-    private readonly engine: ProtocolEngine,
+    private readonly engine: StreamLink,
     source: JobLineSource,
     private readonly listener: JobStreamListener,
     private readonly opts: JobStreamOptions,
@@ -155,18 +163,23 @@ export class JobStreamer implements JobFeed {
         this.filepos = b.ends[i];
         return line;
       }
-      if (b !== null) this.listener.progress?.(this.filepos);
+      if (b !== null && !this.reported) {
+        this.reported = true;
+        this.listener.progress?.(this.sentFilepos);
+      }
       if (this.nextBatch !== null) {
-        this.prevBatch = b;
+        if (b !== null) this.prevBatch = b;
         this.batch = this.nextBatch;
         this.nextBatch = null;
         this.idx = 0;
+        this.reported = false;
         this.prefetch();
         continue;
       }
-      this.batch = null;
+      // An exhausted batch stays until the next one comes: positionBack still counts back through its lines.
       if (this.eof) {
-        if (!this.fetching) this.finish();
+        // The end comes once the link has written every line it was handed (a link thread holds some ahead).
+        if (!this.fetching && !this.engine.unsentLines) this.finish();
         return null;
       }
       this.prefetch();
@@ -180,11 +193,11 @@ export class JobStreamer implements JobFeed {
    * line. Null when the lines that far back are no longer held (then the caller keeps its previous value).
    */
   positionBack(back: number): number | null {
-    // The held lines as one sequence: prevBatch then batch (batch is null between batches and at the end).
+    // The held lines as one sequence: prevBatch then batch (null only before the first batch).
     const prev = this.prevBatch;
     const cur = this.batch;
     const prevLen = prev ? prev.lines.length : 0;
-    let j = cur ? prevLen + this.idx - 1 : prevLen - 1;
+    let j = prevLen + (cur ? this.idx : 0) - 1;
     const at = (k: number): JobLineBatch | null => (k < prevLen ? prev : cur);
     const local = (k: number): number => (k < prevLen ? k : k - prevLen);
     if (j < 0) return back === 0 ? this.filepos : null;
@@ -196,6 +209,18 @@ export class JobStreamer implements JobFeed {
     if (j < 0) return null;
     const b = at(j)!;
     return b.ends[local(j)];
+  }
+
+  /**
+   * The byte offset after the last file line written to the wire: `filepos` less the lines a link thread holds ahead
+   * of the wire (the API's progress, a pause position). Walks back over those lines, so it is asked now and then.
+   */
+  get sentFilepos(): number {
+    const unsent = this.engine.unsentLines ?? 0;
+    if (unsent === 0) return this.filepos;
+    const at = this.positionBack(unsent);
+    if (at !== null) this.lastSentFilepos = Math.max(this.lastSentFilepos, at);
+    return this.lastSentFilepos;
   }
 
   /** Lines the firmware has not acknowledged yet (job lines and anything else in the send window). */

@@ -4,7 +4,6 @@ import type { Config } from '../config/schema.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
-import { ProtocolEngine } from '../protocol/engine.ts';
 import type { EngineHooks } from '../protocol/hooks.ts';
 import type { TransportFactory } from '../protocol/line-transport.ts';
 import type { Timers } from '../protocol/settings.ts';
@@ -12,7 +11,10 @@ import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES
 import { engineSettingsFrom, planConnection } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from './job-stream.ts';
 import { JobLifecycle, displayState, type JobState } from './job-lifecycle.ts';
-import { PrinterLineRules, type ToolChangeLines } from './line-rules.ts';
+import { PrinterLineRules, type LineRulesEvents, type ToolChangeLines } from './line-rules.ts';
+import { LocalLink, type EngineLink, type LinkOptions } from './engine-link.ts';
+import { WorkerLink, type LinkThreadSpawner } from './worker-link.ts';
+import type { LinkThreadInit } from './link-messages.ts';
 import type { SerialLog } from './serial-log.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, PrinterStateSnapshot, ResendStats,
@@ -52,11 +54,12 @@ export interface LinkControllerDeps {
   /** Runs the beforePrinterDisconnected script; false when there is none. */
   beforeDisconnect: () => Promise<boolean>;
   zChanged: (z: number, old: number | null) => void;
+  /** How to start the printer link's own thread (serial.linkThread: worker); without it the link runs here. */
+  thread?: { spawn: LinkThreadSpawner; config: () => LinkThreadInit['config']; virtualSdFolder: string | null };
 }
 
 export class LinkController {
-  private engine: ProtocolEngine | null = null;
-  private rules: PrinterLineRules | null = null;
+  private engine: EngineLink | null = null;
   private linkState: LinkStateId = 'OFFLINE';
   private readonly lifecycle = new JobLifecycle(() => this.applyState(displayState(this.linkState, this.lifecycle.state)),
     () => this.engine?.isOperational() === true);
@@ -82,9 +85,9 @@ export class LinkController {
   get error(): string { return this.errorText; }
   get job(): JobStreamer | null { return this.streamer; }
   /** The engine of the current link (null before the first connect); for the hooks and tests, never to write to. */
-  get current(): ProtocolEngine | null { return this.engine; }
-  get currentF(): number | null { return this.rules?.currentF ?? null; }
-  currentZ(): number | null { return this.rules?.currentZ ?? null; }
+  get current(): EngineLink | null { return this.engine; }
+  get currentF(): number | null { return this.engine?.currentF ?? null; }
+  currentZ(): number | null { return this.engine?.currentZ ?? null; }
   profileInUse(): string | null { return this.profileId; }
 
   async connect(opts: ConnectOptions, prepare: () => Promise<void>): Promise<void> {
@@ -103,12 +106,10 @@ export class LinkController {
     await prepare();
     this.deps.events.emit('Connecting', {});
     const hooks: EngineHooks = { ...this.deps.hooks(), stateChanged: (id, error) => this.onLinkState(id as LinkStateId, error) };
-    const engine = new ProtocolEngine(hooks, engineSettingsFrom(this.deps.serial()), this.deps.timers,
-      { toolCount: profile.extruder.count, heatedBed: profile.heatedBed });
-    const rules = this.newLineRules();
-    rules.setOffsets(this.deps.offsets());
-    engine.setLineRules(rules);
-    this.rules = rules;
+    this.engine?.dispose();
+    const engine = this.newLink({ hooks, settings: engineSettingsFrom(this.deps.serial()), rules: this.lineRules(),
+      machine: { toolCount: profile.extruder.count, heatedBed: profile.heatedBed } });
+    engine.setOffsets(this.deps.offsets());
     this.engine = engine;
     const plan = planConnection(port, baud, known, (n) => ports.detectionBaudrates(n));
     let p: Promise<void>;
@@ -116,12 +117,12 @@ export class LinkController {
       this.port = plan.port;
       this.baudrate = plan.baudrate;
       this.deps.serialLog.info(`Connecting to port ${plan.port}, baudrate ${plan.baudrate}`);
-      p = engine.connect({ transport: ports.create(plan.port, plan.baudrate), port: plan.port, baudrate: plan.baudrate });
+      p = engine.connect(plan.port, plan.baudrate);
     } else {
       this.port = plan.candidates[0]?.port ?? null;
       this.baudrate = null;
       this.deps.serialLog.info(`Detecting port and baudrate among ${plan.candidates.length} candidate(s)`);
-      p = engine.connectAuto(plan.candidates, ports.create).then(() => {
+      p = engine.connectAuto(plan.candidates).then(() => {
         if (this.engine === engine && engine.isOperational()) {
           this.port = engine.connectedPort;
           this.baudrate = engine.connectedBaudrate;
@@ -168,9 +169,19 @@ export class LinkController {
     return this.deps.toolScripts.refresh().catch((err: unknown) => this.deps.logger.warn({ err }, 'tool change scripts not loaded'));
   }
 
-  /** Offsets, tool-change scripts and Z tracking on the link's line path. */
-  private newLineRules(): PrinterLineRules {
-    return new PrinterLineRules({
+  /** In its own thread when configured so and main.ts said how to start one; here otherwise. */
+  private newLink(opts: LinkOptions): EngineLink {
+    const thread = this.deps.thread;
+    if (thread && this.deps.serial().linkThread === 'worker') {
+      const nice = this.deps.serial().linkThreadNice;
+      return new WorkerLink(opts, thread.spawn, { config: thread.config(), virtualSdFolder: thread.virtualSdFolder, nice: nice === 0 ? null : nice });
+    }
+    return new LocalLink(opts, this.deps.ports.create, this.deps.timers);
+  }
+
+  /** Tool-change scripts and Z tracking on the link's line path (offsets are set on the link). */
+  private lineRules(): LineRulesEvents {
+    return {
       toolChangeLines: (oldTool, newTool) => {
         try {
           return this.deps.toolScripts.lines(oldTool, newTool);
@@ -180,11 +191,11 @@ export class LinkController {
         }
       },
       zChanged: (z, old) => this.deps.zChanged(z, old),
-    });
+    };
   }
 
   setOffsets(offsets: Record<string, number>): void {
-    this.rules?.setOffsets(offsets);
+    this.engine?.setOffsets(offsets);
   }
 
   /** The link moved: a job state only shows while the link is Operational. */
@@ -269,7 +280,7 @@ export class LinkController {
   flowControl(): string { return this.engine?.flowControl ?? 'ping-pong'; }
 
   /** The engine of an operational link, or notOperational. */
-  link(): ProtocolEngine {
+  link(): EngineLink {
     if (!this.engine || !this.isOperational()) throw notOperational();
     return this.engine;
   }
@@ -281,9 +292,9 @@ export class LinkController {
 
   streamJob(source: JobLineSource, listener: JobStreamListener, opts: JobStreamOptions = {}): JobStream {
     const engine = this.link();
+    const toolChanges = new PrinterLineRules(this.lineRules());
     if (this.streamer || this.isBusy()) throw conflict('Printer is already printing');
     const serial = this.deps.serial();
-    const rules = this.rules;
     const streamer = new JobStreamer(engine, afterSettled(this.refreshToolScripts(), source), {
       progress: (pos) => listener.progress?.(pos),
       stateChanged: (s) => listener.stateChanged?.(s),
@@ -295,13 +306,13 @@ export class LinkController {
         listener.finished(outcome, pos, error);
       },
     }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts },
-    { lifecycle: this.lifecycle, toolChange: rules ? (line, planned) => rules.toolChange(line, planned) : undefined });
+    { lifecycle: this.lifecycle, toolChange: (line, planned) => toolChanges.toolChange(line, planned) });
     this.streamer = streamer;
     // Set before the first state change, so PrinterStateChanged already says what is going on.
     this.sdStreaming = opts.transfer === true;
     streamer.start();
     return {
-      get filepos() { return streamer.filepos; },
+      get filepos() { return streamer.sentFilepos; },
       get linesInFlight() { return streamer.linesInFlight; },
       positionBack: (back) => streamer.positionBack(back),
       sentTail: (max) => engine.sentTail(max),

@@ -2,7 +2,7 @@
 // firmware asks of the job (actions, errors, resets).
 import type { EventBus } from '../core/event-bus.ts';
 import type { ConnectionStateId } from '../protocol/connection-state.ts';
-import type { ProtocolEngine } from '../protocol/engine.ts';
+import type { EngineLink } from './engine-link.ts';
 import type { EngineHooks } from '../protocol/hooks.ts';
 import type { JobStreamer } from './job-stream.ts';
 import type { PrinterReadings } from './printer-readings.ts';
@@ -27,7 +27,7 @@ export function terminalHooks(log: SerialLog, replyWatchers: ReadonlySet<(line: 
 export interface ReadingsSink {
   readonly readings: PrinterReadings;
   readonly events: EventBus;
-  engine(): ProtocolEngine | null;
+  engine(): EngineLink | null;
   stateId(): ConnectionStateId;
   profile(): LinkProfile;
   /** The feed rate of the last move written (printer/line-rules.ts). */
@@ -105,7 +105,7 @@ export function readingHooks(h: ReadingsSink): EngineHooks {
 export interface ActionSink {
   readonly readings: PrinterReadings;
   readonly events: EventBus;
-  engine(): ProtocolEngine | null;
+  engine(): EngineLink | null;
   job(): JobStreamer | null;
   /** Hands a firmware job action to the job owner (a cancel with the firmware error behind it); false when nobody listens. */
   jobAction(action: FirmwareJobAction, firmwareError?: string): boolean;

@@ -6,6 +6,8 @@ import type { Logger } from '../core/logger.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import type { LineInjector } from './job-stream.ts';
 import { LinkController, type PortProvider, type ProfileSource } from './link-controller.ts';
+import type { LinkThreadSpawner } from './worker-link.ts';
+import type { LinkThreadInit } from './link-messages.ts';
 import { PrinterReadings } from './printer-readings.ts';
 import { SerialLog } from './serial-log.ts';
 import { actionHooks, readingHooks, terminalHooks } from './link-hooks.ts';
@@ -42,6 +44,8 @@ export interface PrinterServiceDeps {
   logsDir: string;
   scriptsDir?: string | null;
   timers?: Timers;
+  /** Starts the printer link's own thread (serial.linkThread: worker); absent, the link runs on this thread. */
+  linkThread?: { spawn: LinkThreadSpawner; config: () => LinkThreadInit['config']; virtualSdFolder: string | null };
 }
 
 export class PrinterService implements Printer {
@@ -78,6 +82,7 @@ export class PrinterService implements Printer {
       profiles: deps.profiles, ports: deps.ports, serialLog: this.serialLog, toolScripts, offsets: () => readings.offsets(),
       stateChanged: () => this.notifyState(),
       beforeDisconnect: () => this.runScript('beforePrinterDisconnected', {}),
+      thread: deps.linkThread,
       zChanged: (z, old) => {
         events.emit('ZChange', { new: z, old });
         this.notify((l) => l.z?.(z));

@@ -89,7 +89,7 @@ export interface JobStream {
   /** Byte offset after the file line `back` command lines before the last one sent; null when not known (recovery journal). */
   positionBack?(back: number): number | null;
   /** The last numbered lines written and whether a job line is pulled but unsent (recovery: resync after a drop). */
-  sentTail?(max: number): { lines: Array<{ n: number; wire: string }>; staged: boolean };
+  sentTail?(max: number): { lines: Array<{ n: number; wire: string }>; unsent: number };
   /**
    * Resolves when Paused is reached (or the job ended). No-op unless printing. `byFirmware`: the firmware paused by
    * itself (`//action:paused`), so nothing is sent to it.

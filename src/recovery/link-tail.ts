@@ -15,8 +15,8 @@ export function linkTail(live: LiveJob): LinkTail | null {
   const tail = live.stream.sentTail?.(64);
   if (!tail || tail.lines.length === 0 || !live.stream.positionBack) return null;
   const lines = tail.lines.map(({ n, wire }) => ({ n, job: !/^N\d+ M105\*\d+$/.test(wire) }));
-  // A job line pulled ahead but not written yet was never sent.
-  const skip = tail.staged ? 1 : 0;
+  // Job lines handed to the link but not written yet (pulled ahead, or waiting in the link thread) were never sent.
+  const skip = tail.unsent;
   const positions: Array<number | null> = [];
   const jobLines = lines.filter((l) => l.job).length;
   for (let k = 0; k <= jobLines; k++) positions.push(live.stream.positionBack(skip + k));

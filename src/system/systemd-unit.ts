@@ -49,6 +49,9 @@ export function renderUnit(o: UnitOptions): string {
     lines.push(`User=${o.user}`);
     // Serial ports are root:dialout 0660; the group is added here even when the account is not in it.
     lines.push(`SupplementaryGroups=${o.serialGroup}`);
+    // The printer link thread asks for nice -10 (serial.linkThreadNice) so firmware replies are not kept waiting by
+    // HTTP and push work; RLIMIT_NICE lets the unprivileged account have it.
+    lines.push('LimitNICE=-10');
   }
   lines.push(
     // glibc malloc sized for a small board (bin/gantry.js sets the same itself where Node has process.execve).

@@ -33,7 +33,7 @@ export function virtualPrinterOptions(vp: Config['devel']['virtualPrinter']): Pa
 
 export interface TransportFactoryDeps {
   /** Settings are read when a connection is made, so changes apply to the next connect. */
-  settings: () => Config;
+  settings: () => Pick<Config, 'serial' | 'devel'>;
   /** Folder backing the virtual printer's SD card (null: in memory, lost on disconnect). */
   virtualSdFolder: string | null;
 }

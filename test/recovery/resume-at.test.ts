@@ -9,7 +9,8 @@ import { journalOnDisk, layeredGcode, type Json } from './helpers.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 const command = (sent: string): string => sent.replace(/^N\d+\s+/, '').replace(/\*\d+$/, '').trim();
-const chatter = (l: string): boolean => /^M(105|110|115|20|21|27|155|400)\b/.test(l);
+// What the link sends by itself (polls, line numbers, the busy keepalive interval once the firmware reports busy, SD status).
+const chatter = (l: string): boolean => /^M(105|110|113|115|20|21|27|155|400)\b/.test(l);
 
 async function interrupted(t: TestContext): Promise<{ s: TestServer; gcode: string; sent: string[]; offer: Json; rec: ReturnType<typeof recorder> }> {
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } }, recovery: { reconnectDelay: 0.2, reconnectMaxDelay: 0.5 } });

@@ -27,7 +27,9 @@ async function print(s: TestServer, name: string, text: string): Promise<void> {
 
 test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with thumbnail, events in order, listing and downloads', { skip: needs('ffmpeg') }, async (t) => {
   const cam = await fakeCamera(t);
-  const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, watermark: true } });
+  // Layers some ms apart: with the link in its own thread, Z changes reach the main thread in bursts, and layers that
+  // arrive closer than minDelay (1 ms here) are one frame. A real print's layers are seconds apart.
+  const s = await connectedServer(t, { webcam: { snapshot: cam.url, ffmpeg: FFMPEG, watermark: true }, devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } });
   const ev = events(s);
   const push = await rawClient(s);
   const { auth } = await userWithKey(s, 'watcher', { groups: ['users'] });

@@ -35,6 +35,18 @@ test('node dist/cli.js serve answers /api/version, analyses an upload, and has n
   }
   assert.equal(analysis?.filament?.tool0?.length, 2.5, `analysed; stderr: ${g.stderr()}`);
 
+  // The printer link runs in dist/link-worker.js (serial.linkThread: worker): the virtual printer answers through it.
+  const connect = await fetch(`${g.url}/api/connection`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ command: 'connect', port: 'VIRTUAL', baudrate: 115200, save: false }) });
+  assert.equal(connect.status, 204);
+  let state = '';
+  const until = Date.now() + 30_000;
+  while (state !== 'Operational' && Date.now() < until) {
+    state = ((await (await fetch(`${g.url}/api/connection`, { headers })).json()) as { current: { state: string } }).current.state;
+    if (state !== 'Operational') await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(state, 'Operational', `stderr: ${g.stderr()}`);
+
   const children = await descendants(g.child.pid!);
   assert.ok(!children.includes('esbuild'), `no esbuild service process, found: ${children.join(', ')}`);
   assert.doesNotMatch(g.stdout() + g.stderr(), /"level":(50|60)/, 'no errors logged');
@@ -42,7 +54,7 @@ test('node dist/cli.js serve answers /api/version, analyses an upload, and has n
 });
 
 test('the build output imports neither tsx nor esbuild at load time', async () => {
-  for (const file of ['dist/cli.js', 'dist/analysis-worker.js']) {
+  for (const file of ['dist/cli.js', 'dist/analysis-worker.js', 'dist/link-worker.js']) {
     const code = await readFile(join(ROOT, file), 'utf8');
     assert.doesNotMatch(code, /^import .* from ["'](tsx|esbuild)[/"']/m, file);
     assert.match(code, /\/\/# sourceMappingURL=/, `${file} has a source map`);

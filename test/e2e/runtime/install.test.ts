@@ -43,6 +43,7 @@ test('install-service --system --print prints a system unit for the current user
   const { stdout } = await run(process.execPath, [BIN, 'install-service', '--system', '--print', '--basedir', '/srv/gantry', '--host', '0.0.0.0']);
   assert.match(stdout, new RegExp(`^User=${userInfo().username}$`, 'm'));
   assert.match(stdout, /^SupplementaryGroups=dialout$/m);
+  assert.match(stdout, /^LimitNICE=-10$/m);
   assert.match(stdout, /^Restart=on-failure$/m);
   assert.match(stdout, /^WantedBy=multi-user\.target$/m);
   assert.match(stdout, / serve --basedir \/srv\/gantry --host 0\.0\.0\.0$/m);

@@ -156,7 +156,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
     // serial.linkThread: worker runs the link in src/link-worker.ts, with transports made there as here.
     linkThread: {
-      spawn: (init) => startThread(new URL('./link-worker.ts', import.meta.url), 'link-worker.js', { name: 'printer-link', workerData: init }),
+      spawn: (init) => startThread(new URL('./link-worker.ts', import.meta.url), 'link-worker.js', {
+        name: 'printer-link', workerData: init,
+        // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
+        // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.
+        trackUnmanagedFds: false,
+      }),
       config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
     },
   });

@@ -38,7 +38,8 @@ function run(groups, concurrency) {
   const files = groups.flat();
   const entries = groups.map((g) => (g.length === 1 ? g[0] : groupEntry(g)));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...entries], {
+    // TAP on every Node: the failed files to retry are read from it, and Node ≥ 23 would otherwise print its spec format.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...entries], {
       stdio: ['inherit', 'pipe', 'inherit'],
     });
     let tail = '';

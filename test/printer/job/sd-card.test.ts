@@ -235,7 +235,8 @@ test('SD card: uploads get a fresh 8.3 name, or keep their own name once the fir
   assert.equal(up.status, 201);
   const remote = ((await up.json()) as Json).files.sdcard.name as string;
   assert.equal(remote, 'second_part.gcode');
-  assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M28 \/second_part\.gcode\*?/.test(l)));
+  // The terminal hears from the link thread in batches (a few ms behind the upload's answer).
+  await waitFor('M28 with the long name', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M28 \/second_part\.gcode\*?/.test(l)) || undefined);
   await waitFor('second TransferDone', () => rec.names().filter((n) => n === 'TransferDone').length === 2 || undefined, 20_000);
   // The card lists it under its short name with the long one as display; the Location (long name) resolves, and select=true found it.
   // The card's own listing (M20 L, asked for after TransferDone) is what the entry is found in.

@@ -190,7 +190,7 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   assert.deepEqual(failed.position, { x: null, y: null, z: null, e: null, t: null, f: null });
   // The default afterPrintCancelled script turned the heaters off.
   await waitFor('heaters off', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M140 S0/.test(l)) || undefined, 10_000);
-  assert.ok(s.printer.terminal().some((l) => /^Send: (N\d+ )?M104 T0 S0/.test(l)));
+  await waitFor('hotend off', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M104 T0 S0/.test(l)) || undefined, 10_000);
   assert.equal(await jobCommand(s, 'cancel'), 409, 'no active job any more');
   const entry = await waitFor('two failures recorded', async () => {
     const e = await (await s.api('/api/files/local/corpus.gcode')).json() as Json;

@@ -154,7 +154,7 @@ test('SD card: a write error in the middle of a transfer fails it and removes th
   assert.equal(failed.remote, remote);
   assert.ok(!rec.names().includes('TransferDone'));
   await waitFor('Operational again', async () => (await job(s)).state === 'Operational' || undefined, 10_000);
-  assert.ok(s.printer.terminal().some((l) => l.startsWith('Send: ') && l.includes(`M30 /${remote}`)), 'the partial file is deleted');
+  await waitFor('the partial file is deleted', () => s.printer.terminal().some((l) => l.startsWith('Send: ') && l.includes(`M30 /${remote}`)) || undefined, 10_000);
   const listing = await (await s.api('/api/files/sdcard?force=true')).json() as Json;
   assert.ok(!(listing.files as Json[]).some((f) => f.name.toLowerCase() === remote.toLowerCase()));
 });

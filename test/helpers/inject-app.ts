@@ -126,6 +126,9 @@ export interface InjectApp {
   request(method: 'GET' | 'POST', url: string, json?: unknown, key?: string): Promise<{ status: number; body: unknown }>;
 }
 
+/** The answer to a known key without the route's permission (not 'Invalid API key'). */
+export const FORBIDDEN = { status: 403, body: { error: "You don't have the permission to access the requested resource. It is either read-protected or not readable by the server." } };
+
 const API_KEY = 'INJECTGLOBALKEY0000000000000000000000000000';
 const READONLY_KEY = 'INJECTREADONLYKEY00000000000000000000000000';
 

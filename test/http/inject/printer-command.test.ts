@@ -1,7 +1,7 @@
 // /api/printer/command through app.inject with a fake printer: the exact lines it receives, scripts, and the refusals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { injectApp } from '../../helpers/inject-app.ts';
+import { FORBIDDEN, injectApp } from '../../helpers/inject-app.ts';
 
 test('commands reach the printer line by line, in order; parameters are filled in', async (t) => {
   const a = await injectApp(t);
@@ -28,6 +28,8 @@ test('bad bodies are 400 with the reason, and nothing reaches the printer', asyn
   const bad: Array<[unknown, string]> = [
     [{ command: 'M1', commands: ['M2'] }, "'command' and 'commands' are mutually exclusive"],
     [{ command: 'M1', script: 'x' }, "'command'/'commands' and 'script' are mutually exclusive"],
+    // All three: the command/commands clash is the one reported.
+    [{ command: 'M1', commands: ['M2'], script: 'x' }, "'command' and 'commands' are mutually exclusive"],
     [{ commands: ['M1'], script: 'x' }, "'command'/'commands' and 'script' are mutually exclusive"],
     [{}, "Need one of 'command', 'commands' or 'script'"],
     [{ commands: 'M18' }, 'commands is invalid'],
@@ -49,6 +51,6 @@ test('not operational: 409 before the body is looked at; no CONTROL permission: 
     assert.deepEqual(await a.request('POST', '/api/printer/command', body), { status: 409, body: { error: 'Printer is not operational' } });
   }
   a.printer.operational = true;
-  assert.equal((await a.request('POST', '/api/printer/command', { command: 'M105' }, a.readonlyKey)).status, 403);
+  assert.deepEqual(await a.request('POST', '/api/printer/command', { command: 'M105' }, a.readonlyKey), FORBIDDEN);
   assert.deepEqual(a.printer.calls, []);
 });

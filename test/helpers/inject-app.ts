@@ -118,6 +118,7 @@ export interface InjectApp {
   ports: FakePorts;
   jobs: FakeJobs;
   config: ConfigStore;
+  printerProfiles: PrinterProfiles;
   /** The global API key (all permissions). */
   apiKey: string;
   /** A read-only user's API key (STATUS, no CONTROL/CONNECTION/PRINT). */
@@ -175,7 +176,7 @@ export async function injectApp(t: TestContext): Promise<InjectApp> {
   });
 
   return {
-    app, printer, ports, jobs, config, apiKey: API_KEY, readonlyKey: READONLY_KEY,
+    app, printer, ports, jobs, config, printerProfiles, apiKey: API_KEY, readonlyKey: READONLY_KEY,
     async request(method, url, json, key = API_KEY) {
       const res = await app.inject({
         method, url, headers: { 'x-api-key': key, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },

@@ -16,9 +16,9 @@ import { systemClock } from '../../src/core/clock.ts';
 import { AccessService } from '../../src/access/access-service.ts';
 import { PrinterProfiles } from '../../src/printer/printer-profiles.ts';
 import type { PrinterService, PortProvider } from '../../src/printer/printer-service.ts';
-import type { JobRunner } from '../../src/printer/job-runner.ts';
+import { JobRunner } from '../../src/printer/job-runner.ts';
 import type {
-  ConnectOptions, ConnectionSnapshot, LinkProfile, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
+  ConnectOptions, ConnectionSnapshot, LinkProfile, Printer, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
 } from '../../src/printer/types.ts';
 import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
 import { installWireCheck, wireMismatches } from './wire-check.ts';
@@ -44,6 +44,10 @@ export class FakePrinter {
   conn: ConnectionSnapshot = { state: 'Closed', port: null, baudrate: null, printerProfile: '_default' };
   /** Script names runScript knows (others answer false, as an unknown script does). */
   scripts = new Set<string>(['afterPrintCancelled']);
+  /** The printer's last error text ('' for none). */
+  error = '';
+  /** An SD upload in progress, which a job cancel stops. */
+  transferring = false;
 
   private record(name: string, ...args: unknown[]): void {
     this.calls.push([name, ...args]);
@@ -58,7 +62,7 @@ export class FakePrinter {
   profile(): LinkProfile { return this.linkProfile; }
   connection(): ConnectionSnapshot { return this.conn; }
   state(): PrinterStateSnapshot {
-    return { id: this.operational ? 'OPERATIONAL' : 'CLOSED', text: this.operational ? 'Operational' : 'Offline', error: '',
+    return { id: this.operational ? 'OPERATIONAL' : 'CLOSED', text: this.operational ? 'Operational' : 'Offline', error: this.error,
       flags: { operational: this.operational, printing: this.busy, cancelling: false, pausing: false, resuming: false, finishing: false,
         closedOrError: !this.operational, error: false, paused: false, ready: this.operational && !this.busy, sdReady: false } } as PrinterStateSnapshot;
   }
@@ -84,6 +88,7 @@ export class FakePrinter {
   async connect(opts: ConnectOptions): Promise<void> { this.record('connect', opts); }
   async disconnect(): Promise<void> { this.record('disconnect'); }
   fakeAck(): void { this.record('fakeAck'); }
+  cancelTransfer(): boolean { this.record('cancelTransfer'); return this.transferring; }
 }
 
 /** Port choices the connection routes offer and check against. */
@@ -133,7 +138,15 @@ export const FORBIDDEN = { status: 403, body: { error: "You don't have the permi
 const API_KEY = 'INJECTGLOBALKEY0000000000000000000000000000';
 const READONLY_KEY = 'INJECTREADONLYKEY00000000000000000000000000';
 
-export async function injectApp(t: TestContext): Promise<InjectApp> {
+export interface InjectOptions {
+  /**
+   * /api/job answered by the real JobRunner over the fake printer (its refusals are the real texts) instead of
+   * FakeJobs. Files, history and scripts are not given to it: only answers that need none of them can be asked for.
+   */
+  realJobRunner?: boolean;
+}
+
+export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promise<InjectApp> {
   const baseDir = await mkdtemp(join(tmpdir(), 'gantry-inject-'));
   t.after(() => rm(baseDir, { recursive: true, force: true }));
   const paths = resolvePaths(baseDir);
@@ -158,6 +171,10 @@ export async function injectApp(t: TestContext): Promise<InjectApp> {
   const printer = new FakePrinter();
   const ports = new FakePorts();
   const jobs = new FakeJobs();
+  const jobRunner = opts.realJobRunner
+    ? new JobRunner({ printer: printer as unknown as Printer, files: unused('files'), events, logger, clock: systemClock,
+      history: unused('history'), scripts: unused('scripts') })
+    : jobs as unknown as JobRunner;
   const services: AppServices = {
     config, paths, events, access, printerProfiles, logger, version: '0.0.0-inject',
     slicing: unused('slicing'), files: unused('files'), systemCommands: unused('systemCommands'),
@@ -165,7 +182,7 @@ export async function injectApp(t: TestContext): Promise<InjectApp> {
     // The boundary: fakes typed as the services the routes take.
     printer: printer as unknown as PrinterService,
     ports: ports as unknown as PortProvider,
-    jobRunner: jobs as unknown as JobRunner,
+    jobRunner,
   };
   const app = await buildApp(services);
   await app.ready();

@@ -14,13 +14,13 @@ import { createFolders, resolvePaths } from '../../src/config/paths.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { AccessService } from '../../src/access/access-service.ts';
-import { PrinterProfiles } from '../../src/printer/printer-profiles.ts';
+import { PrinterProfiles, builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
+import { stateFlags } from '../../src/protocol/connection-state.ts';
 import type { PrinterService, PortProvider } from '../../src/printer/printer-service.ts';
 import { JobRunner } from '../../src/printer/job-runner.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, LinkProfile, Printer, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
 } from '../../src/printer/types.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
 import { installWireCheck, wireMismatches } from './wire-check.ts';
 
 // Every answer is checked against its route's response schema, as on the real test servers.
@@ -61,10 +61,10 @@ export class FakePrinter {
   }
   profile(): LinkProfile { return this.linkProfile; }
   connection(): ConnectionSnapshot { return this.conn; }
+  /** Busy reads as PRINTING (status GETs may then be shed by print-first under a saturated event loop). */
   state(): PrinterStateSnapshot {
-    return { id: this.operational ? 'OPERATIONAL' : 'CLOSED', text: this.operational ? 'Operational' : 'Offline', error: this.error,
-      flags: { operational: this.operational, printing: this.busy, cancelling: false, pausing: false, resuming: false, finishing: false,
-        closedOrError: !this.operational, error: false, paused: false, ready: this.operational && !this.busy, sdReady: false } } as PrinterStateSnapshot;
+    const id = !this.operational ? 'OFFLINE' : this.busy ? 'PRINTING' : 'OPERATIONAL';
+    return { id, text: !this.operational ? 'Offline' : this.busy ? 'Printing' : 'Operational', error: this.error, flags: stateFlags(id, false) };
   }
   sdReady(): boolean { return false; }
   firmwareName(): string | null { return null; }

@@ -8,7 +8,11 @@ const ok = { status: 204, body: '' };
 
 test('GET: current from the printer, options from the ports, profiles and serial settings', async (t) => {
   const a = await injectApp(t);
-  assert.deepEqual(await a.request('GET', '/api/connection'), { status: 200, body: {
+  // Two polls at once share one port scan (not timed apart: a scan is reused for a second only).
+  const [first, second] = await Promise.all([a.request('GET', '/api/connection'), a.request('GET', '/api/connection')]);
+  assert.deepEqual(a.ports.calls, [['listPorts']]);
+  assert.deepEqual(second, first);
+  assert.deepEqual(first, { status: 200, body: {
     current: { state: 'Closed', port: null, baudrate: null, printerProfile: '_default' },
     options: {
       ports: ['/dev/ttyUSB0', 'VIRTUAL'], baudrates: [250000, 115200], printerProfiles: [{ id: '_default', name: 'Default' }],
@@ -25,8 +29,6 @@ test('GET: current from the printer, options from the ports, profiles and serial
   assert.deepEqual(body.options.printerProfiles, [{ id: '_default', name: 'Default' }, { id: 'mk3', name: 'MK3' }]);
   assert.deepEqual([body.options.portPreference, body.options.baudratePreference, body.options.printerProfilePreference, body.options.autoconnect],
     ['/dev/ttyUSB0', 115200, 'mk3', true]);
-  // Polls within a second share one port scan.
-  assert.deepEqual(a.ports.calls, [['listPorts']]);
 });
 
 test('connect hands the printer the checked port, baudrate and profile; settings fill what the body leaves out', async (t) => {

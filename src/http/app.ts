@@ -180,7 +180,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
 
   // While printing on a saturated event loop, status polls are shed (503 + Retry-After) so firmware replies come first.
   const printer = services.printer;
-  if (printer) await registerPrintFirst(app, { printing: () => printer.state().flags.printing });
+  // Only a link on the main thread shares its event loop with the API; a link thread's replies never wait behind it.
+  if (printer) {
+    await registerPrintFirst(app, { printing: () => config.current.serial.linkThread === 'main' && printer.state().flags.printing });
+  }
 
   await app.register(cookie);
   registerCors(app, () => config.current.api.allowCrossOrigin);

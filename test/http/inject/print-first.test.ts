@@ -1,0 +1,36 @@
+// Load shedding in the app (src/http/app.ts + print-first.ts): status GETs are shed while printing on a saturated loop only when the printer link shares that loop.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { injectApp, type InjectApp } from '../../helpers/inject-app.ts';
+
+/** Busy until under-pressure's next sample has seen the loop saturated (its interval is 200 ms). */
+async function saturate(s: InjectApp): Promise<void> {
+  const mem = s.app as unknown as { memoryUsage(): { eventLoopUtilized: number } };
+  for (let i = 0; i < 20; i++) {
+    const until = Date.now() + 300;
+    while (Date.now() < until) { /* busy: the loop cannot turn */ }
+    await new Promise((r) => setImmediate(r));
+    if (mem.memoryUsage().eventLoopUtilized > 0.9) return;
+  }
+  assert.fail('the loop was never seen saturated');
+}
+
+async function statuses(s: InjectApp, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await s.request('GET', '/api/version')).status);
+  return out;
+}
+
+test('printing on a saturated loop: nothing is shed with the link in its own thread; beyond the budget with the link on the main thread', async (t) => {
+  const s = await injectApp(t);
+  s.printer.busy = true;
+  assert.equal(s.config.current.serial.linkThread, 'worker');
+  await saturate(s);
+  const worker = await statuses(s, 80);
+  assert.deepEqual([...new Set(worker)], [200], 'a link thread does not need the API shed');
+
+  await s.config.patch({ serial: { linkThread: 'main' } });
+  await saturate(s);
+  const main = await statuses(s, 80);
+  assert.ok(main.includes(503), `with the link on the main thread status GETs beyond the budget are shed: ${main.join(' ')}`);
+});

@@ -15,6 +15,7 @@ import { registerAuth } from './auth.ts';
 import { registerCors } from './cors.ts';
 import { guardConnections, serverTimeouts } from './connection-guard.ts';
 import { lazyValidators } from './lazy-validators.ts';
+import { lazySerializers } from './lazy-serializers.ts';
 import { registerPrintFirst } from './print-first.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
 import { registerVersionRoutes } from './routes/version.ts';
@@ -113,7 +114,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     forceCloseConnections: true,
     // Validators are compiled on each route's first request (a third of the start-up CPU otherwise), and once per
     // process for identical schemas (tests build hundreds of apps).
-    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as GantryApp;
 
   guardConnections(app.server, () => config.current.server.connections, services.logger);

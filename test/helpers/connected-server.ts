@@ -24,6 +24,9 @@ export async function connectVirtual(server: TestServer, opts: { key?: string; p
   if (r.status !== 204) throw new Error(`connect answered ${r.status}, not 204`);
   await waitFor('Operational', async () => (await stateText(server, opts.key)) === 'Operational');
   await waitFor('firmware info', () => server.printer.firmwareName() !== '');
+  // Operational comes before the first temperature report has reached the main thread (the link thread sends in
+  // batches); clients' first poll after connect reads temperatures, as the compat tests do.
+  await waitFor('first temperature report', () => 'tool0' in server.printer.temperatures());
 }
 
 /** A server whose virtual printer is connected and Operational (`baseDir`: an existing one, kept afterwards). */

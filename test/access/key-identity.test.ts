@@ -56,3 +56,35 @@ test('the global key, a regenerated global key and keys of other lengths', async
   assert.equal((await s.api('/api/version', { key: old })).status, 403);
   assert.equal((await s.api('/api/version', { key: fresh })).status, 200);
 });
+
+test('keys sent one after another on one kept-alive connection: each is checked, a revoked one stops at once', async (t) => {
+  const s = await startTestServer(t);
+  const { Agent, request } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  let sockets = 0;
+  const status = (path: string, key: string) => new Promise<number>((resolve, reject) => {
+    const req = request(`${s.url}${path}`, { agent, headers: { 'X-Api-Key': key } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode!)); });
+    req.on('socket', () => { if (!req.reusedSocket) sockets++; });
+    req.on('error', reject).end();
+  });
+  await s.access.users.addGroup({ key: 'watchers', name: 'Watchers', description: 'status only', permissions: ['STATUS'], subgroups: [], default: false });
+  await addUser(s, 'rita', 'pw-rita', ['watchers']);
+  const rita = await s.access.users.generateUserKey('rita');
+  const admin = s.apiKey;
+  assert.equal(await status('/api/printer/command/custom', admin), 200);
+  assert.equal(await status('/api/printer/command/custom', rita), 403, 'rita\'s key on the connection admin\'s key used');
+  assert.equal(await status('/api/printer/command/custom', admin), 200);
+  assert.equal(await status('/api/job', rita), 200);
+  assert.equal(await status('/api/job', rita.slice(0, -1)), 403);
+  assert.equal(await status('/api/job', admin.toLowerCase()), 403);
+  assert.equal(await status('/api/job', rita), 200);
+  // Revoked between two requests of one connection: refused on the next.
+  const fresh = await s.access.regenerateGlobalKey();
+  assert.equal(await status('/api/version', admin), 403);
+  assert.equal(await status('/api/version', admin), 403);
+  assert.equal(await status('/api/version', fresh), 200);
+  await s.access.users.generateUserKey('rita');
+  assert.equal(await status('/api/job', rita), 403);
+  assert.equal(sockets, 1, 'every request went over the one connection');
+});

@@ -42,6 +42,7 @@ export class AccessService {
   /** Failed password logins per client address. */
   readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
+  private firstRunDone: Promise<void> = Promise.resolve();
   /** Identities without a session, per user record and login mechanism (see identityForUser). */
   private readonly identities = new WeakMap<UserRecord, Map<LoginMechanism, Identity>>();
   private readonly guestIdentities = new WeakMap<GroupRecord, Identity>();
@@ -91,11 +92,22 @@ export class AccessService {
     return this.config.get().accessControl.enabled;
   }
 
+  /**
+   * Loads users and keys. A first run's administrator account is created meanwhile, not before this returns: its
+   * password hash (scrypt, ≈ 100 ms in the thread pool) overlaps the rest of the start instead of adding to it; the
+   * caller awaits `ready()` before it serves anything.
+   */
   async start(): Promise<void> {
     await this.users.load();
     await this.appKeys.start();
     if (!this.config.get().server.secretKey) await this.config.patch({ server: { secretKey: randomBytes(32).toString('base64url') } });
-    await this.firstRun();
+    this.firstRunDone = this.firstRun();
+    this.firstRunDone.catch(() => {}); // reported through ready()
+  }
+
+  /** Settles once start-up work begun by start() has finished; rejects with its error (e.g. a users file without users). */
+  ready(): Promise<void> {
+    return this.firstRunDone;
   }
 
   async stop(): Promise<void> {
@@ -114,7 +126,7 @@ export class AccessService {
       throw new ConfigError(`${this.users.usersPath}: holds no users; refusing to start. Restore it, add a user with "gantry user add NAME --password PW --admin", or delete the file to start over with a new admin.`);
     }
     const password = randomBytes(12).toString('base64url');
-    await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'] });
+    await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'], generatedPassword: true });
     let key = this.config.get().api.key;
     if (!key) key = await this.regenerateGlobalKey();
     await this.config.patch({ server: { firstRun: false } });
@@ -172,8 +184,10 @@ export class AccessService {
   }
 
   /** Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). */
-  identityForApiKey(key: string): Identity | undefined {
-    const probe = new SecretProbe(key);
+  /** `key` may come already hashed (a connection that sent the same key before, http/auth.ts). */
+  identityForApiKey(sent: string | SecretProbe): Identity | undefined {
+    const probe = typeof sent === 'string' ? new SecretProbe(sent) : sent;
+    const key = probe.value;
     const global = this.config.get().api.key;
     if (global && probe.matches(global)) return this.globalKeyIdentity();
     const u = this.users.findByApiKey(probe);

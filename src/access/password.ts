@@ -4,6 +4,14 @@ import { isImportedHash, verifyImportedHash } from './imported-hash.ts';
 
 const N = 1 << 15, R = 8, P = 1, KEYLEN = 32;
 const MAXMEM = 256 * N * R;
+/**
+ * Work factor for a password Gantry drew itself (the first run's administrator: 96 random bits, printed once). Key
+ * stretching buys time against guessing a password people chose; 2^96 guesses stay out of reach at any cost per guess,
+ * and the full factor held every first start ≈ 100 ms (a 32 MB scrypt). The first login replaces the hash with one at
+ * the full factor (`needsRehash`), as for any hash not made at the current parameters.
+ */
+const N_GENERATED = 1 << 10;
+const CURRENT = `scrypt$${N}$${R}$${P}$`;
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -12,15 +20,19 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   });
 }
 
-/** Returns `scrypt$N$r$p$salt$hash` (base64 parts). */
-export async function hashPassword(password: string): Promise<string> {
+/** Returns `scrypt$N$r$p$salt$hash` (base64 parts); `generated`: a random password Gantry drew (see N_GENERATED). */
+export async function hashPassword(password: string, opts: { generated?: boolean } = {}): Promise<string> {
+  const n = opts.generated ? N_GENERATED : N;
   const salt = randomBytes(16);
-  const key = await derive(password, salt, N, R, P);
-  return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
+  const key = await derive(password, salt, n, R, P);
+  return `scrypt$${n}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
-/** Whether a stored hash is Gantry's own; anything else (an imported OctoPrint hash) is replaced at the next login. */
+/** Whether a stored hash is Gantry's own scheme (an imported OctoPrint hash is not). */
 export const isOwnHash = (stored: string): boolean => stored.startsWith('scrypt$');
+
+/** Whether a stored hash should be replaced once its password is known: imported, or made at other parameters. */
+export const needsRehash = (stored: string): boolean => !stored.startsWith(CURRENT);
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   if (isImportedHash(stored)) return verifyImportedHash(password, stored);

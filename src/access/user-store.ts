@@ -8,7 +8,7 @@ import {
   USERNAME_PATTERN, USER_SETTINGS_BOUNDS, defaultGroups, groupFromFile, groupsDocument, userFromFile, usersDocument,
   type GroupRecord, type UserRecord,
 } from './user-records.ts';
-import { hashPassword, verifyPassword, isOwnHash } from './password.ts';
+import { hashPassword, verifyPassword, needsRehash } from './password.ts';
 import { SecretProbe, generateApiKey } from './keys.ts';
 import { assertBoundedJson } from '../core/bounded-json.ts';
 import { Listeners } from '../core/listeners.ts';
@@ -182,7 +182,8 @@ export class UserStore {
     return out;
   }
 
-  async addUser(opts: { name: string; password: string; active?: boolean; groups?: string[]; permissions?: string[] }): Promise<UserRecord> {
+  /** `generatedPassword`: Gantry drew the password itself (password.ts hashes it at a lower work factor). */
+  async addUser(opts: { name: string; password: string; active?: boolean; groups?: string[]; permissions?: string[]; generatedPassword?: boolean }): Promise<UserRecord> {
     if (!USERNAME_PATTERN.test(opts.name) || opts.name.startsWith('_')) throw invalid('Invalid user name');
     if (this.users.has(opts.name) || this.creating.has(opts.name)) throw conflict('User already exists');
     if (!opts.password) throw invalid('A password is required');
@@ -190,7 +191,7 @@ export class UserStore {
     // a conflict at once, and the name is checked again inside the queue.
     this.creating.add(opts.name);
     try {
-      const passwordHash = await hashPassword(opts.password);
+      const passwordHash = await hashPassword(opts.password, { generated: opts.generatedPassword });
       return await this.change((d) => {
         if (d.users.has(opts.name)) throw conflict('User already exists');
         const groups = opts.groups ? [...opts.groups] : [...d.groups.values()].filter((g) => g.default).map((g) => g.key);
@@ -263,8 +264,9 @@ export class UserStore {
       return undefined;
     }
     if (!(await verifyPassword(password, u.passwordHash))) return undefined;
-    // A hash imported from OctoPrint: the password is known now, so store it in Gantry's own scheme.
-    if (!isOwnHash(u.passwordHash)) {
+    // A hash imported from OctoPrint or made at other parameters (a drawn first-run password): the password is known
+    // now, so store it in Gantry's own scheme at the full work factor.
+    if (needsRehash(u.passwordHash)) {
       const upgraded = await hashPassword(password);
       return this.changeUser(name, (rec) => { rec.passwordHash = upgraded; return rec; });
     }

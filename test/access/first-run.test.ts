@@ -1,0 +1,45 @@
+// The first run: the administrator's drawn password is stored at a low scrypt work factor and raised to the full one
+// at its first login; a users file without users still stops the start.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { startGantry } from '../../src/main.ts';
+
+async function startCapturing(baseDir: string): Promise<{ g: Awaited<ReturnType<typeof startGantry>>; out: string }> {
+  const write = process.stdout.write.bind(process.stdout);
+  let out = '';
+  process.stdout.write = ((chunk: string | Uint8Array) => { out += chunk.toString(); return true; }) as typeof process.stdout.write;
+  try {
+    return { g: await startGantry({ host: '127.0.0.1', port: 0, baseDir }), out };
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+const adminHash = async (dir: string) => (parse(await readFile(join(dir, 'users.yaml'), 'utf8')) as Record<string, { passwordHash: string }>).admin.passwordHash;
+const login = (url: string, pass: string) => fetch(`${url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: 'admin', pass }) });
+
+test('the first run\'s admin password: printed once, logs in, and its hash reaches the full work factor at that login', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  const { g, out } = await startCapturing(dir);
+  t.after(() => g.stop());
+  const password = /password:\s+(\S+)/.exec(out)?.[1];
+  assert.ok(password, out);
+  assert.match(await adminHash(dir), /^scrypt\$1024\$8\$1\$/, 'a drawn password is hashed at the low factor');
+  assert.equal((await login(g.url, `${password}x`)).status, 403);
+  assert.match(await adminHash(dir), /^scrypt\$1024\$/, 'a failed login changes nothing');
+  assert.equal((await login(g.url, password)).status, 200);
+  assert.match(await adminHash(dir), /^scrypt\$32768\$8\$1\$/, 'raised at the first login');
+  assert.equal((await login(g.url, password)).status, 200, 'the raised hash checks the same password');
+  const key = /global API key:\s+(\S+)/.exec(out)?.[1];
+  assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': key! } })).status, 200);
+});
+
+test('a users file without users stops the start (the check now runs while the app is built)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  await writeFile(join(dir, 'users.yaml'), '{}\n');
+  await assert.rejects(startCapturing(dir), /holds no users; refusing to start/);
+});

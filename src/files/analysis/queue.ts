@@ -4,7 +4,10 @@ import { DomainError, ErrorCodes, notFound } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { AnalysisOptions, AnalysisProgress, GcodeAnalysis } from './types.ts';
 import type { WorkerReply, WorkerRequest } from './worker.ts';
-import { prepareWorkerSource, spawnAnalysisWorker, type WorkerSource } from './worker-source.ts';
+import { prepareThread, spawnThread, type ThreadCode } from '../../core/thread-code.ts';
+
+/** The analyser's thread entry, run from the sources; `dist/analysis-worker.js` in the built server. */
+const ENTRY = new URL('./worker.ts', import.meta.url);
 
 /** Rejection reason of a job that cancel() or stop() ended. */
 export class AnalysisCancelledError extends Error {
@@ -51,7 +54,7 @@ export class AnalysisQueue {
   private readonly resourceLimits: ResourceLimits | undefined;
   private readonly warm: number;
   /** Set once the worker code is ready; jobs wait in `pending` until then. */
-  private source: WorkerSource | null = null;
+  private source: ThreadCode | null = null;
   /** A worker died without a job (it could not even start): stop keeping warm ones, or it would respawn forever. */
   private warmBroken = false;
   private readonly pending: Job[] = [];
@@ -69,7 +72,7 @@ export class AnalysisQueue {
 
   start(): void {
     this.running = true;
-    void prepareWorkerSource().then((source) => {
+    void prepareThread(ENTRY, 'analysis-worker.js').then((source) => {
       this.source = source;
       this.pump();
     }, (err: unknown) => this.logger.error({ err }, 'analysis worker code could not be prepared'));
@@ -148,7 +151,7 @@ export class AnalysisQueue {
   }
 
   private createSlot(): Slot {
-    const slot: Slot = { worker: spawnAnalysisWorker(this.source!, this.resourceLimits), job: null, idleTimer: null };
+    const slot: Slot = { worker: spawnThread(this.source!, { name: 'gcode-analysis', resourceLimits: this.resourceLimits }), job: null, idleTimer: null };
     this.slots.add(slot);
     slot.worker.on('message', (msg: WorkerReply) => this.onMessage(slot, msg));
     slot.worker.on('error', (err) => this.onCrash(slot, err));

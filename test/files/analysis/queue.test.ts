@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { AnalysisCancelledError, AnalysisQueue } from '../../../src/files/analysis/index.ts';
 import { DomainError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
-import { prepareWorkerSource } from '../../../src/files/analysis/worker-source.ts';
+import { prepareThread } from '../../../src/core/thread-code.ts';
 import { needs } from '../../helpers/tools.ts';
 import { GCODE_DIR } from '../../helpers/shared-data.ts';
 
@@ -127,7 +127,7 @@ test('start() boots a warm worker before any upload and keeps it while idle; ext
 });
 
 test('workers run a plain-JavaScript bundle of the analyser, not TypeScript through the loader', async () => {
-  const source = await prepareWorkerSource();
+  const source = await prepareThread(new URL('../../../src/files/analysis/worker.ts', import.meta.url), 'analysis-worker.js');
   assert.equal(source.kind, 'bundle');
   // Plain JavaScript: no type annotations left, and the analyser's own code is in it.
   assert.ok(source.kind === 'bundle' && !/\bimport type\b|: number\b/.test(source.code) && source.code.includes('parentPort'));

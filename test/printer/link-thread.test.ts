@@ -4,53 +4,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { ConfigStore } from '../../src/config/config-store.ts';
-import { EventBus } from '../../src/core/event-bus.ts';
-import { silentLogger } from '../../src/core/logger.ts';
-import { startThread } from '../../src/core/thread-code.ts';
-import { PrinterService } from '../../src/printer/printer-service.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
 import { fileLineSource } from '../../src/printer/file-line-source.ts';
 import type { FromLinkThread } from '../../src/printer/link-messages.ts';
 import type { WorkerLink } from '../../src/printer/worker-link.ts';
-import { createTransportFactory } from '../../src/transports/transport-factory.ts';
-import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
-import { startFakeFw, type FakeFw } from '../transports/bench-tools.ts';
+import { printerOnFakeFw } from '../transports/fakefw-printer.ts';
 import { needs } from '../helpers/tools.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const ENTRY = new URL('../../src/link-worker.ts', import.meta.url);
-
 async function rig(t: { after(fn: () => Promise<void>): void }, fwArgs: string[] = []) {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-link-thread-'));
-  const fw: FakeFw = await startFakeFw(dir, fwArgs);
-  const config = ConfigStore.fromObject(join(dir, 'config.yaml'), { serial: { log: false, linkThread: 'worker' } });
-  const profile = builtinDefaultProfile();
-  const printer = new PrinterService({
-    config, events: new EventBus(), logger: silentLogger, logsDir: dir,
-    profiles: { get: (id) => (id === profile.id ? profile : undefined), getDefault: () => profile },
-    ports: {
-      listPorts: async () => [fw.port],
-      baudrates: () => baudrateOptions(config.current.serial),
-      detectionBaudrates: (n) => detectionBaudrates(config.current.serial, { portCount: n }),
-      create: createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
-    },
-    linkThread: {
-      spawn: (init) => startThread(ENTRY, 'link-worker.js', { name: 'printer-link', workerData: init }),
-      config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
-    },
-  });
-  await printer.start();
-  let stopped = false;
-  t.after(async () => {
-    if (!stopped) await printer.stop();
-    await fw.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const rigged = await printerOnFakeFw(t, { fwArgs, linkThread: 'worker' });
+  const { printer, fw } = rigged;
   const link = (): WorkerLink => (printer as unknown as { link: { current: WorkerLink } }).link.current;
   const connect = async (): Promise<Worker> => {
     await printer.connect({ port: fw.port, baudrate: 250000 });
@@ -59,11 +25,7 @@ async function rig(t: { after(fn: () => Promise<void>): void }, fwArgs: string[]
     assert.ok(thread, 'the link runs in a thread');
     return thread;
   };
-  const stop = async (): Promise<void> => {
-    stopped = true;
-    await printer.stop();
-  };
-  return { dir, fw, printer, link, connect, stop };
+  return { ...rigged, link, connect };
 }
 
 async function jobFile(dir: string, lines: number): Promise<string> {

@@ -2,49 +2,12 @@
 // temperature, jog, home; a streamed job under corruption every 50 lines arrives complete, once, in order).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ConfigStore } from '../../src/config/config-store.ts';
-import { EventBus } from '../../src/core/event-bus.ts';
-import { silentLogger } from '../../src/core/logger.ts';
-import { PrinterService } from '../../src/printer/printer-service.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
-import { createTransportFactory } from '../../src/transports/transport-factory.ts';
-import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
 import type { JobLineBatch, JobOutcome } from '../../src/printer/types.ts';
-import { startFakeFw, type FakeFw } from './bench-tools.ts';
+import { printerOnFakeFw } from './fakefw-printer.ts';
 import { needs } from '../helpers/tools.ts';
 
-async function rig(t: { after(fn: () => Promise<void>): void }, fwArgs: string[] = [], serial: Record<string, unknown> = {}) {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-e2e-'));
-  const fw: FakeFw = await startFakeFw(dir, fwArgs);
-  const config = ConfigStore.fromObject(join(dir, 'config.yaml'), { serial: { log: false, ...serial } });
-  const events = new EventBus();
-  const profile = builtinDefaultProfile();
-  const printer = new PrinterService({
-    config,
-    events,
-    logger: silentLogger,
-    profiles: { get: (id) => (id === profile.id ? profile : undefined), getDefault: () => profile },
-    ports: {
-      listPorts: async () => [fw.port],
-      baudrates: () => baudrateOptions(config.current.serial),
-      detectionBaudrates: (n) => detectionBaudrates(config.current.serial, { portCount: n }),
-      create: createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
-    },
-    logsDir: dir,
-  });
-  await printer.start();
-  t.after(async () => {
-    await printer.stop();
-    await fw.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-  const log: string[] = [];
-  printer.subscribe({ log: (lines) => log.push(...lines) });
-  return { dir, fw, printer, log };
-}
+const rig = (t: { after(fn: () => Promise<void>): void }, fwArgs: string[] = [], serial: Record<string, unknown> = {}) =>
+  printerOnFakeFw(t, { fwArgs, serial });
 
 async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;

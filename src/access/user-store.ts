@@ -14,8 +14,6 @@ import { assertBoundedJson } from '../core/bounded-json.ts';
 import { Listeners } from '../core/listeners.ts';
 
 // The records live in user-records.ts; most of the host imports them from here.
-export { USERNAME_PATTERN, USER_SETTINGS_BOUNDS, defaultGroups } from './user-records.ts';
-export type { GroupRecord, UserRecord } from './user-records.ts';
 
 /** The state one change works on: copies of both tables, and which files it dirtied. */
 interface Draft {

@@ -1,7 +1,7 @@
 // Users, groups and keys of an OctoPrint installation in Gantry's terms: users.yaml (file versions 1 and 2) with their
 // password hashes as they are, groups.yaml (or the built-in defaults), personal and application keys.
 import { join } from 'node:path';
-import type { UserRecord, GroupRecord } from '../access/user-store.ts';
+import type { UserRecord, GroupRecord } from '../access/user-records.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
 import { legacySha512Hash, isImportedHash } from '../access/imported-hash.ts';

@@ -1,6 +1,7 @@
 // OctoPrint wire shapes of permissions, groups, users and `needs`, built from the access domain records.
 import { PERMISSIONS, permissionByKey } from '../access/permissions.ts';
-import type { UserStore, UserRecord, GroupRecord } from '../access/user-store.ts';
+import type { UserStore } from '../access/user-store.ts';
+import type { UserRecord, GroupRecord } from '../access/user-records.ts';
 import type { Identity } from '../access/identity.ts';
 import { GLOBAL_KEY_USER } from '../access/access-service.ts';
 import { Type, type Static } from 'typebox';

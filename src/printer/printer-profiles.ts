@@ -12,8 +12,6 @@ import type { ConfigStore } from '../config/config-store.ts';
 import { DEFAULT_PROFILE_ID, builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from './printer-profile-shape.ts';
 
 // The shape is imported from here by most of the host; it lives in printer-profile-shape.ts.
-export { DEFAULT_PROFILE_ID, builtinDefaultProfile, normalizeProfile, sanitizeProfileId } from './printer-profile-shape.ts';
-export type { AxisProfile, CustomBox, MachineLimitsProfile, PrinterProfile } from './printer-profile-shape.ts';
 
 const FILE_SUFFIX = '.profile';
 

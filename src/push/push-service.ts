@@ -13,7 +13,6 @@ import { EventFanout } from './event-fanout.ts';
 import type { PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
 
 // The channel's ports live in push-deps.ts; the host imports them from here.
-export type { PushAccess, PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
 
 let instances = 0;
 /** Sessions of connected clients are touched this often so they do not expire while the socket is open. */

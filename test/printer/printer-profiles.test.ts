@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
+import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
 
 type Profile = Record<string, unknown> & { id: string; resource: string; default: boolean; current: boolean };
 

@@ -8,7 +8,7 @@ import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { startThread } from '../../src/core/thread-code.ts';
 import { PrinterService } from '../../src/printer/printer-service.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profiles.ts';
+import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
 import { startFakeFw, type FakeFw } from './bench-tools.ts';

@@ -13,7 +13,7 @@ import { cookieName, fromOtherSite, setLoginCookies, setLogoutCookies } from '..
 import { identityRecord, effectivePermissionKeys, IdentitySchema } from '../../octoprint/access-records.ts';
 import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { truthy } from '../../core/values.ts';
-import { USERNAME_PATTERN } from '../../access/user-store.ts';
+import { USERNAME_PATTERN } from '../../access/user-records.ts';
 
 const LoginBody = Type.Object({
   user: Type.Optional(Type.String()),

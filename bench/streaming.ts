@@ -366,7 +366,7 @@ export async function main(): Promise<void> {
           });
         add(name, r.ratio);
         console.log(`  ${name.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  unloaded ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)} (goal ≥ 0.9)  ` +
-          `(wrk ${(requests / seconds).toFixed(0)} req/s, ${errors} non-2xx (shed or refused); ${(messages / seconds).toFixed(0)} push msgs/s) ${problems.size ? [...problems].join('; ') : 'complete'}`);
+          `(wrk ${(requests / seconds).toFixed(0)} req/s, ${errors} non-2xx: 409 before connect and after the print, 503 shed; ${(messages / seconds).toFixed(0)} push msgs/s) ${problems.size ? [...problems].join('; ') : 'complete'}`);
       }
       linkThread = undefined;
       if (!wanted('-c 1000')) continue;

@@ -12,7 +12,7 @@ let gc: GcFunction | null | undefined;
  * by tens of MB between collections. glibc's malloc serves them from its main heap, which cannot give back memory
  * under a block still in use: the 36 MB upload left the process 16 MB bigger for good on Node 20, whose launcher
  * cannot tune malloc (bin/gantry.js). A scavenge (young generation only, tens of µs with a 2 MB young generation)
- * every megabyte or so frees the chunks while they are few, and their memory is reused for the next ones.
+ * every few chunks frees them while they are few, and their memory is reused for the next ones.
  * The collector is taken from a throw-away context (the flag is switched on for that moment only), so `gc` never
  * appears on the global object; where V8 refuses, nothing happens and memory is merely released later.
  */

@@ -34,8 +34,8 @@ export class UploadSink {
     this.bytes += chunk.length;
     if (this.bytes > this.maxSize) throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, 'Upload exceeds the maximum upload size');
     this.hash.update(chunk);
-    // The chunks written so far are garbage already: freed each megabyte, before they pile up (core/young-gc.ts).
-    if (this.bytes >>> 20 !== (this.bytes - chunk.length) >>> 20) collectYoungGarbage();
+    // The chunks written so far are garbage already: freed every 256 KB, before they pile up (core/young-gc.ts).
+    if (this.bytes >>> 18 !== (this.bytes - chunk.length) >>> 18) collectYoungGarbage();
     let off = 0;
     while (off < chunk.length) {
       const { bytesWritten } = await this.fh.write(chunk, off, chunk.length - off);

@@ -1,6 +1,8 @@
 // Memory benchmark: RSS of the built server (bin/gantry.js, every process it starts) idle, after analysing the 36 MB corpus file, while and after streaming it to the virtual printer, next to OctoPrint's figures and a bare Fastify server.
 // Usage: npm run bench -- memory   Env: BENCH_STREAM_S (seconds of streaming sampled, default 30; BENCH_QUICK=1: 10),
-//   BENCH_NODE (the node binary the servers run on, default this one: to compare Node lines)
+//   BENCH_NODE (the node binary the servers run on, default this one: to compare Node lines),
+//   BENCH_SERVICE_ENV=1 (Gantry runs with the malloc settings of the systemd unit, contrib/gantry.service: what an
+//   installed service gets on a Node whose launcher cannot set them itself, i.e. before 22.15)
 // RSS is read from /proc (VmRSS of the server and its descendants, summed), so it counts what a Pi would have to hold;
 // about half of it is the node binary's own pages (shared and reclaimable, but counted), which is why a bare Fastify
 // server, measured in the same run on the same node, is printed beside it: what is reachable at all.
@@ -39,6 +41,8 @@ async function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<n
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const NODE = process.env.BENCH_NODE || process.execPath;
+/** The unit's `Environment=` line (src/system/systemd-unit.ts writes the same). */
+const SERVICE_ENV = process.env.BENCH_SERVICE_ENV === '1' ? { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '65536' } : {};
 const loadavg = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
 /** CPU time (user + system, ms) the process has used so far: start cost that a busy machine does not inflate much. */
@@ -80,7 +84,7 @@ const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-memory-'));
 // The virtual printer at full speed (throttle 0), so streaming is limited by Gantry, not by simulated motion.
 await writeFile(join(dir, 'config.yaml'), 'devel:\n  virtualPrinter:\n    throttle: 0\n');
 const t0 = performance.now();
-const g = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+const g = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], SERVICE_ENV);
 const pid = g.child.pid!;
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.body && typeof init.body === 'string' ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
@@ -153,7 +157,7 @@ try {
 let restart: { startMs: number; cpu: number; rss: number } | undefined;
 try {
   const r0 = performance.now();
-  const g2 = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  const g2 = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], SERVICE_ENV);
   try {
     await (await fetch(`${g2.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).arrayBuffer();
     const startMs2 = performance.now() - r0;
@@ -168,7 +172,7 @@ try {
 }
 
 const nodeVersion = (await import('node:child_process')).execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
-console.log(`Gantry built (bin/gantry.js on node ${nodeVersion}), start to first answer ${Math.round(startMs)} ms wall, ${startCpu} ms CPU of the server process (process spawn included; goal ≤ 400 ms, OctoPrint 4–5 s)`);
+console.log(`Gantry built (bin/gantry.js on node ${nodeVersion}${'MALLOC_ARENA_MAX' in SERVICE_ENV ? ', with the systemd unit\'s malloc settings' : ''}), start to first answer ${Math.round(startMs)} ms wall, ${startCpu} ms CPU of the server process (process spawn included; goal ≤ 400 ms, OctoPrint 4–5 s)`);
 if (restart) console.log(`restart on the same base dir: first answer ${Math.round(restart.startMs)} ms wall, ${restart.cpu} ms CPU`);
 console.log(`bare Fastify on the same node: first answer ${Math.round(bare.startMs)} ms wall, ${bare.cpu} ms CPU`);
 console.log(`load average before / after: ${loadBefore} / ${await loadavg()} (wall-clock start figures on a busy machine are high; CPU time and RSS much less so)`);

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import type { Duplex } from 'node:stream';
 import { createRequire } from 'node:module';
 import type sockjs from 'sockjs';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../core/logger.ts';
 import type { OutMessage } from './messages.ts';
 
@@ -201,8 +201,11 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
   };
 
   // Oversized messages are ignored by the service (one bad message must not close the channel); far bigger frames
-  // are cut off here so they cannot exhaust memory.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * MAX_CLIENT_MESSAGE, perMessageDeflate: false });
+  // are cut off here so they cannot exhaust memory. Loaded with the first raw WebSocket, like sockjs (≈ 0.5 MB of
+  // heap an idle server does not need); the upgraded socket waits paused meanwhile.
+  let wssLoading: Promise<WebSocketServer> | undefined;
+  const loadWss = (): Promise<WebSocketServer> => (wssLoading ??= import('ws').then(({ WebSocketServer: Server }) =>
+    new Server({ noServer: true, maxPayload: 16 * MAX_CLIENT_MESSAGE, perMessageDeflate: false })));
 
   const previousRequest = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   server.removeAllListeners('request');
@@ -229,9 +232,12 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
     if (!isPushPath(path)) return refuseUpgrade(socket, '404 Not Found');
     if (!originAllowed(req, opts.allowCrossOrigin())) return refuseUpgrade(socket, '403 Forbidden');
     if (path === RAW_WS_PATH || path === `${RAW_WS_PATH}/`) {
-      wss.handleUpgrade(req, socket, head, (ws) => {
+      loadWss().then((wss) => wss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', (err) => logger.debug({ err }, 'push websocket error'));
         track(wrapWebSocket(ws, req.socket.remoteAddress ?? ''));
+      }), (err: unknown) => {
+        logger.error({ err }, 'ws failed to load');
+        refuseUpgrade(socket, '500 Internal Server Error');
       });
       return;
     }
@@ -263,7 +269,7 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
         try { c.terminate(); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
       }
       open.clear();
-      wss.close();
+      if (wssLoading) (await wssLoading.catch(() => undefined))?.close();
     },
   };
 }

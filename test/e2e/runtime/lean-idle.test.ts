@@ -11,7 +11,7 @@ before(ensureBuilt);
 
 const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import.meta.url));
 /** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
-const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/'];
+const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/', 'node_modules/ws/'];
 const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/'];
 
 test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2 or glob code', async (t) => {

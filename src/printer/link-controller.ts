@@ -60,6 +60,12 @@ export interface LinkControllerDeps {
 
 export class LinkController {
   private engine: EngineLink | null = null;
+  /**
+   * Bumped by every connect, disconnect and close: a connect still preparing (port list, scripts) when another of
+   * them comes is dropped before it opens a link, so a stop never leaves a link (or its thread) behind it.
+   */
+  private attempt = 0;
+  private closed = false;
   private linkState: LinkStateId = 'OFFLINE';
   private readonly lifecycle = new JobLifecycle(() => this.applyState(displayState(this.linkState, this.lifecycle.state)),
     () => this.engine?.isOperational() === true);
@@ -91,7 +97,9 @@ export class LinkController {
   profileInUse(): string | null { return this.profileId; }
 
   async connect(opts: ConnectOptions, prepare: () => Promise<void>): Promise<void> {
+    if (this.closed) return;
     if (this.engine && LINK_ACTIVE_STATES.has(this.stateId)) await this.disconnect();
+    const attempt = ++this.attempt;
     const { profiles, ports } = this.deps;
     const profile = opts.profileId ? profiles.get(opts.profileId) : profiles.getDefault();
     if (!profile) throw invalid('printerProfile is invalid');
@@ -104,6 +112,7 @@ export class LinkController {
     // Files in the scripts folder may have changed, and Gantry's own snippets follow the profile.
     await this.refreshToolScripts();
     await prepare();
+    if (this.closed || attempt !== this.attempt) return;
     this.deps.events.emit('Connecting', {});
     const hooks: EngineHooks = { ...this.deps.hooks(), stateChanged: (id, error) => this.onLinkState(id as LinkStateId, error) };
     this.engine?.dispose();
@@ -133,7 +142,14 @@ export class LinkController {
     await p.catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
   }
 
+  /** Disconnects for good: connects still preparing, and any that come later, open nothing. */
+  close(): Promise<void> {
+    this.closed = true;
+    return this.disconnect();
+  }
+
   async disconnect(): Promise<void> {
+    this.attempt++;
     const engine = this.engine;
     if (!engine) return;
     this.deps.events.emit('Disconnecting', {});

@@ -118,7 +118,7 @@ export class PrinterService implements Printer {
 
   async stop(): Promise<void> {
     this.unwatchConfig?.();
-    await this.disconnect();
+    await this.link.close();
     this.serialLog.close();
   }
 

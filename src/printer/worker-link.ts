@@ -110,7 +110,9 @@ export class WorkerLink implements EngineLink {
   }
 
   async disconnect(): Promise<void> {
-    if (!this.starting || this.disposed) return;
+    if (this.disposed) return;
+    // Never started: nothing to tell a thread, but nothing may start one later either.
+    if (!this.starting) return this.dispose();
     await this.request((id) => ({ t: 'disconnect', id }));
     this.dispose();
   }

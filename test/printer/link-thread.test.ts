@@ -103,3 +103,19 @@ test('a link thread that dies mid-print: the job ends with an error, the printer
   printer.commands(['M105']);
   await waitFor('a temperature reading over the new thread', () => printer.temperatures().tool0?.actual === 210 || undefined);
 });
+
+test('a stop while a connect is still preparing leaves no link thread behind', { skip: needs('cc', 'shared-data') }, async (t) => {
+  const threads: Worker[] = [];
+  const { fw, printer, stop } = await printerOnFakeFw(t, { linkThread: 'worker', threads });
+  const exited = new Set<Worker>();
+  const connecting = printer.connect({ port: fw.port, baudrate: 250000 });
+  await stop();
+  await connecting;
+  for (const w of threads) w.once('exit', () => exited.add(w));
+  // A thread that was started anyway must end on its own (a live one would keep the process from exiting).
+  await waitFor('every link thread ended', () => threads.every((w) => exited.has(w) || w.threadId === -1) || undefined, 3000);
+  assert.notEqual(printer.state().text, 'Operational');
+  // And a connect after the stop opens nothing.
+  await printer.connect({ port: fw.port, baudrate: 250000 });
+  assert.equal(threads.filter((w) => w.threadId !== -1 && !exited.has(w)).length, 0);
+});

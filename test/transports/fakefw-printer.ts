@@ -3,6 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { ConfigStore } from '../../src/config/config-store.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
@@ -25,10 +26,13 @@ export interface FakeFwPrinter {
   stop(): Promise<void>;
 }
 
-/** `fwArgs` go to fakefw; `serial` over the serial settings; `linkThread: 'worker'` runs the link in a thread. */
+/**
+ * `fwArgs` go to fakefw; `serial` over the serial settings; `linkThread: 'worker'` runs the link in a thread, and
+ * each thread started is added to `threads`.
+ */
 export async function printerOnFakeFw(
   t: { after(fn: () => Promise<void>): void },
-  opts: { fwArgs?: string[]; serial?: Record<string, unknown>; linkThread?: 'worker' | 'main' } = {},
+  opts: { fwArgs?: string[]; serial?: Record<string, unknown>; linkThread?: 'worker' | 'main'; threads?: Worker[] } = {},
 ): Promise<FakeFwPrinter> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-fakefw-'));
   const fw = await startFakeFw(dir, opts.fwArgs ?? []);
@@ -45,7 +49,11 @@ export async function printerOnFakeFw(
     },
     ...(opts.linkThread === 'worker' ? {
       linkThread: {
-        spawn: (init) => startThread(LINK_ENTRY, 'link-worker.js', { name: 'printer-link', workerData: init }),
+        spawn: async (init) => {
+          const thread = await startThread(LINK_ENTRY, 'link-worker.js', { name: 'printer-link', workerData: init });
+          opts.threads?.push(thread);
+          return thread;
+        },
         config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
       },
     } : {}),

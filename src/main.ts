@@ -288,12 +288,6 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   app.addHook('preClose', () => push.detach());
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
-  // A first run's administrator account: its password hash ran in the thread pool while the app was built.
-  await access.ready().catch(async (err: unknown) => {
-    await app.close();
-    for (const s of started.reverse()) await s.stop().catch(() => {});
-    throw err;
-  });
   await app.listen({ host, port });
   const addr = app.server.address();
   const boundPort = typeof addr === 'object' && addr ? addr.port : port;

@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { makeIdentity, fullAdminIdentity, type Identity, type LoginMechanism } from './identity.ts';
 import { UserStore } from './user-store.ts';
-import { type GroupRecord, type UserRecord } from './user-records.ts';
+import type { GroupRecord, UserRecord } from './user-records.ts';
 import { SessionStore, type SessionEndReason } from './sessions.ts';
 import { SecretProbe, generateApiKey } from './keys.ts';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +43,6 @@ export class AccessService {
   /** Failed password logins per client address. */
   readonly loginThrottle: LoginThrottle;
   private keyResolvers: KeyResolver[] = [];
-  private firstRunDone: Promise<void> = Promise.resolve();
   /** Identities without a session, per user record and login mechanism (see identityForUser). */
   private readonly identities = new WeakMap<UserRecord, Map<LoginMechanism, Identity>>();
   private readonly guestIdentities = new WeakMap<GroupRecord, Identity>();
@@ -93,22 +92,11 @@ export class AccessService {
     return this.config.get().accessControl.enabled;
   }
 
-  /**
-   * Loads users and keys. A first run's administrator account is created meanwhile, not before this returns: its
-   * password hash (scrypt, ≈ 100 ms in the thread pool) overlaps the rest of the start instead of adding to it; the
-   * caller awaits `ready()` before it serves anything.
-   */
   async start(): Promise<void> {
     await this.users.load();
     await this.appKeys.start();
     if (!this.config.get().server.secretKey) await this.config.patch({ server: { secretKey: randomBytes(32).toString('base64url') } });
-    this.firstRunDone = this.firstRun();
-    this.firstRunDone.catch(() => {}); // reported through ready()
-  }
-
-  /** Settles once start-up work begun by start() has finished; rejects with its error (e.g. a users file without users). */
-  ready(): Promise<void> {
-    return this.firstRunDone;
+    await this.firstRun();
   }
 
   async stop(): Promise<void> {
@@ -184,8 +172,10 @@ export class AccessService {
     return id;
   }
 
-  /** Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). */
-  /** `key` may come already hashed (a connection that sent the same key before, http/auth.ts). */
+  /**
+   * Identity for an API key, or undefined when the key is unknown (callers answer 403 "Invalid API key"). The key may
+   * come already hashed (a connection that sent the same key before, http/auth.ts).
+   */
   identityForApiKey(sent: string | SecretProbe): Identity | undefined {
     const probe = typeof sent === 'string' ? new SecretProbe(sent) : sent;
     const key = probe.value;

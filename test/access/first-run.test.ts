@@ -38,7 +38,7 @@ test('the first run\'s admin password: printed once, logs in, and its hash reach
   assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': key! } })).status, 200);
 });
 
-test('a users file without users stops the start (the check now runs while the app is built)', async () => {
+test('a users file without users stops the start', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
   await writeFile(join(dir, 'users.yaml'), '{}\n');
   await assert.rejects(startCapturing(dir), /holds no users; refusing to start/);

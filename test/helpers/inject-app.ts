@@ -164,7 +164,6 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
   const access = new AccessService(config.slice('accessControl', 'api', 'server'),
     { users: paths.users, groups: join(baseDir, 'groups.yaml'), appKeys: join(paths.data, 'appkeys', 'keys.yaml') }, systemClock, logger);
   await access.start();
-  await access.ready();
   t.after(() => access.stop());
   const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger);
   await printerProfiles.start();

@@ -7,7 +7,7 @@ import type { PrinterListener, PrinterStateSnapshot, TemperatureHistoryEntry } f
 import { stateFlags, STATE_TEXT, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
 import type { PrinterStatusSource } from '../../src/push/sources.ts';
 import { PushService } from '../../src/push/push-service.ts';
-import { type PushServiceDeps } from '../../src/push/push-deps.ts';
+import type { PushServiceDeps } from '../../src/push/push-deps.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import type { TestServer } from '../helpers/server.ts';

@@ -183,7 +183,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   const printer = services.printer;
   // Only a link on the main thread shares its event loop with the API; a link thread's replies never wait behind it.
   if (printer) {
-    await registerPrintFirst(app, { printing: () => config.current.serial.linkThread === 'main' && printer.state().flags.printing });
+    app.decorate('loopPressure', registerPrintFirst(app, { printing: () => config.current.serial.linkThread === 'main' && printer.state().flags.printing }));
   }
 
   await app.register(cookie);

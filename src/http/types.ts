@@ -3,6 +3,7 @@ import type { FastifyInstance, RawServerDefault, FastifyBaseLogger } from 'fasti
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Identity } from '../access/identity.ts';
+import type { LoopPressure } from './print-first.ts';
 
 export type GantryApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -27,5 +28,9 @@ declare module 'fastify' {
     authVia: 'apikey' | 'basic' | 'session' | 'none';
     /** An API key was sent and not recognised. */
     invalidApiKey: boolean;
+  }
+  interface FastifyInstance {
+    /** The event-loop sampler behind print-first shedding (src/http/print-first.ts); absent without a printer. */
+    loopPressure?: LoopPressure;
   }
 }

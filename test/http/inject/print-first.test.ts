@@ -3,14 +3,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { injectApp, type InjectApp } from '../../helpers/inject-app.ts';
 
-/** Busy until under-pressure's next sample has seen the loop saturated (its interval is 200 ms). */
+/** Busy until the sampler's next reading (every 200 ms) has seen the loop saturated. */
 async function saturate(s: InjectApp): Promise<void> {
-  const mem = s.app as unknown as { memoryUsage(): { eventLoopUtilized: number } };
+  const pressure = s.app.loopPressure!;
   for (let i = 0; i < 20; i++) {
     const until = Date.now() + 300;
     while (Date.now() < until) { /* busy: the loop cannot turn */ }
     await new Promise((r) => setImmediate(r));
-    if (mem.memoryUsage().eventLoopUtilized > 0.9) return;
+    if (pressure.saturated) return;
   }
   assert.fail('the loop was never seen saturated');
 }
@@ -25,11 +25,12 @@ test('printing on a saturated loop: nothing is shed with the link in its own thr
   const s = await injectApp(t);
   s.printer.busy = true;
   assert.equal(s.config.current.serial.linkThread, 'worker');
-  await saturate(s);
   const worker = await statuses(s, 80);
   assert.deepEqual([...new Set(worker)], [200], 'a link thread does not need the API shed');
+  assert.equal(s.app.loopPressure!.reading().sampling, false, 'and its event loop is not even sampled');
 
   await s.config.patch({ serial: { linkThread: 'main' } });
+  await statuses(s, 1); // a status poll during the print wakes the sampler
   await saturate(s);
   const main = await statuses(s, 80);
   assert.ok(main.includes(503), `with the link on the main thread status GETs beyond the budget are shed: ${main.join(' ')}`);

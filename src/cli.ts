@@ -1,5 +1,6 @@
 // Command line: `gantry serve` runs the host; `gantry user …` and `gantry apikey` set it up headless.
 import { parseArgs } from 'node:util';
+import { channel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import type { Gantry } from './main.ts';
 import { defaultBaseDir, resolvePaths, createFolders } from './config/paths.ts';
@@ -154,6 +155,8 @@ async function main(argv: string[]): Promise<number> {
     state.starting = startGantry({ baseDir, host: values.host, port, logToConsole: true, logLevel });
     const gantry = await state.starting;
     if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
+    // The launcher (bin/gantry.js) holds back V8's optimising compilers until now.
+    channel('gantry:serving').publish({ url: gantry.url });
     return -1; // keep running
   }
 

@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use) and does not wake up all the time.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not optimise its one-off start-up code and does not wake up all the time.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -61,6 +61,29 @@ test('an idle server sleeps: its event loop wakes a few times a second at most, 
   await new Promise((r) => setTimeout(r, 2000));
   const woke = (await switches()) - before;
   assert.ok(woke < 40, `the main thread woke ${woke} times in 2 s of idling`);
+  assert.equal(await g.stop(), 0);
+});
+
+test('V8 optimises nothing while the server starts, and what serving makes hot once it answers', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // V8 prints each optimised compile to stdout as it completes, in order with the server's own lines.
+  const g = await startGantryProcess(process.execPath, ['--trace-opt', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.stop());
+  const optimised = (text: string) => text.split('\n').filter((l) => /^\[completed (?:compiling|optimizing) .*\(target (?:TURBOFAN|MAGLEV)/.test(l));
+  const upAt = g.stdout().indexOf('is up at');
+  assert.deepEqual(optimised(g.stdout().slice(0, upAt)), [], 'start-up code was optimised');
+  // Requests make the request path hot: the compilers are on again (bounded: a few thousand requests at most).
+  const headers = { 'X-Api-Key': g.apiKey };
+  let served = 0;
+  while (optimised(g.stdout().slice(upAt)).length === 0 && served < 20_000) {
+    for (let i = 0; i < 200; i++, served++) {
+      const res = await fetch(`${g.url}/api/version`, { headers });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+    }
+  }
+  assert.ok(served < 20_000, `nothing optimised after ${served} requests`);
   assert.equal(await g.stop(), 0);
 });
 

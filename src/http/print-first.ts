@@ -57,12 +57,14 @@ export class LoopPressure {
     this.timer.unref();
   }
 
+  get sampling(): boolean { return this.timer !== null; }
+
   get saturated(): boolean {
     return this.timer !== null && (this.delayMs > this.limits.delayMs || this.utilization > this.limits.utilization);
   }
 
   reading(): LoopReading {
-    return { sampling: this.timer !== null, delayMs: this.delayMs, utilization: this.utilization };
+    return { sampling: this.sampling, delayMs: this.delayMs, utilization: this.utilization };
   }
 
   stop(): void {
@@ -106,9 +108,10 @@ export function registerPrintFirst(app: GantryApp, opts: PrintFirstOptions): Loo
   let windowStart = 0;
   let answered = 0;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || !request.url.startsWith('/api/') || !opts.printing()) { done(); return; }
-    pressure.wake();
-    if (!pressure.saturated) { done(); return; }
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || !request.url.startsWith('/api/')) { done(); return; }
+    // Asked only while it can change the answer: a flood of polls on a loop with room costs no printer state lookups.
+    if (!pressure.sampling) { if (opts.printing()) pressure.wake(); done(); return; }
+    if (!pressure.saturated || !opts.printing()) { done(); return; }
     // A fast print can saturate the loop by itself; a few polls a second still get their answer, a flood does not.
     const now = Date.now();
     if (now - windowStart >= 1000) { windowStart = now; answered = 0; }

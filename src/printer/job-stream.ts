@@ -8,16 +8,9 @@ import type { EngineLink } from './engine-link.ts';
 /** What the streamer drives: a link (in this thread or its own), or a bare ProtocolEngine in tests. */
 export type StreamLink = Pick<EngineLink, 'enqueue' | 'marker' | 'setFeed' | 'setJobActive' | 'pump' | 'plannedTool' | 'linesInFlight' | 'isOperational'>
   & { readonly unsentLines?: number };
+import { JobLineCursor, type JobLineSource } from './job-line-cursor.ts';
 import type { JobLifecycle, JobState } from './job-lifecycle.ts';
 import type { ToolChangeLines } from './line-rules.ts';
-
-/** A batch of job lines; `ends[i]` is the byte offset just after line i (progress and recovery position). */
-export interface JobLineBatch {
-  lines: string[];
-  ends: number[];
-}
-
-export type JobLineSource = AsyncIterable<JobLineBatch>;
 
 /** Lines a LineInjector puts before a file line (a timelapse parking the head at a layer change). */
 export interface LineInsertion {
@@ -77,19 +70,10 @@ type Phase = JobState | 'ENDED';
 export class JobStreamer implements JobFeed {
   filepos = 0;
   private lastSentFilepos = 0;
-  /** Progress was reported for the end of `batch`. */
-  private reported = false;
   private ended = false;
   /** A transfer's end: no Finishing state (the lines are stored, not run), but no more feeding either. */
   private transferEnding = false;
-  private batch: JobLineBatch | null = null;
-  private idx = 0;
-  private nextBatch: JobLineBatch | null = null;
-  /** The batch before `batch`, so a position a few lines back can still be found after a batch boundary. */
-  private prevBatch: JobLineBatch | null = null;
-  private fetching = false;
-  private eof = false;
-  private readonly iter: AsyncIterator<JobLineBatch>;
+  private readonly lines: JobLineCursor;
   /**
    * A tool change being fed: the beforeToolChange lines, the file's T line, the afterToolChange lines. They go before
    * the file's next line, and only the T line moves filepos (to `insertedEnd`), so progress stays in file bytes.
@@ -119,7 +103,11 @@ export class JobStreamer implements JobFeed {
   ) {
     this.lifecycle = ctx.lifecycle;
     this.toolChange = ctx.toolChange;
-    this.iter = source[Symbol.asyncIterator]();
+    this.lines = new JobLineCursor(source, {
+      batchEnded: () => this.listener.progress?.(this.sentFilepos),
+      arrived: () => { if (this.phase === 'PRINTING') this.engine.pump(); },
+      failed: (err) => this.abort(`Reading the job file failed: ${err.message}`),
+    });
     this.injector = opts.transfer ? null : (opts.injector ?? null);
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
@@ -135,7 +123,7 @@ export class JobStreamer implements JobFeed {
   start(): void {
     this.engine.setJobActive(true);
     this.move('STARTING');
-    this.prefetch();
+    this.lines.prefetch();
     this.engine.enqueue('M110 N0');
     for (const l of this.opts.prologue ?? []) this.engine.enqueue(l);
     this.engine.marker(() => {
@@ -150,41 +138,19 @@ export class JobStreamer implements JobFeed {
   next(): string | null {
     if (this.phase !== 'PRINTING') return null;
     if (this.inserted !== null) return this.nextInserted(this.inserted);
-    for (;;) {
-      const b = this.batch;
-      if (b !== null && this.idx < b.lines.length) {
-        const i = this.idx++;
-        if (this.idx === b.lines.length >> 1 && this.nextBatch === null) this.prefetch();
-        const line = b.lines[i];
-        // One character code keeps the tool-change test off every line that cannot be one (T, t, or indented).
-        const c0 = line.charCodeAt(0);
-        if ((c0 === 84 || c0 === 116 || c0 === 32 || c0 === 9) && this.aroundToolChange(line, b.ends[i])) return this.nextInserted(this.inserted!);
-        if (this.injector !== null && this.inject(this.injector, line, b.ends[i])) return this.nextInserted(this.inserted!);
-        this.filepos = b.ends[i];
-        return line;
-      }
-      if (b !== null && !this.reported) {
-        this.reported = true;
-        this.listener.progress?.(this.sentFilepos);
-      }
-      if (this.nextBatch !== null) {
-        if (b !== null) this.prevBatch = b;
-        this.batch = this.nextBatch;
-        this.nextBatch = null;
-        this.idx = 0;
-        this.reported = false;
-        this.prefetch();
-        continue;
-      }
-      // An exhausted batch stays until the next one comes: positionBack still counts back through its lines.
-      if (this.eof) {
-        // The end comes once the link has written every line it was handed (a link thread holds some ahead).
-        if (!this.fetching && !this.engine.unsentLines) this.finish();
-        return null;
-      }
-      this.prefetch();
+    const line = this.lines.next();
+    if (line === null) {
+      // The end comes once the link has written every line it was handed (a link thread holds some ahead).
+      if (this.lines.atEnd && !this.engine.unsentLines) this.finish();
       return null;
     }
+    const end = this.lines.end;
+    // One character code keeps the tool-change test off every line that cannot be one (T, t, or indented).
+    const c0 = line.charCodeAt(0);
+    if ((c0 === 84 || c0 === 116 || c0 === 32 || c0 === 9) && this.aroundToolChange(line, end)) return this.nextInserted(this.inserted!);
+    if (this.injector !== null && this.inject(this.injector, line, end)) return this.nextInserted(this.inserted!);
+    this.filepos = end;
+    return line;
   }
 
   /**
@@ -193,22 +159,7 @@ export class JobStreamer implements JobFeed {
    * line. Null when the lines that far back are no longer held (then the caller keeps its previous value).
    */
   positionBack(back: number): number | null {
-    // The held lines as one sequence: prevBatch then batch (null only before the first batch).
-    const prev = this.prevBatch;
-    const cur = this.batch;
-    const prevLen = prev ? prev.lines.length : 0;
-    let j = prevLen + (cur ? this.idx : 0) - 1;
-    const at = (k: number): JobLineBatch | null => (k < prevLen ? prev : cur);
-    const local = (k: number): number => (k < prevLen ? k : k - prevLen);
-    if (j < 0) return back === 0 ? this.filepos : null;
-    for (let left = back; left > 0; j--) {
-      if (j < 0) return null;
-      const b = at(j)!;
-      if (isCommandLine(b.lines[local(j)])) left--;
-    }
-    if (j < 0) return null;
-    const b = at(j)!;
-    return b.ends[local(j)];
+    return this.lines.positionBack(back, this.filepos);
   }
 
   /**
@@ -279,21 +230,6 @@ export class JobStreamer implements JobFeed {
     if (k === this.insertedAt) this.filepos = this.insertedEnd;
     if (this.insertedIdx === lines.length) this.inserted = null;
     return lines[k];
-  }
-
-  private prefetch(): void {
-    if (this.fetching || this.eof || this.nextBatch !== null || this.ended) return;
-    this.fetching = true;
-    this.iter.next().then((r) => {
-      this.fetching = false;
-      if (this.ended) return;
-      if (r.done) this.eof = true;
-      else this.nextBatch = r.value;
-      if (this.phase === 'PRINTING') this.engine.pump();
-    }, (err: unknown) => {
-      this.fetching = false;
-      this.abort(`Reading the job file failed: ${(err as Error).message}`);
-    });
   }
 
   hostCommand(cmd: string): void {
@@ -389,7 +325,7 @@ export class JobStreamer implements JobFeed {
     this.engine.setJobActive(false);
     this.engine.setFeed(null);
     this.releasePauseWaiters();
-    void this.iter.return?.()?.catch(() => {});
+    this.lines.close();
     try {
       // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
@@ -411,10 +347,4 @@ export class JobStreamer implements JobFeed {
     this.pauseWaiters = [];
     for (const fn of w) fn();
   }
-}
-
-/** A line the engine sends: something left once the comment is cut off. */
-function isCommandLine(line: string): boolean {
-  const semi = line.indexOf(';');
-  return (semi === -1 ? line : line.slice(0, semi)).trim().length > 0;
 }

@@ -1,7 +1,8 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 import type { JobState } from './job-lifecycle.ts';
-import type { JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
+import type { JobLineSource } from './job-line-cursor.ts';
+import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
 
 export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 
@@ -79,7 +80,8 @@ export interface SdFileEntry {
   date: number | null;
 }
 
-export type { JobLineBatch, JobLineSource, JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
+export type { JobLineBatch, JobLineSource } from './job-line-cursor.ts';
+export type { JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
 
 export interface JobStream {
   /** Bytes of the file consumed so far. */

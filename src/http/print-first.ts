@@ -47,7 +47,7 @@ export class LoopPressure {
     private readonly limits: { delayMs: number; utilization: number },
   ) {}
 
-  /** Starts sampling when shedding is possible and it is not running yet; the first reading comes one interval later. */
+  /** Starts sampling unless it runs already (called while shedding is possible); the first reading comes one interval later. */
   wake(): void {
     if (this.timer) return;
     this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });

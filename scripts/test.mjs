@@ -5,6 +5,8 @@
 // gives every file its own process, as before; TEST_CPU=1 prints the CPU time of each file run in a group.
 // Files that fail are run once more, alone (TEST_RETRY=0 turns that off): on a loaded 2-core machine a timing-bound
 // end-to-end test can miss once; a test that really fails fails again, and every retried file is named in the output.
+// A test process still alive 30 s after its last test (TEST_EXIT_GRACE_MS) fails, naming what keeps it alive
+// (scripts/test-watchdog.mjs): a leak fails the run instead of hanging it.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -23,6 +25,7 @@ function walk(dir, out = []) {
 
 const GROUP_DIR = mkdtempSync(join(tmpdir(), 'gantry-test-groups-'));
 process.on('exit', () => rmSync(GROUP_DIR, { recursive: true, force: true }));
+const WATCHDOG = pathToFileURL(join(import.meta.dirname, 'test-watchdog.mjs')).href;
 const groupModule = pathToFileURL(join(import.meta.dirname, 'test-group.mjs')).href;
 let groupCount = 0;
 
@@ -39,7 +42,7 @@ function run(groups, concurrency) {
   const entries = groups.map((g) => (g.length === 1 ? g[0] : groupEntry(g)));
   return new Promise((resolve) => {
     // TAP on every Node: the failed files to retry are read from it, and Node ≥ 23 would otherwise print its spec format.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...entries], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', WATCHDOG, '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...entries], {
       stdio: ['inherit', 'pipe', 'inherit'],
     });
     let tail = '';

@@ -119,7 +119,7 @@ export function applyLineBytes(s: MachineState, buf: Buffer, from: number, to: n
   while (k < tokenEnd && isDigit(buf[k])) { n = n * 10 + buf[k] - 48; k++; }
   const digits = k - c - 1;
   if (k !== tokenEnd || digits === 0) return; // not a letter and a number (G1, M104, T0)
-  if (letter === 84) { s.tool = n; return; } // T<digits>
+  if (letter === 84) { s.tool = digits <= 15 ? n : Number(buf.toString('latin1', c + 1, k)); return; } // T<digits>
   // Written as G1, M104: G01 or M0104 are not these commands.
   if (digits > 1 && buf[c + 1] === 48) return;
   readWords(buf, tokenEnd, end);

@@ -3,7 +3,7 @@
 // Usage: npm run bench [-- streaming]   Env: BENCH_FILES=small,benchy (substrings), BENCH_QUICK=1 (two files, cut to
 // 20k lines; RSS on the first 300k lines of the big file), BENCH_SCENARIOS (see below), BENCH_POLL_MS (pause between a
 // client's polls, default 1000 ms: a dashboard or phone app polling once a second; 100 is a stress test),
-// BENCH_PUSH_CLIENTS (200) and BENCH_WRK_CONNS (64): issue 18's loaded print ('push+wrk' scenarios, needs wrk),
+// BENCH_PUSH_CLIENTS (200) and BENCH_WRK_CONNS (64): issue 18's loaded print ('push+wrk' scenarios, needs wrk; the load itself: bench/print-load.ts),
 // BENCH_PIN=1 (pin fakefw and the host to CPU 1; on 2 shared cores ping-pong rates otherwise swing with scheduling),
 // BENCH_REPEATS (default 3): every figure is the median of that many interleaved idealhost/Gantry pairs, and the ratio
 // the median of the pairs' ratios — one pair swings by ±20 % on a shared 2-core machine. BENCH_FLOOR=1: for the
@@ -11,18 +11,18 @@
 // BENCH_LINK_THREAD=worker,main: the push+wrk scenarios once per serial.linkThread, in the same run (default: the
 // configured default only). BENCH_LOAD_NICE=19: the push clients and wrk run at that nice level, so on a shared machine
 // the load takes CPU from others before it takes it from the server it loads.
-import { execFile, spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'node:http';
 import { startGantry, type Gantry } from '../src/main.ts';
 import { fileLineSource } from '../src/printer/file-line-source.ts';
 import { BENCH_SRC_DIR, GCODE_DIR } from '../test/helpers/shared-data.ts';
+import { LOAD_NICE, POLL_MS, POLLERS, PUSH_CLIENTS, WRK_CONNS, withPollers, withPushAndWrk } from './print-load.ts';
 
 const run = promisify(execFile);
 const BENCH_SRC = BENCH_SRC_DIR;
@@ -30,17 +30,11 @@ const DATA = GCODE_DIR;
 const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
 const QUICK = process.env.BENCH_QUICK === '1';
 const PIN = process.env.BENCH_PIN === '1';
-const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
-const POLLERS = 100;
-/** Issue 18's load: push clients connected and wrk connections on GET /api/printer while printing. */
-const PUSH_CLIENTS = Number(process.env.BENCH_PUSH_CLIENTS ?? 200);
-const WRK_CONNS = Number(process.env.BENCH_WRK_CONNS ?? 64);
 const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
 const FLOOR = process.env.BENCH_FLOOR === '1';
 const LINK_THREADS: Array<'worker' | 'main' | undefined> = (process.env.BENCH_LINK_THREAD ?? '').split(',').map((s) => s.trim())
   .filter((s): s is 'worker' | 'main' => s === 'worker' || s === 'main');
 if (LINK_THREADS.length === 0) LINK_THREADS.push(undefined);
-const LOAD_NICE = process.env.BENCH_LOAD_NICE ? Number(process.env.BENCH_LOAD_NICE) : null;
 /** serial.linkThread for the runs that follow (undefined: the configured default). */
 let linkThread: 'worker' | 'main' | undefined;
 /** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
@@ -145,108 +139,6 @@ async function runGantry(g: Gantry, bin: string, dir: string, file: string, move
   if (sampler) clearInterval(sampler);
   await g.printer.disconnect();
   return { summary: await f.summary(), outcome, rss };
-}
-
-// ------------------------------------------------------------------------------------------------ HTTP load (child)
-
-function pollers(url: string, key: string, count: number, pauseMs: number): void {
-  const agent = new Agent({ keepAlive: true, maxSockets: count });
-  let requests = 0;
-  let errors = 0;
-  let stop = false;
-  const one = (): void => {
-    if (stop) return;
-    const req = request(`${url}/api/printer`, { agent, headers: { 'X-Api-Key': key } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (res.statusCode === 200 || res.statusCode === 409) requests++;
-        else errors++;
-        setTimeout(one, pauseMs);
-      });
-    });
-    req.on('error', () => { errors++; setTimeout(one, pauseMs); });
-    req.end();
-  };
-  for (let i = 0; i < count; i++) one();
-  const ready = setInterval(() => {
-    if (requests + errors >= count) {
-      clearInterval(ready);
-      process.send!({ ready: true });
-    }
-  }, 20);
-  process.on('message', () => {
-    stop = true;
-    process.send!({ requests, errors }, () => process.exit(0));
-  });
-}
-
-async function withPollers<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result: T; requests: number; errors: number; seconds: number }> {
-  const child = fork(fileURLToPath(import.meta.url), ['pollers', g.url, g.config.current.api.key ?? '', String(POLLERS), String(POLL_MS)], { execArgv: ['--import', 'tsx'] });
-  await new Promise((r) => child.once('message', r));
-  const t0 = performance.now();
-  const result = await fn();
-  const seconds = (performance.now() - t0) / 1000;
-  const stats = await new Promise<{ requests: number; errors: number }>((resolve) => {
-    child.once('message', (m) => resolve(m as { requests: number; errors: number }));
-    child.send('stop');
-  });
-  return { result, ...stats, seconds };
-}
-
-// ---------------------------------------------------------------------------- issue 18's load: push clients + wrk (child)
-
-/**
- * 200 push clients (each logs in passively and authenticates its websocket, like FDM Monster) plus wrk hammering
- * GET /api/printer over 64 connections, for as long as the parent wants; answers {ready} then, on 'stop', wrk's
- * figures. Runs in its own process so the load's own work is not counted against the server's event loop.
- */
-async function pushAndWrk(url: string, key: string, clients: number, conns: number): Promise<void> {
-  const { default: WebSocket } = await import('ws');
-  const sockets: InstanceType<typeof WebSocket>[] = [];
-  let messages = 0;
-  const connect = async (): Promise<void> => {
-    const login = await fetch(`${url}/api/login`, { method: 'POST', headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' }, body: '{"passive":true}' });
-    const session = (await login.json()) as { name: string; session: string };
-    const ws = new WebSocket(`${url.replace('http', 'ws')}/sockjs/websocket`);
-    await new Promise<void>((resolve, reject) => {
-      ws.on('open', () => { ws.send(JSON.stringify({ auth: `${session.name}:${session.session}` })); resolve(); });
-      ws.on('error', reject);
-    });
-    ws.on('message', () => { messages++; });
-    sockets.push(ws);
-  };
-  // 20 at a time: one by one took minutes on a busy machine.
-  for (let i = 0; i < clients; i += 20) await Promise.all(Array.from({ length: Math.min(20, clients - i) }, connect));
-  const wrkArgs = ['-t1', `-c${conns}`, '-d600s', '-H', `X-Api-Key: ${key}`, `${url}/api/printer`];
-  const wrk = LOAD_NICE !== null ? spawn('nice', ['-n', String(LOAD_NICE), 'wrk', ...wrkArgs], { stdio: ['ignore', 'pipe', 'ignore'] })
-    : spawn('wrk', wrkArgs, { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  wrk.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  await new Promise((r) => setTimeout(r, 1000)); // wrk connected and the loop saturated before the print starts
-  process.send!({ ready: true });
-  process.on('message', () => {
-    wrk.once('exit', () => {
-      for (const ws of sockets) ws.close();
-      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      process.send!({ requests, errors: non2xx, messages }, () => process.exit(0));
-    });
-    wrk.kill('SIGINT'); // wrk prints its summary on SIGINT
-  });
-}
-
-async function withPushAndWrk<T>(g: Gantry, fn: () => Promise<T>): Promise<{ result: T; requests: number; errors: number; seconds: number; messages: number }> {
-  const child = fork(fileURLToPath(import.meta.url), ['push-wrk', g.url, g.config.current.api.key ?? '', String(PUSH_CLIENTS), String(WRK_CONNS)], { execArgv: ['--import', 'tsx'] });
-  if (LOAD_NICE !== null && child.pid !== undefined) setPriority(child.pid, LOAD_NICE);
-  await new Promise((r) => child.once('message', r));
-  const t0 = performance.now();
-  const result = await fn();
-  const seconds = (performance.now() - t0) / 1000;
-  const stats = await new Promise<{ requests: number; errors: number; messages: number }>((resolve) => {
-    child.once('message', (m) => resolve(m as { requests: number; errors: number; messages: number }));
-    child.send('stop');
-  });
-  return { result, ...stats, seconds };
 }
 
 // ------------------------------------------------------------------------------------------------ report
@@ -397,6 +289,4 @@ export async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'push-wrk') await pushAndWrk(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
-else if (process.argv[2] === 'pollers') pollers(process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
-else if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -97,8 +97,9 @@ function readWords(buf: Buffer, i: number, end: number): void {
 
 /** Applies the line in buf[from, to) (without its newline; a comment after ';' and surrounding blanks are ignored). */
 export function applyLineBytes(s: MachineState, buf: Buffer, from: number, to: number, lineStart: number): void {
-  let end = buf.indexOf(59, from); // ';'
-  if (end === -1 || end > to) end = to;
+  // The comment's ';', looked for within the line only (indexOf would run on to the next comment, lines ahead).
+  let end = from;
+  while (end < to && buf[end] !== 59) end++;
   while (end > from && isSpace(buf[end - 1])) end--;
   let i = from;
   if (buf[i] === 0xef && buf[i + 1] === 0xbb && buf[i + 2] === 0xbf && i + 3 <= end) i += 3; // a UTF-8 byte order mark

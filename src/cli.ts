@@ -17,6 +17,7 @@ const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', impo
 const USAGE = `gantry ${VERSION} — 3D printer host with an OctoPrint-compatible API
 
 Usage:
+  gantry --version | -v
   gantry serve [--host H] [--port P] [--basedir DIR] [--log-level info|debug|trace|warn|error]
   gantry user list [--basedir DIR]
   gantry user add NAME --password PW [--admin] [--basedir DIR]
@@ -100,29 +101,43 @@ async function remoteCommand(server: ControlInfo, cmd: string, sub: string | und
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      basedir: { type: 'string' },
-      'log-level': { type: 'string' },
-      password: { type: 'string' },
-      admin: { type: 'boolean' },
-      regenerate: { type: 'boolean' },
-      user: { type: 'boolean' },
-      system: { type: 'boolean' },
-      print: { type: 'boolean' },
-      from: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      merge: { type: 'boolean' },
-      link: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        basedir: { type: 'string' },
+        'log-level': { type: 'string' },
+        password: { type: 'string' },
+        admin: { type: 'boolean' },
+        regenerate: { type: 'boolean' },
+        user: { type: 'boolean' },
+        system: { type: 'boolean' },
+        print: { type: 'boolean' },
+        from: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        merge: { type: 'boolean' },
+        link: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    // A mistyped option is the user's slip, not a crash: say which, and how it is used.
+    if (!(err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_'))) throw err;
+    process.stderr.write(`gantry: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const baseDir = values.basedir || process.env.GANTRY_BASEDIR || defaultBaseDir();
   const [cmd, sub, name] = positionals;
+  if (values.version || cmd === 'version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   if (values.help || !cmd) {
     process.stdout.write(USAGE);
     return cmd ? 0 : 1;

@@ -1,4 +1,4 @@
-// The `gantry` command: first start (admin + key printed once), graceful SIGTERM, invalid config refusal, user/apikey commands.
+// The `gantry` command: first start (admin + key printed once), graceful SIGTERM, invalid config refusal, user/apikey commands, --version and mistyped options.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -120,4 +120,21 @@ test('user and apikey commands work headless', async (t) => {
   const regenerated = (await ok(['apikey', '--regenerate'])).trim();
   assert.notEqual(regenerated, key);
   assert.equal((parse(await readFile(join(dir, 'config.yaml'), 'utf8')) as { api: { key: string } }).api.key, regenerated);
+});
+
+test('--version prints the version; a mistyped option is named with the usage, not a stack trace', async () => {
+  const version = (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  for (const args of [['--version'], ['-v'], ['version']]) {
+    const r = await run(args);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, `${version}\n`, args.join(' '));
+  }
+  const bad = await run(['serve', '--prot', '5000']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^gantry: Unknown option '--prot'/);
+  assert.match(bad.stderr, /Usage:/);
+  assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+  const missing = await run(['serve', '--port']);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /^gantry: Option '--port <value>' argument missing/);
 });

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
 
@@ -71,8 +73,14 @@ test('V8 optimises nothing while the server starts, and what serving makes hot o
   const g = await startGantryProcess(process.execPath, ['--trace-opt', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());
   const optimised = (text: string) => text.split('\n').filter((l) => /^\[completed (?:compiling|optimizing) .*\(target (?:TURBOFAN|MAGLEV)/.test(l));
+  const name = (line: string) => /<JSFunction (\S+)/.exec(line)?.[1] ?? line;
+  // What V8 optimises while Node loads the launcher's file, before its first line can hold anything, is out of its
+  // reach (on Node 24, Maglev compiled node:path's isPosixPathSeparator there when the checkout's path was long enough):
+  // a run that only prints the version goes through the same loading and shows those.
+  const probe = await promisify(execFile)(process.execPath, ['--trace-opt', join(ROOT, 'bin/gantry.js'), '--version']);
+  const beforeLauncher = new Set(optimised(probe.stdout).map(name));
   const upAt = g.stdout().indexOf('is up at');
-  assert.deepEqual(optimised(g.stdout().slice(0, upAt)), [], 'start-up code was optimised');
+  assert.deepEqual(optimised(g.stdout().slice(0, upAt)).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was optimised');
   // Requests make the request path hot: the compilers are on again (bounded: a few thousand requests at most).
   const headers = { 'X-Api-Key': g.apiKey };
   let served = 0;

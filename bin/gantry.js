@@ -22,13 +22,22 @@ if (!existsSync(cli)) {
   process.stderr.write('gantry: the server is not built (dist/cli.js is missing): run `npm run build` in the checkout\n');
   process.exit(1);
 }
+// Node's own options naming an optimising compiler leave the compilers (below) to them.
+const nodeFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt)\b/.test(nodeFlags);
 // Sized for a small board: V8 favours memory over peak speed (smaller compiled code, a young generation shrunk when
 // idle): ≈ 13 MB less idle RSS (bench/memory.ts); and the young generation never grows past its first 2 MB
 // (--semi-space-growth-factor=1; V8 doubles it up to 16 MB under allocation, as while streaming a print, and keeps it).
 // Set at run time, before anything allocates much, so `node bin/gantry.js`, the systemd unit and `npm start` all get it.
 // GANTRY_V8_FLAGS replaces the list (empty: V8's defaults). Heap sizes (--max-semi-space-size, --max-old-space-size)
 // are fixed when V8 starts and only work on node's command line or in NODE_OPTIONS.
-const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? '--optimize-for-size --semi-space-growth-factor=1';
+// Maglev, V8's mid-tier compiler (built into Node ≥ 24), stays off: TurboFan alone, as on Node 22. It compiles hot code
+// a second time (its code and the malloc of its compile jobs stay), for speed only in the first seconds of a workload:
+// on Node 24, streaming a print 117 → 108 MB (median), 3 s after an analysis 93 → 87 MB (bench/memory.ts); API
+// throughput over 10 s runs the same (bench/api.ts, without / with: /api/version 35,138 / 34,642 req/s, mixed 27,611 /
+// 26,817); only a 3 s run right after start is slower (mixed 16,764 / 26,416).
+const maglevBuiltIn = process.config.variables.v8_enable_maglev === 1;
+const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? `--optimize-for-size --semi-space-growth-factor=1${maglevBuiltIn && !compilersNamed ? ' --no-maglev' : ''}`;
 const applyV8Flags = () => { for (const flag of V8_FLAGS.split(/\s+/).filter(Boolean)) setFlagsFromString(flag); };
 applyV8Flags();
 // Starting a worker thread (the G-code analyser) puts some of them back to V8's defaults (the young generation grew
@@ -43,18 +52,14 @@ if (process.env.GANTRY_V8_FLAGS === undefined) {
   setFlagsFromString('--bytecode-old-age=1');
   setTimeout(() => setFlagsFromString('--bytecode-old-age=5'), 20_000).unref();
 }
-// Start-up code is hot only once (schema compilation, config validation, YAML, route registration), yet the optimising
-// compilers compiled it: code and compiler memory nothing used again, and the compilers' own pages of the node binary
-// faulted in. Until the server answers (src/cli.ts publishes on 'gantry:serving') they are off, Ignition and Sparkplug
-// run it; from then on V8 optimises what serving makes hot as usual. Idle RSS 15 s after start: Node 20 64.3 → 59.5 MB,
-// Node 24 (Maglev too) 74 → 68 MB; first answer unchanged (≈ 330 ms). Maglev is switched only where this node has it
-// built in (on by default there: Node ≥ 24), and nothing is switched when node's own options name these compilers.
-// Other commands (user, apikey) end before optimising would pay.
-const nodeFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-if (process.env.GANTRY_V8_FLAGS === undefined && !/--(no-)?(turbofan|opt|maglev|max-opt)\b/.test(nodeFlags)) {
-  const compilers = process.config.variables.v8_enable_maglev === 1 ? ['turbofan', 'maglev'] : ['turbofan'];
-  setFlagsFromString(compilers.map((c) => `--no-${c}`).join(' '));
-  const serving = () => { setFlagsFromString(compilers.map((c) => `--${c}`).join(' ')); unsubscribe('gantry:serving', serving); };
+// Start-up code is hot only once (schema compilation, config validation, YAML, route registration), yet TurboFan
+// compiled it: code and compiler memory nothing used again, and the compiler's own pages of the node binary faulted in.
+// Until the server answers (src/cli.ts publishes on 'gantry:serving') it is off, Ignition and Sparkplug run it; from
+// then on V8 optimises what serving makes hot as usual. Idle RSS 15 s after start: Node 20 64.3 → 59.5 MB; first answer
+// unchanged (≈ 330 ms). Other commands (user, apikey) end before optimising would pay.
+if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
+  setFlagsFromString('--no-turbofan');
+  const serving = () => { setFlagsFromString('--turbofan'); unsubscribe('gantry:serving', serving); };
   subscribe('gantry:serving', serving);
 }
 // Node ≥ 22.1 keeps compiled code of dist/ on disk between starts (a faster start); older Nodes lack the call.

@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not optimise its one-off start-up code and does not wake up all the time.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not optimise its one-off start-up code, runs without V8's Maglev tier and does not wake up all the time.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -66,7 +66,7 @@ test('an idle server sleeps: its event loop wakes a few times a second at most, 
   assert.equal(await g.stop(), 0);
 });
 
-test('V8 optimises nothing while the server starts, and what serving makes hot once it answers', async (t) => {
+test('V8 optimises nothing while the server starts, and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   // V8 prints each optimised compile to stdout as it completes, in order with the server's own lines.
@@ -92,6 +92,8 @@ test('V8 optimises nothing while the server starts, and what serving makes hot o
     }
   }
   assert.ok(served < 20_000, `nothing optimised after ${served} requests`);
+  // Maglev (built into Node ≥ 24) stays off for good: TurboFan alone compiles what serving makes hot.
+  assert.deepEqual(optimised(g.stdout().slice(upAt)).filter((l) => l.includes('(target MAGLEV)')), [], 'Maglev compiled while serving');
   assert.equal(await g.stop(), 0);
 });
 

@@ -24,7 +24,7 @@ if (!existsSync(cli)) {
 }
 // Node's own options naming an optimising compiler leave the compilers (below) to them.
 const nodeFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt)\b/.test(nodeFlags);
+const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt|sparkplug)\b/.test(nodeFlags);
 // Sized for a small board: V8 favours memory over peak speed (smaller compiled code, a young generation shrunk when
 // idle): ≈ 13 MB less idle RSS (bench/memory.ts); and the young generation never grows past its first 2 MB
 // (--semi-space-growth-factor=1; V8 doubles it up to 16 MB under allocation, as while streaming a print, and keeps it).
@@ -52,14 +52,21 @@ if (process.env.GANTRY_V8_FLAGS === undefined) {
   setFlagsFromString('--bytecode-old-age=1');
   setTimeout(() => setFlagsFromString('--bytecode-old-age=5'), 20_000).unref();
 }
-// Start-up code is hot only once (schema compilation, config validation, YAML, route registration), yet TurboFan
-// compiled it: code and compiler memory nothing used again, and the compiler's own pages of the node binary faulted in.
-// Until the server answers (src/cli.ts publishes on 'gantry:serving') it is off, Ignition and Sparkplug run it; from
-// then on V8 optimises what serving makes hot as usual. Idle RSS 15 s after start: Node 20 64.3 → 59.5 MB; first answer
-// unchanged (≈ 330 ms). Other commands (user, apikey) end before optimising would pay.
+// Start-up code is hot only once (schema compilation, config validation, YAML, route registration), yet V8's compilers
+// compiled it: TurboFan for speed, Sparkplug into baseline code: code and compiler memory nothing used again, and the
+// compilers' own pages of the node binary faulted in. Until the server answers (src/cli.ts publishes on
+// 'gantry:serving') both are off and Ignition alone runs it; from then on V8 compiles what serving makes hot as usual.
+// Idle RSS 15 s after start, Node 20: 64.3 → 59.5 MB holding TurboFan, → 58.4 holding Sparkplug too (Node 22: 67.0 →
+// 65.4); first answer ≈ 2–4 % later (Node 20: 293 → 300 ms, median of 7). Other commands (user, apikey) end before
+// compiling would pay.
 if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
   setFlagsFromString('--no-turbofan');
-  const serving = () => { setFlagsFromString('--turbofan'); unsubscribe('gantry:serving', serving); };
+  setFlagsFromString('--no-sparkplug');
+  const serving = () => {
+    setFlagsFromString('--turbofan');
+    setFlagsFromString('--sparkplug');
+    unsubscribe('gantry:serving', serving);
+  };
   subscribe('gantry:serving', serving);
 }
 // Node ≥ 22.1 keeps compiled code of dist/ on disk between starts (a faster start); older Nodes lack the call.

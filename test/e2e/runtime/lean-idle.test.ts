@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not optimise its one-off start-up code, runs without V8's Maglev tier and does not wake up all the time.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up all the time.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -66,21 +66,28 @@ test('an idle server sleeps: its event loop wakes a few times a second at most, 
   assert.equal(await g.stop(), 0);
 });
 
-test('V8 optimises nothing while the server starts, and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
+test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  // V8 prints each optimised compile to stdout as it completes, in order with the server's own lines.
-  const g = await startGantryProcess(process.execPath, ['--trace-opt', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  // V8 prints each optimised compile as it completes and each function it queues for baseline (Sparkplug) code, to
+  // stdout, in order with the server's own lines.
+  const trace = ['--trace-opt', '--trace-baseline-batch-compilation'];
+  const g = await startGantryProcess(process.execPath, [...trace, join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());
   const optimised = (text: string) => text.split('\n').filter((l) => /^\[completed (?:compiling|optimizing) .*\(target (?:TURBOFAN|MAGLEV)/.test(l));
-  const name = (line: string) => /<JSFunction (\S+)/.exec(line)?.[1] ?? line;
-  // What V8 optimises while Node loads the launcher's file, before its first line can hold anything, is out of its
-  // reach (on Node 24, Maglev compiled node:path's isPosixPathSeparator there when the checkout's path was long enough):
-  // a run that only prints the version goes through the same loading and shows those.
-  const probe = await promisify(execFile)(process.execPath, ['--trace-opt', join(ROOT, 'bin/gantry.js'), '--version']);
-  const beforeLauncher = new Set(optimised(probe.stdout).map(name));
+  const baseline = (text: string) => text.split('\n').filter((l) => l.startsWith('[Baseline batch compilation] Enqueued SFI '));
+  const compiled = (text: string) => [...optimised(text), ...baseline(text)];
+  const name = (line: string) => /<JSFunction (\S+)/.exec(line)?.[1] ?? /Enqueued SFI (\S+)/.exec(line)?.[1] ?? line;
+  // What V8 compiles while Node boots and loads the launcher's file, before its first line can hold anything, is out
+  // of its reach (on Node 24, Maglev compiled node:path's isPosixPathSeparator there when the checkout's path was long
+  // enough): a run that only prints the version goes through the same loading and shows those.
+  const probe = await promisify(execFile)(process.execPath, [...trace, join(ROOT, 'bin/gantry.js'), '--version']);
+  const beforeLauncher = new Set(compiled(probe.stdout).map(name));
+  assert.ok(beforeLauncher.size > 0, 'the trace shows what Node compiles while it boots (else this test could not fail)');
   const upAt = g.stdout().indexOf('is up at');
-  assert.deepEqual(optimised(g.stdout().slice(0, upAt)).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was optimised');
+  const startUp = g.stdout().slice(0, upAt);
+  assert.deepEqual(optimised(startUp).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was optimised');
+  assert.deepEqual(baseline(startUp).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was compiled by Sparkplug');
   // Requests make the request path hot: the compilers are on again (bounded: a few thousand requests at most).
   const headers = { 'X-Api-Key': g.apiKey };
   let served = 0;
@@ -92,6 +99,7 @@ test('V8 optimises nothing while the server starts, and what serving makes hot o
     }
   }
   assert.ok(served < 20_000, `nothing optimised after ${served} requests`);
+  assert.ok(baseline(g.stdout().slice(upAt)).length > 0, 'Sparkplug is on again once the server answers');
   // Maglev (built into Node ≥ 24) stays off for good: TurboFan alone compiles what serving makes hot.
   assert.deepEqual(optimised(g.stdout().slice(upAt)).filter((l) => l.includes('(target MAGLEV)')), [], 'Maglev compiled while serving');
   assert.equal(await g.stop(), 0);

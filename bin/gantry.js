@@ -44,13 +44,14 @@ applyV8Flags();
 // to 16 MB again afterwards): set them again once each worker runs.
 process.on('worker', (worker) => worker.once('online', applyV8Flags));
 // Start-up code (module bodies, plugin and route registration) runs once, but V8 drops a function's bytecode only
-// after it went unused through 5–6 full GCs, which an idle server does not reach: for the first 20 s (the idle GCs
-// V8 runs ≈ 8 s after start fall in it) one unused full GC is enough: idle RSS 67.3 → 65.3 MB (Node 20, after those
-// GCs). Then back to V8's usual age, so that what a busy server calls only now and then is not recompiled again and
-// again (with age 1 for good, GET /api/settings cost ≈ 8 % more CPU per request: bench/api.ts).
+// after it went unused through 5–6 full GCs, which an idle server does not reach: for the first 45 s one unused full
+// GC is enough. The idle-time GCs of V8's memory reducer fall in it (≈ 8 s after start up to Node 24, ≈ 30 s on Node
+// 26): idle RSS after them 67.3 → 65.3 MB (Node 20), 70.3 → 68.9 MB (Node 26, where a 20 s window missed them). Then
+// back to V8's usual age, so that what a busy server calls only now and then is not recompiled again and again (with
+// age 1 for good, GET /api/settings cost ≈ 8 % more CPU per request: bench/api.ts).
 if (process.env.GANTRY_V8_FLAGS === undefined) {
   setFlagsFromString('--bytecode-old-age=1');
-  setTimeout(() => setFlagsFromString('--bytecode-old-age=5'), 20_000).unref();
+  setTimeout(() => setFlagsFromString('--bytecode-old-age=5'), 45_000).unref();
 }
 // Start-up code is hot only once (schema compilation, config validation, YAML, route registration), yet V8's compilers
 // compiled it: TurboFan for speed, Sparkplug into baseline code: code and compiler memory nothing used again, and the

@@ -42,6 +42,7 @@ export class AppKeyService {
   private readonly requestListeners = new Listeners<[PendingAppRequest]>();
   private readonly endListeners = new Listeners<[string]>();
   private sweeper: NodeJS.Timeout | undefined;
+  private running = false;
   private readonly timeouts: AppKeyTimeouts;
 
   constructor(private readonly path: string, private readonly clock: Clock, timeouts: Partial<AppKeyTimeouts> = {}) {
@@ -50,14 +51,23 @@ export class AppKeyService {
 
   async start(): Promise<void> {
     await this.load();
-    // Expiry is also checked lazily on every access; the timer only makes sure UIs hear `end` for abandoned requests.
-    this.sweeper = setInterval(() => this.sweep(), 1_000);
-    this.sweeper.unref();
+    this.running = true;
   }
 
   async stop(): Promise<void> {
+    this.running = false;
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
+  }
+
+  /**
+   * Expiry is also checked lazily on every access; the timer only makes sure UIs hear `end` for abandoned requests,
+   * so it runs while there are requests (pending, or granted and not yet collected) and stops with the last.
+   */
+  private sweepWhileWaiting(): void {
+    if (!this.running || this.sweeper !== undefined) return;
+    this.sweeper = setInterval(() => this.sweep(), 1_000);
+    this.sweeper.unref();
   }
 
   /** A new request waits for a decision (the push channel shows it to users who may grant it). */
@@ -76,6 +86,7 @@ export class AppKeyService {
     const now = this.clock.now();
     const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now };
     this.pending.set(r.appToken, r);
+    this.sweepWhileWaiting();
     const pub = publicRequest(r);
     this.requestListeners.emit(pub);
     return pub;
@@ -114,7 +125,10 @@ export class AppKeyService {
     const p = [...this.pending.values()].find((x) => x.userToken === userToken);
     if (!p || (p.userId !== null && p.userId !== userId)) throw notFound('Unknown request');
     this.pending.delete(p.appToken);
-    if (allow) this.approved.set(p.appToken, { appId: p.appId, userId, created: p.created });
+    if (allow) {
+      this.approved.set(p.appToken, { appId: p.appId, userId, created: p.created });
+      this.sweepWhileWaiting();
+    }
     this.emitEnd(p.userToken);
   }
 
@@ -174,6 +188,10 @@ export class AppKeyService {
       }
     }
     for (const [token, a] of this.approved) if (now - a.created > this.timeouts.maxMs) this.approved.delete(token);
+    if (this.pending.size === 0 && this.approved.size === 0 && this.sweeper !== undefined) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 
   private emitEnd(userToken: string): void {

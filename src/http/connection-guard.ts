@@ -65,6 +65,7 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
     if (req.complete || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
     const w: BodyWatch = { socket: req.socket, req, since: Date.now(), bytesAtStart: req.socket.bytesRead };
     watches.add(w);
+    watchWhileBodies();
     const done = () => watches.delete(w);
     req.once('end', done);
     req.once('close', done);
@@ -91,15 +92,25 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
       w.since = now;
       w.bytesAtStart = w.socket.bytesRead;
     }
+    if (watches.size === 0) {
+      clearInterval(timer);
+      timer = undefined;
+    }
   };
-  // Checked on a tick a quarter of the window (read at start, like the timeouts), so a stall is caught within 1.25 windows.
-  const timer = setInterval(check, Math.max(50, Math.min(5_000, limits().bodyTimeout * 250)));
-  timer.unref();
+  // Checked on a tick a quarter of the window, so a stall is caught within 1.25 windows; only while bodies are coming
+  // in: an idle server does not wake up for it.
+  let timer: NodeJS.Timeout | undefined;
+  const watchWhileBodies = (): void => {
+    if (timer !== undefined) return;
+    timer = setInterval(check, Math.max(50, Math.min(5_000, limits().bodyTimeout * 250)));
+    timer.unref();
+  };
 
   server.on('connection', onConnection);
   server.on('request', onRequest);
   const remove = (): void => {
     clearInterval(timer);
+    timer = undefined;
     server.off('connection', onConnection);
     server.off('request', onRequest);
     watches.clear();

@@ -68,8 +68,6 @@ export class PushService {
     if (access.sessions.onEnd) {
       this.unsubscribers.push(access.sessions.onEnd((s, reason) => this.onSessionEnded(s.id, reason)));
     }
-    this.timer = setInterval(() => this.tick(), this.intervalMs);
-    this.timer.unref();
     this.keepalive = setInterval(() => this.touchSessions(), SESSION_KEEPALIVE_MS);
     this.keepalive.unref();
   }
@@ -140,6 +138,7 @@ export class PushService {
   private open(conn: PushConnection): void {
     const client = new PushClient(conn, this.deps.access.anonymous(), this.limits, (c, reason) => this.drop(c, reason));
     this.clients.add(client);
+    if (this.timer === undefined) this.startTicking();
     conn.onMessage((text) => {
       try {
         this.onClientMessage(client, text);
@@ -157,6 +156,10 @@ export class PushService {
   private closed(client: PushClient): void {
     if (!this.clients.delete(client)) return;
     client.closed = true;
+    if (this.clients.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
     this.logger.debug({ client: client.id }, 'push client closed');
     this.deps.events.emit('ClientClosed', { remoteAddress: client.remoteAddress });
   }
@@ -328,6 +331,17 @@ export class PushService {
   private onEvent(name: EventName, payload: unknown): void {
     if (name === 'ChartMarked') this.monitor.mark(payload as { type: string; label: string; time?: number });
     if (isPushedEvent(name)) this.fanout.event(name, payload);
+  }
+
+  /**
+   * The rounds of `current` run while someone is connected: an idle server without push clients does not wake up for
+   * them. What gathered meanwhile (lines, points, cuts) is dropped: a client starts from `history`.
+   */
+  private startTicking(): void {
+    this.monitor.takeCuts();
+    this.monitor.tick();
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
   }
 
   /** A round of `current`: the deltas cut at state changes since the last round, then what changed since. */

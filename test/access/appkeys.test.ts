@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { addUser, browserLogin, asBrowser, OffsetClock } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 async function request(s: TestServer, body: unknown): Promise<{ res: Response; token: string; json: Record<string, string> }> {
   const res = await s.api('/plugin/appkeys/request', { key: null, method: 'POST', json: body });
@@ -140,6 +141,21 @@ test('a request nobody polls times out', async (t) => {
   s.access.appKeys.sweep();
   assert.equal(ended.length, 1, 'UIs are told the request ended');
   assert.equal((await poll(s, token)).status, 404);
+});
+
+test('abandoned requests end by themselves, also after a spell without requests (the sweep runs only while some wait)', async (t) => {
+  const clock = new OffsetClock();
+  const s = await startTestServer(t, { clock });
+  const ended: string[] = [];
+  s.access.appKeys.onEnd((token) => ended.push(token));
+  for (const app of ['First app', 'Second app']) {
+    await request(s, { app });
+    clock.advance(6_000);
+    // Nobody calls sweep() here: the server's own timer must notice, within its 1 s round.
+    await waitFor(`the end of the abandoned request of ${app}`, () => ended.length === (app === 'First app' ? 1 : 2), 5_000);
+    const list = await (await s.api('/api/plugin/appkeys')).json() as { pending: Record<string, unknown> };
+    assert.deepEqual(list.pending, {});
+  }
 });
 
 test('the auth dialog redirects guests to the login page and shows allow/deny to a user who may grant', async (t) => {

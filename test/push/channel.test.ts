@@ -1,5 +1,5 @@
 // Push channel protocol on the real server: transports incl. SockJS fallbacks, `connected`, history/current, events,
-// throttle, subscribe, config_hash, Shutdown (access rules: channel-auth.test.ts).
+// throttle, subscribe, config_hash, Shutdown, status rounds only while clients are connected (access rules: channel-auth.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
@@ -50,6 +50,22 @@ test('raw websocket: connected first, nothing private before auth, history then 
   server.events.emit('Home', {});
   const home = (await c.next('event', (e: { type: string }) => e.type === 'Home')) as { payload: unknown };
   assert.equal(home.payload, null);
+});
+
+test('rounds of `current` run while someone is connected: after the last client left, the next one gets them again', async (t) => {
+  const server = await startTestServer(t);
+  const { auth } = await userWithKey(server, 'carol');
+  for (const round of [1, 2]) {
+    const c = await rawClient(server);
+    c.send({ auth });
+    await c.next('history');
+    await c.next('current');
+    // A marking changes the status without a state change: only a round of the ticking timer sends it.
+    server.events.emit('ChartMarked', { type: 'test', label: `round ${round}` });
+    await c.next('current', (m: { markings: Array<{ label: string }> }) => m.markings.some((k) => k.label === `round ${round}`));
+    c.close();
+    await waitFor('the client to be gone', () => server.push.clientCount === 0);
+  }
 });
 
 test('SockJS client (websocket transport): objects inside frames, auth, history and events', async (t) => {

@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up all the time.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -46,7 +46,7 @@ test('an idle server that answered API calls has loaded no MQTT, archive, serial
   assert.equal(await g.stop(), 0);
 });
 
-test('an idle server sleeps: its event loop wakes a few times a second at most, not every 10 ms', async (t) => {
+test('an idle server sleeps: no timer wakes its event loop while nobody is connected and nothing is printing', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
@@ -56,13 +56,15 @@ test('an idle server sleeps: its event loop wakes a few times a second at most, 
   await res.arrayBuffer();
   // Each return from the loop's poll (a timer due, I/O) is one voluntary context switch of the main thread; a busy
   // machine adds involuntary ones only. A loop-delay histogram sampling all day (as @fastify/under-pressure did) is
-  // ≈ 100 a second; an idle server has a few (V8's idle-time GC tasks, the Node platform's housekeeping).
+  // ≈ 100 a second; the push channel's status rounds and the app-key sweep running without clients or requests were
+  // ≈ 3 a second; without them a few are left (V8 finishing compiles). The window ends before V8's idle-time GCs
+  // (≈ 8 s after start), which wake it a dozen times.
   const switches = async () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(await readFile(`/proc/${g.child.pid}/task/${g.child.pid}/status`, 'utf8'))?.[1]);
   await new Promise((r) => setTimeout(r, 500));
   const before = await switches();
-  await new Promise((r) => setTimeout(r, 2000));
+  await new Promise((r) => setTimeout(r, 3000));
   const woke = (await switches()) - before;
-  assert.ok(woke < 40, `the main thread woke ${woke} times in 2 s of idling`);
+  assert.ok(woke <= 5, `the main thread woke ${woke} times in 3 s of idling`);
   assert.equal(await g.stop(), 0);
 });
 

@@ -22,7 +22,7 @@ if (!existsSync(cli)) {
   process.stderr.write('gantry: the server is not built (dist/cli.js is missing): run `npm run build` in the checkout\n');
   process.exit(1);
 }
-// Node's own options naming an optimising compiler leave the compilers (below) to them.
+// Node's own options naming one of V8's compilers leave the compilers (below) to them.
 const nodeFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
 const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt|sparkplug)\b/.test(nodeFlags);
 // Sized for a small board: V8 favours memory over peak speed (smaller compiled code, a young generation shrunk when
@@ -58,8 +58,8 @@ if (process.env.GANTRY_V8_FLAGS === undefined) {
 // compilers' own pages of the node binary faulted in. Until the server answers (src/cli.ts publishes on
 // 'gantry:serving') both are off and Ignition alone runs it; from then on V8 compiles what serving makes hot as usual.
 // Idle RSS 15 s after start, Node 20: 64.3 → 59.5 MB holding TurboFan, → 58.4 holding Sparkplug too (Node 22: 67.0 →
-// 65.4); first answer ≈ 2–4 % later (Node 20: 293 → 300 ms, median of 7). Other commands (user, apikey) end before
-// compiling would pay.
+// 65.4); first answer (medians of 7 restarts) Node 20 293 → 300 ms, Node 22 and 26 unchanged. Other commands (user,
+// apikey) end before compiling would pay.
 if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
   setFlagsFromString('--no-turbofan');
   setFlagsFromString('--no-sparkplug');

@@ -68,8 +68,6 @@ export class PushService {
     if (access.sessions.onEnd) {
       this.unsubscribers.push(access.sessions.onEnd((s, reason) => this.onSessionEnded(s.id, reason)));
     }
-    this.keepalive = setInterval(() => this.touchSessions(), SESSION_KEEPALIVE_MS);
-    this.keepalive.unref();
   }
 
   /** Serves `/sockjs` (all SockJS transports) and `/sockjs/websocket` on the given HTTP server. */
@@ -158,7 +156,8 @@ export class PushService {
     client.closed = true;
     if (this.clients.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);
-      this.timer = undefined;
+      clearInterval(this.keepalive);
+      this.timer = this.keepalive = undefined;
     }
     this.logger.debug({ client: client.id }, 'push client closed');
     this.deps.events.emit('ClientClosed', { remoteAddress: client.remoteAddress });
@@ -334,14 +333,17 @@ export class PushService {
   }
 
   /**
-   * The rounds of `current` run while someone is connected: an idle server without push clients does not wake up for
-   * them. What gathered meanwhile (lines, points, cuts) is dropped: a client starts from `history`.
+   * The rounds of `current` and the sessions' keepalive run while someone is connected: an idle server without push
+   * clients does not wake up for them. What gathered meanwhile (lines, points, cuts) is dropped: a client starts from
+   * `history`.
    */
   private startTicking(): void {
     this.monitor.takeCuts();
     this.monitor.tick();
     this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
+    this.keepalive = setInterval(() => this.touchSessions(), SESSION_KEEPALIVE_MS);
+    this.keepalive.unref();
   }
 
   /** A round of `current`: the deltas cut at state changes since the last round, then what changed since. */

@@ -2,8 +2,8 @@
 // Usage: node scripts/build.mjs [--if-stale]   (`--if-stale` skips the build when dist/ is newer than its inputs)
 // Plain JavaScript itself: `npm start` runs it with node before the server, without tsx.
 import { copyFile, mkdir, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { isBuiltin } from 'node:module';
-import { join } from 'node:path';
+import { createRequire, isBuiltin } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -66,6 +66,31 @@ const lazyGlob = {
 };
 
 /**
+ * TypeBox's format checkers (date-time, email, hostname with its IDNA rules, URI, …) build their regular expressions
+ * when loaded, Unicode property classes among them (\\p{Script=Han} …), which fault in ICU's tables: ≈ 3 MB of idle RSS
+ * (bench/memory.ts), for `format` keywords no Gantry schema uses. The format registry and its index get stand-ins
+ * that load each checker on its first call (esbuild initialises a module reached through require() on that call).
+ */
+export const lazyFormatCheckers = {
+  name: 'lazy-format-checkers',
+  setup(build) {
+    const formatDir = /[\\/]node_modules[\\/]typebox[\\/]build[\\/]format$/;
+    build.onResolve({ filter: /^\.\/[\w-]+\.mjs$/ }, (args) => {
+      if (args.namespace !== 'file' || !formatDir.test(dirname(args.importer))) return undefined;
+      const path = join(dirname(args.importer), args.path);
+      return /[\\/](?:_registry|format|index)\.mjs$/.test(path) ? undefined : { path, namespace: 'lazy-format-checker' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'lazy-format-checker' }, async (args) => {
+      const names = [...(await readFile(args.path, 'utf8')).matchAll(/^export function (\w+)/gm)].map((m) => m[1]);
+      if (names.length === 0) throw new Error(`${args.path}: no exported checker function`);
+      const real = JSON.stringify(args.path);
+      const lines = ['let checker;', ...names.map((n) => `export function ${n}(...args) { return (checker ??= require(${real})).${n}(...args); }`)];
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/**
  * Node's built-in modules are taken through require() even where the sources import them. An ES import of a built-in
  * makes Node build the module's ES facade, which reads every export: on Node 24 that loads undici (the fetch
  * implementation, behind node:http's WebSocket getter) and webcrypto (behind node:crypto's), ≈ 50 ms of start and
@@ -94,6 +119,96 @@ function builtinsViaRequire(imports) {
     },
   };
 }
+
+/**
+ * Built-ins an idle server never calls, loaded on first use instead of at start. Fastify requires https and http2 at
+ * load (for its `https`/`http2` options, which Gantry never sets), the log rotation zlib and child_process, and src/
+ * spawns processes, sends HTTPS snapshots and resolves names only on request: loading them cost ≈ 3 MB of idle RSS
+ * (Node 22: 65.3 → 62.3 MB 15 s after start, bench/memory.ts) in compiled module code and the node binary's pages of
+ * their sources and of OpenSSL's TLS set-up. perf_hooks stays eager (Fastify calls performance.now() per request), and
+ * so do worker_threads (the link thread posts every line through it) and assert (a function: sonic-boom calls it).
+ */
+export const LAZY_BUILTINS = new Set(['child_process', 'dgram', 'dns', 'dns/promises', 'http2', 'https', 'readline', 'tls', 'vm', 'zlib']);
+
+/**
+ * Each lazy built-in becomes an ES module exporting, for every export of the real one (as the building Node has them),
+ * a stand-in that requires the module on first use: a callable stand-in for functions and classes (call, `new`,
+ * static properties, instanceof), an object stand-in for objects (methods come bound to the real object, for their
+ * brand checks), the value itself for primitives (constants). Unused stand-ins are dropped by tree shaking; CommonJS
+ * dependencies that require() the module get the same stand-ins as properties.
+ */
+const LAZY_RUNTIME = `
+export function lazyValue(get, callable) {
+  let real;
+  const load = () => (real ??= get());
+  let bound;
+  const proxy = new Proxy(callable ? function () {} : {}, {
+    get(_, key) {
+      const value = Reflect.get(load(), key);
+      if (callable || typeof value !== 'function') return value;
+      bound ??= new WeakMap();
+      let b = bound.get(value);
+      if (!b) bound.set(value, (b = value.bind(load())));
+      return b;
+    },
+    set: (_, key, value) => Reflect.set(load(), key, value),
+    has: (_, key) => Reflect.has(load(), key),
+    getPrototypeOf: () => Reflect.getPrototypeOf(load()),
+    apply: (_, thisArg, args) => Reflect.apply(load(), thisArg, args),
+    construct: (_, args, newTarget) => Reflect.construct(load(), args, newTarget === proxy ? load() : newTarget),
+  });
+  return proxy;
+}`;
+
+export function lazyBuiltins() {
+  const require = createRequire(import.meta.url);
+  return {
+    name: 'lazy-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^lazy-builtin-runtime$/ }, () => ({ path: 'runtime', namespace: 'lazy-builtin-runtime' }));
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin-runtime' }, () => ({ contents: LAZY_RUNTIME, loader: 'js' }));
+      build.onResolve({ filter: /^[a-z:_/0-9]+$/ }, (args) => {
+        if (args.namespace === 'lazy-builtin') return undefined; // the stand-in's own require of the real module
+        const name = args.path.replace(/^node:/, '');
+        return isBuiltin(args.path) && LAZY_BUILTINS.has(name) ? { path: name, namespace: 'lazy-builtin' } : undefined;
+      });
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+        const real = require(`node:${args.path}`);
+        if (typeof real !== 'object') throw new Error(`lazy built-in ${args.path} is not an object of exports`);
+        const load = `() => require(${JSON.stringify(`node:${args.path}`)})`;
+        const lines = ["import { lazyValue } from 'lazy-builtin-runtime';", `const load = ${load};`, 'export default /* @__PURE__ */ lazyValue(load, false);'];
+        for (const key of Object.keys(real)) {
+          if (!/^[A-Za-z_$][\w$]*$/.test(key) || key === 'default') continue;
+          const value = real[key];
+          if (typeof value === 'function' || (typeof value === 'object' && value !== null)) {
+            lines.push(`export const ${key} = /* @__PURE__ */ lazyValue(() => load().${key}, ${typeof value === 'function'});`);
+          } else if (value !== undefined) {
+            lines.push(`export const ${key} = ${JSON.stringify(value)};`);
+          }
+        }
+        return { contents: lines.join('\n'), loader: 'js', resolveDir: ROOT };
+      });
+    },
+  };
+}
+
+/**
+ * Dependencies' local names are shortened (a function's own variables and inner functions; names at a file's top level
+ * stay, so Fastify's, ajv's and pino's functions keep their names in stack traces, and src/ is left whole): V8 keeps
+ * every module's source text, ≈ 200 KB less of it, and shorter names in each compiled function's scope information:
+ * idle RSS ≈ 0.6 MB lower (Node 24: 64.4 → 63.7 MB, bench/memory.ts).
+ */
+const minifyDependencies = {
+  name: 'minify-dependencies',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(?:c?js|mjs)$/ }, async (args) => {
+      const { transform } = await import('esbuild');
+      const code = await readFile(args.path, 'utf8');
+      const out = await transform(code, { loader: 'js', minifyIdentifiers: true, sourcefile: args.path, logLevel: 'silent' });
+      return { contents: out.code, loader: 'js' };
+    });
+  },
+};
 
 /** Built-in module (without `node:`) → the names src/ imports from it (`default`, or `*` for a namespace import). */
 async function builtinImports(dir, out = new Map()) {
@@ -140,7 +255,7 @@ export async function buildServer(opts = {}) {
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
-    plugins: [lazyGlob, builtinsViaRequire(await builtinImports(SRC))],
+    plugins: [lazyGlob, lazyFormatCheckers, lazyBuiltins(), minifyDependencies, builtinsViaRequire(await builtinImports(SRC))],
     write: false,
     logLevel: 'warning',
   });

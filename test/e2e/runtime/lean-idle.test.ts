@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2 and glob wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -15,8 +15,10 @@ const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import
 /** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
 const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/', 'node_modules/ws/'];
 const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/'];
+/** Built-ins only some requests use (scripts/build.mjs, LAZY_BUILTINS): Fastify's https and http2, TLS, compression. */
+const LAZY_NODE = ['node:https', 'node:http2', 'node:tls', 'node:zlib', 'node:readline', 'node:vm'];
 
-test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2 or glob code', async (t) => {
+test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2, glob, TLS or compression code', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const log = join(dir, 'loaded.txt');
@@ -44,6 +46,10 @@ test('an idle server that answered API calls has loaded no MQTT, archive, serial
   assert.ok(wrapped < 25, `${wrapped} per-file copies of fs, fs/promises, path, crypto or os in the chunks loaded at idle`);
   for (const pkg of LAZY_EXTERNAL) assert.ok(!loaded.some((u) => u.includes(pkg)), `${pkg} was loaded at idle`);
   assert.equal(await g.stop(), 0);
+  // Written at exit: the built-ins the server had loaded (node:http shows that the list is there).
+  const builtins = (await readFile(log, 'utf8')).split('\n').filter((l) => l.startsWith('node:'));
+  assert.ok(builtins.includes('node:http'), `built-ins seen: ${builtins.length}`);
+  for (const name of LAZY_NODE) assert.ok(!builtins.includes(name), `${name} was loaded at idle`);
 });
 
 test('an idle server sleeps: no timer wakes its event loop while nobody is connected and nothing is printing', async (t) => {

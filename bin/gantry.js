@@ -28,6 +28,9 @@ const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt|sparkplug)\b/.test(
 // Sized for a small board: V8 favours memory over peak speed (smaller compiled code, a young generation shrunk when
 // idle): ≈ 13 MB less idle RSS (bench/memory.ts); and the young generation never grows past its first 2 MB
 // (--semi-space-growth-factor=1; V8 doubles it up to 16 MB under allocation, as while streaming a print, and keeps it).
+// V8's memory reducer (the idle-time GCs that shrink the heap after start) waits 8 s up to Node 24, 30 s from Node 26
+// (V8 14): it starts after 8 s on every line (--gc-memory-reducer-start-delay-ms). Node 26 idle RSS 15 s after start
+// 69.5 → 65.5 MB, 35 s after 66.7 → 65.5 MB (bench/memory.ts).
 // Set at run time, before anything allocates much, so `node bin/gantry.js`, the systemd unit and `npm start` all get it.
 // GANTRY_V8_FLAGS replaces the list (empty: V8's defaults). Heap sizes (--max-semi-space-size, --max-old-space-size)
 // are fixed when V8 starts and only work on node's command line or in NODE_OPTIONS.
@@ -37,7 +40,7 @@ const compilersNamed = /--(no-)?(turbofan|opt|maglev|max-opt|sparkplug)\b/.test(
 // throughput over 10 s runs the same (bench/api.ts, without / with: /api/version 35,138 / 34,642 req/s, mixed 27,611 /
 // 26,817); only a 3 s run right after start is slower (mixed 16,764 / 26,416).
 const maglevBuiltIn = process.config.variables.v8_enable_maglev === 1;
-const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? `--optimize-for-size --semi-space-growth-factor=1${maglevBuiltIn && !compilersNamed ? ' --no-maglev' : ''}`;
+const V8_FLAGS = process.env.GANTRY_V8_FLAGS ?? `--optimize-for-size --semi-space-growth-factor=1 --gc-memory-reducer-start-delay-ms=8000${maglevBuiltIn && !compilersNamed ? ' --no-maglev' : ''}`;
 const applyV8Flags = () => { for (const flag of V8_FLAGS.split(/\s+/).filter(Boolean)) setFlagsFromString(flag); };
 applyV8Flags();
 // Starting a worker thread (the G-code analyser) puts some of them back to V8's defaults (the young generation grew
@@ -45,8 +48,8 @@ applyV8Flags();
 process.on('worker', (worker) => worker.once('online', applyV8Flags));
 // Start-up code (module bodies, plugin and route registration) runs once, but V8 drops a function's bytecode only
 // after it went unused through 5–6 full GCs, which an idle server does not reach: for the first 45 s one unused full
-// GC is enough. The idle-time GCs of V8's memory reducer fall in it (≈ 8 s after start up to Node 24, ≈ 30 s on Node
-// 26): idle RSS after them 67.3 → 65.3 MB (Node 20), 70.3 → 68.9 MB (Node 26, where a 20 s window missed them). Then
+// GC is enough. The idle-time GCs of V8's memory reducer fall in it (≈ 8 s after start; Node 26 left alone starts them
+// at ≈ 30 s): idle RSS after them 67.3 → 65.3 MB (Node 20), 70.3 → 68.9 MB (Node 26, where a 20 s window missed them). Then
 // back to V8's usual age, so that what a busy server calls only now and then is not recompiled again and again (with
 // age 1 for good, GET /api/settings cost ≈ 8 % more CPU per request: bench/api.ts).
 if (process.env.GANTRY_V8_FLAGS === undefined) {

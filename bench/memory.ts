@@ -182,10 +182,10 @@ if (restart) console.log(`restart on the same base dir: first answer ${Math.roun
 console.log(`bare Fastify on the same node: first answer ${Math.round(bare.startMs)} ms wall, ${bare.cpu} ms CPU`);
 console.log(`load average before / after: ${loadBefore} / ${await loadavg()} (wall-clock start figures on a busy machine are high; CPU time and RSS much less so)`);
 console.log(`${'RSS, all processes'.padEnd(62)} ${'Gantry'.padStart(9)}  OctoPrint 1.9.3 (issue 18)`);
-console.log(`${'bare Fastify server (one route), 5 s after start'.padEnd(62)} ${`${bare.rss.toFixed(0)} MB`.padStart(9)}  -`);
-console.log(`${'bare Fastify server (one route), 15 s after start'.padEnd(62)} ${`${bare.rss15.toFixed(0)} MB`.padStart(9)}  -`);
-console.log(`${'bare Fastify server (one route), 35 s after start'.padEnd(62)} ${`${bare.rss35.toFixed(0)} MB`.padStart(9)}  -`);
+console.log(`${'bare Fastify server (one route), 5 s after start'.padEnd(62)} ${`${bare.rss.toFixed(1)} MB`.padStart(9)}  -`);
+console.log(`${'bare Fastify server (one route), 15 s after start'.padEnd(62)} ${`${bare.rss15.toFixed(1)} MB`.padStart(9)}  -`);
+console.log(`${'bare Fastify server (one route), 35 s after start'.padEnd(62)} ${`${bare.rss35.toFixed(1)} MB`.padStart(9)}  -`);
 if (restart) rows.push(['idle, 5 s after a restart', restart.rss, `${OCTOPRINT.idle} MB`]);
-for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(0)} MB`.padStart(9)}  ${octo}`);
+for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(1)} MB`.padStart(9)}  ${octo}`);
 console.log(`goal: idle ≤ ${GOAL.idle} MB, printing ≤ ${GOAL.printing} MB and flat`);
 console.log(`streaming cost: ${streamCost ?? "not measured"}`);

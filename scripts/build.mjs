@@ -204,7 +204,8 @@ const minifyDependencies = {
     build.onLoad({ filter: /[\\/]node_modules[\\/].*\.(?:c?js|mjs)$/ }, async (args) => {
       const { transform } = await import('esbuild');
       const code = await readFile(args.path, 'utf8');
-      const out = await transform(code, { loader: 'js', minifyIdentifiers: true, sourcefile: args.path, logLevel: 'silent' });
+      // The inline map lets the bundle's source map lead to the dependency's own lines.
+      const out = await transform(code, { loader: 'js', minifyIdentifiers: true, sourcefile: args.path, sourcemap: 'inline', sourcesContent: false, logLevel: 'silent' });
       return { contents: out.code, loader: 'js' };
     });
   },

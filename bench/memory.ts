@@ -99,8 +99,8 @@ try {
   await (await api('/api/version')).arrayBuffer();
   await sleep(5000); // let start-up garbage be collected and the warm worker (if any) settle
   rows.push(['idle, 5 s after start', await rssMb(pid), `${OCTOPRINT.idle} MB`]);
-  // V8 shrinks an idle heap with its memory reducer's GCs, ≈ 8 s after start up to Node 24, ≈ 30 s on Node 26; a
-  // server idle all day sits where they leave it.
+  // V8 shrinks an idle heap with its memory reducer's GCs, ≈ 8 s after start (bin/gantry.js sets that on Node 26 too,
+  // which would wait 30 s; run with GANTRY_V8_FLAGS and the 35 s row shows them); a server idle all day sits there.
   await sleep(10_000);
   rows.push(['idle, 15 s after start', await rssMb(pid), `${OCTOPRINT.idle} MB`]);
   await sleep(20_000);

@@ -1,5 +1,6 @@
-// Memory benchmark: RSS of the built server (bin/gantry.js, every process it starts) idle, after analysing the 36 MB corpus file, while and after streaming it to the virtual printer, next to OctoPrint's figures and a bare Fastify server.
-// Usage: npm run bench -- memory   Env: BENCH_STREAM_S (seconds of streaming sampled, default 30; BENCH_QUICK=1: 10),
+// Memory benchmark: RSS of the built server (bin/gantry.js, every process it starts) idle, after analysing the 36 MB corpus file, while printing it at a printer's pace and streaming it at full speed, next to OctoPrint's figures and a bare Fastify server.
+// Usage: npm run bench -- memory   Env: BENCH_PACE_S (seconds of printing to the reference firmware sampled, default 60;
+//   BENCH_QUICK=1: 30), BENCH_STREAM_S (seconds of full-speed streaming sampled, default 30; BENCH_QUICK=1: 10),
 //   BENCH_NODE (the node binary the servers run on, default this one: to compare Node lines),
 //   BENCH_SERVICE_ENV=1 (Gantry runs with the malloc settings of the systemd unit, contrib/gantry.service: what an
 //   installed service gets on a Node whose launcher cannot set them itself, i.e. before 22.15)
@@ -13,9 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GCODE_DIR } from '../test/helpers/shared-data.ts';
 import { ROOT, ensureBuilt, startGantryProcess } from '../test/helpers/built-server.ts';
+import { startFakeFw } from '../test/transports/bench-tools.ts';
 
 const BIG = 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode';
 const STREAM_S = Number(process.env.BENCH_STREAM_S ?? (process.env.BENCH_QUICK ? 10 : 30));
+const PACE_S = Number(process.env.BENCH_PACE_S ?? (process.env.BENCH_QUICK ? 30 : 60));
+/** The reference firmware's time per line: what ../shared/bench/README.md calls a realistic firmware. */
+const FW_DELAY_US = 200;
 /** From issue 18, measured on the same kind of machine (2 cores), idle, printer disconnected. */
 const OCTOPRINT = { idle: 90, printing: 110 };
 const GOAL = { idle: 64, printing: 100 };
@@ -84,7 +89,8 @@ const loadBefore = await loadavg();
 const bare = await bareFastify();
 const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-memory-'));
 // The virtual printer at full speed (throttle 0), so streaming is limited by Gantry, not by simulated motion.
-await writeFile(join(dir, 'config.yaml'), 'devel:\n  virtualPrinter:\n    throttle: 0\n');
+// fakefw's pty is linked in the base dir, where the server is told to look for ports.
+await writeFile(join(dir, 'config.yaml'), `serial:\n  additionalPorts: ['${dir}/tty*']\ndevel:\n  virtualPrinter:\n    throttle: 0\n`);
 const t0 = performance.now();
 const g = await startGantryProcess(NODE, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], SERVICE_ENV);
 const pid = g.child.pid!;
@@ -92,6 +98,8 @@ const api = (path: string, init: RequestInit = {}) =>
   fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.body && typeof init.body === 'string' ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
 const rows: [string, number, string][] = [];
 let streamCost: string | undefined;
+/** The pace of the print to fakefw, as it measured it, and how much of the file went. */
+let paceRate: string | undefined;
 // To the first answer, not just the "is up" line.
 const startMs = await api('/api/version').then(async (r) => { await r.arrayBuffer(); return performance.now() - t0; });
 const startCpu = await cpuMs(pid);
@@ -122,15 +130,64 @@ try {
   await sleep(3000);
   rows.push(['3 s after the analysis', await rssMb(pid), '-']);
 
-  const connect = await api('/api/connection', { method: 'POST', body: JSON.stringify({ command: 'connect', port: 'VIRTUAL', baudrate: 115200 }) });
-  if (connect.status !== 204) throw new Error(`connect: ${connect.status}`);
-  for (let i = 0; i < 100; i++) {
-    const c = (await (await api('/api/connection')).json()) as { current: { state: string } };
-    if (c.current.state === 'Operational') break;
-    await sleep(100);
+  /** Connects to `port`, then selects and prints the big file from its start. */
+  const printOn = async (port: string, baudrate: number): Promise<void> => {
+    const connect = await api('/api/connection', { method: 'POST', body: JSON.stringify({ command: 'connect', port, baudrate }) });
+    if (connect.status !== 204) throw new Error(`connect to ${port}: ${connect.status} ${await connect.text()}`);
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'Operational'; i++) {
+      if (i > 0) await sleep(100);
+      state = ((await (await api('/api/connection')).json()) as { current: { state: string } }).current.state;
+    }
+    if (state !== 'Operational') throw new Error(`${port}: ${state}, not Operational`);
+    const print = await api(`/api/files/local/${BIG}`, { method: 'POST', body: JSON.stringify({ command: 'select', print: true }) });
+    if (print.status !== 204) throw new Error(`print: ${print.status} ${await print.text()}`);
+  };
+  /** Cancels the print and waits until the printer is idle again. */
+  const cancel = async (): Promise<void> => {
+    await api('/api/job', { method: 'POST', body: JSON.stringify({ command: 'cancel' }) });
+    for (let i = 0; i < 100; i++) {
+      const res = await api('/api/job');
+      if (res.status === 200 && !/Printing|Cancelling|Pausing|Paused/.test(((await res.json()) as { state: string }).state)) return;
+      await sleep(100);
+    }
+  };
+  const completion = async (): Promise<number | null> => {
+    const res = await api('/api/job');
+    if (res.status === 503) { await res.arrayBuffer(); return null; } // shed while the print saturates the loop (print-first.ts)
+    return ((await res.json()) as { progress: { completion: number | null } }).progress.completion ?? 0;
+  };
+  const fileMb = (await stat(join(GCODE_DIR, BIG))).size / 1048576;
+
+  // At a printer's pace: the reference firmware over the real serial path (a pty, serialport in the link thread). A
+  // printer takes lines no faster than that (a 250000-baud wire carries ≈ 650 lines/s of typical G-code), and V8's
+  // heaps grow and are collected over tens of seconds at this rate, so the window is long enough to see that.
+  const fw = await startFakeFw(dir, ['-d', String(FW_DELAY_US)]);
+  try {
+    await printOn(fw.port, 250000);
+    const pace: number[] = [];
+    const p0 = performance.now();
+    while (performance.now() - p0 < PACE_S * 1000) {
+      await sleep(500);
+      pace.push(await rssMb(pid));
+    }
+    const done = (await completion()) ?? 0;
+    await cancel();
+    await api('/api/connection', { method: 'POST', body: JSON.stringify({ command: 'disconnect' }) });
+    const summary = await fw.stop();
+    paceRate = `${Number(summary.lines_per_s ?? 0).toFixed(0)} lines/s, ${(fileMb * done / 100).toFixed(1)} MB`;
+    pace.sort((x, y) => x - y);
+    const label = `printing to fakefw -d ${FW_DELAY_US}, first ${PACE_S} s`;
+    rows.push([`${label}: lowest`, pace[0], '-']);
+    rows.push([`${label}: median`, pace[pace.length >> 1], `${OCTOPRINT.printing} MB`]);
+    rows.push([`${label}: highest`, pace.at(-1)!, `${OCTOPRINT.printing} MB`]);
+  } finally {
+    await fw.stop();
   }
-  const print = await api(`/api/files/local/${BIG}`, { method: 'POST', body: JSON.stringify({ command: 'select', print: true }) });
-  if (print.status !== 204) throw new Error(`print: ${print.status} ${await print.text()}`);
+
+  // At full speed: the virtual printer answering at once (throttle 0), so the rate is Gantry's own (≈ 100,000 lines/s
+  // here, far beyond any printer): a stress test of the heaps, whose sawtooth then runs every second or so.
+  await printOn('VIRTUAL', 115200);
   const samples: number[] = [];
   const streamCpu0 = await cpuMs(pid);
   const s0 = performance.now();
@@ -138,19 +195,16 @@ try {
   while (performance.now() - s0 < STREAM_S * 1000) {
     await sleep(500);
     samples.push(await rssMb(pid));
-    const res = await api('/api/job');
-    if (res.status === 503) { await res.arrayBuffer(); continue; } // shed while the print saturates the loop (print-first.ts)
-    const job = (await res.json()) as { progress: { completion: number | null }; state: string };
-    progress = job.progress.completion ?? 0;
-    if (!/Printing/.test(job.state)) break;
+    progress = (await completion()) ?? progress;
+    if (progress >= 100) break;
   }
   // CPU per MB sent is the streaming cost on a machine whose load makes the rate itself unreliable.
-  const streamedMb = ((await stat(join(GCODE_DIR, BIG))).size / 1048576) * (progress / 100);
+  const streamedMb = fileMb * (progress / 100);
   streamCost = `${((await cpuMs(pid) - streamCpu0) / streamedMb).toFixed(0)} ms CPU per MB of G-code streamed (${streamedMb.toFixed(1)} MB)`;
   samples.sort((x, y) => x - y);
-  rows.push([`streaming, first ${STREAM_S} s (${progress.toFixed(1)} % of the file): median`, samples[samples.length >> 1], `${OCTOPRINT.printing} MB`]);
-  rows.push([`streaming, first ${STREAM_S} s: highest`, samples.at(-1)!, `${OCTOPRINT.printing} MB`]);
-  await api('/api/job', { method: 'POST', body: JSON.stringify({ command: 'cancel' }) });
+  rows.push([`full-speed streaming, first ${STREAM_S} s (${progress.toFixed(1)} % of the file): median`, samples[samples.length >> 1], `${OCTOPRINT.printing} MB`]);
+  rows.push([`full-speed streaming, first ${STREAM_S} s: highest`, samples.at(-1)!, `${OCTOPRINT.printing} MB`]);
+  await cancel();
   await sleep(3000);
   rows.push(['3 s after cancelling the print', await rssMb(pid), '-']);
   rows.push(['high-water mark of the whole run (VmHWM)', await rssMb(pid, 'VmHWM'), '-']);
@@ -188,4 +242,5 @@ console.log(`${'bare Fastify server (one route), 35 s after start'.padEnd(62)} $
 if (restart) rows.push(['idle, 5 s after a restart', restart.rss, `${OCTOPRINT.idle} MB`]);
 for (const [what, mb, octo] of rows) console.log(`${what.padEnd(62)} ${`${mb.toFixed(1)} MB`.padStart(9)}  ${octo}`);
 console.log(`goal: idle ≤ ${GOAL.idle} MB, printing ≤ ${GOAL.printing} MB and flat`);
-console.log(`streaming cost: ${streamCost ?? "not measured"}`);
+console.log(`printing to fakefw: ${paceRate ?? 'not measured'}`);
+console.log(`full-speed streaming cost: ${streamCost ?? 'not measured'}`);

@@ -77,12 +77,6 @@ export interface FromLinkThread {
   mirror: LinkMirror;
 }
 
-/**
- * Job lines the thread holds ahead of the wire: refilled below LOW (≥ 40 ms at 5,000 lines/s), up to HIGH. Few enough
- * that a line is taken before the thread's young generation is collected twice (≈ 600 lines apart while printing), so
- * the lines die young: with 1,500 most of them were promoted, and the thread's old generation grew ≈ 300 KB/s at
- * 3,300 lines/s (≈ 80 KB/s now), an 8 MB collection every ≈ 30 s (bench/memory.ts). The print-under-load ratios did
- * not change (bench/streaming.ts, push+wrk: 0.89–1.00 against 0.90–1.02 with 1,500, same session).
- */
-export const STREAM_HIGH = 400;
-export const STREAM_LOW = 200;
+/** Job lines the thread holds ahead of the wire: refilled below LOW, up to HIGH (≥ 150 ms at 5,000 lines/s). */
+export const STREAM_HIGH = 1500;
+export const STREAM_LOW = 750;

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import module from 'node:module';
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 
 // glibc's malloc keeps what it once held: the 64 KB buffers of one 36 MB upload grew the process by ≈ 20 MB for good
@@ -12,9 +13,23 @@ import { setFlagsFromString } from 'node:v8';
 // re-executes itself once with them set (process.execve, Node ≥ 22.15: the same process, no second one), unless they
 // are set already or GANTRY_MALLOC_TUNING=0. Older Nodes run without (set them in the environment to get them).
 const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_ARENA_MAX: '2' };
-if (process.platform === 'linux' && typeof process.execve === 'function' && process.env.GANTRY_MALLOC_TUNING !== '0'
-  && Object.keys(MALLOC_ENV).some((k) => process.env[k] === undefined)) {
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...MALLOC_ENV, ...process.env });
+const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUNING !== '0'
+  && Object.keys(MALLOC_ENV).some((k) => process.env[k] === undefined);
+// After each full GC V8 lets a heap grow by at least 8 MB before the next, however small its live data: while
+// printing, the link thread's heap (≈ 7 MB live) sawed 7 → 15 MB every 30–40 s, and RSS with it. V8's memory balancer
+// (V8 ≥ 12.4: Node ≥ 22) sizes that headroom from the heap's allocation rate and GC speed instead, 2 MB at least. Its
+// constant is 10× V8's default (3e-10), which divides the headroom by √10 where allocation is fast (streaming to the
+// virtual printer at full speed, highest RSS on Node 24 157 → 111 MB) and changes nothing at a printer's pace. Printing
+// to a 200 µs/line firmware, RSS median / highest on Node 24: 95.5 / 102.2 → 92.3 / 93.2 MB (bench/memory.ts). V8
+// reads the switch only when a heap is set up (set at run time, it crashes), so it goes on node's command line by the
+// same re-execution, with --expose-gc for the heap shrinking below.
+const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
+const nodeFlagsAtStart = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+const addBalancer = process.env.GANTRY_V8_FLAGS === undefined && v8Major * 100 + v8Minor >= 1204
+  && !/--(no-)?memory[-_]balancer\b/.test(nodeFlagsAtStart);
+if (process.platform === 'linux' && typeof process.execve === 'function' && (tuneMalloc || addBalancer)) {
+  process.execve(process.execPath, [process.execPath, ...(addBalancer ? ['--memory-balancer', '--memory-balancer-c-value=3e-9', '--expose-gc'] : []), ...process.execArgv, ...process.argv.slice(1)],
+    tuneMalloc ? { ...MALLOC_ENV, ...process.env } : process.env);
 }
 
 const cli = new URL('../dist/cli.js', import.meta.url);
@@ -72,6 +87,51 @@ if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
     unsubscribe('gantry:serving', serving);
   };
   subscribe('gantry:serving', serving);
+}
+// The memory balancer turns V8's memory reducer off (V8 implies it): the GCs that shrink a heap once the process has
+// gone quiet, after start and after a print, an upload or a burst of requests. Without them idle RSS stayed ≈ 4 MB
+// higher (Node 24, 15 s after start: 63.8 → 67.9 MB). The launcher stands in for them on the main thread with V8's
+// last-resort GC (it compacts and returns free pages, as the reducer's did; 10–40 ms at idle): 8 s after the server
+// answers, and 8 s after any other full GC once those 8 s were quiet (no full GC in them, the event loop under 5 %
+// busy; else it waits 8 s more). An idle server does no full GC, so nothing wakes it. The function is the global `gc`
+// that --expose-gc defines (V8 makes it undeletable; nothing else calls it).
+const v8Gc = globalThis.gc;
+if (/--memory[-_]balancer\b/.test(process.execArgv.join(' ')) && typeof v8Gc === 'function') {
+  const QUIET_MS = 8_000;
+  let lastFullGc = 0;
+  let waiting = false;
+  const own = { from: -1, to: -1 };
+  const shrinkHeap = () => {
+    own.from = performance.now();
+    v8Gc({ type: 'major', flavor: 'last-resort' });
+    own.to = performance.now();
+  };
+  const shrinkOnceQuiet = (afterStart = false) => {
+    if (waiting) return;
+    waiting = true;
+    const since = performance.now();
+    const loop = performance.eventLoopUtilization();
+    setTimeout(() => {
+      waiting = false;
+      // A full GC of V8's own right after start (as the balancer's first limits make) is no sign of work going on.
+      if ((afterStart || lastFullGc < since) && performance.eventLoopUtilization(loop).utilization < 0.05) shrinkHeap();
+      else shrinkOnceQuiet();
+    }, QUIET_MS).unref();
+  };
+  // Its own GCs (known by their time: V8 flags them like any other) do not start another wait.
+  const fullGcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.detail.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR || (entry.startTime >= own.from && entry.startTime <= own.to)) continue;
+      lastFullGc = entry.startTime;
+      shrinkOnceQuiet();
+    }
+  });
+  const servingThenShrink = () => {
+    unsubscribe('gantry:serving', servingThenShrink);
+    shrinkOnceQuiet(true);
+    fullGcs.observe({ entryTypes: ['gc'] });
+  };
+  subscribe('gantry:serving', servingThenShrink);
 }
 // Node ≥ 22.1 keeps compiled code of dist/ on disk between starts (a faster start); older Nodes lack the call.
 module.enableCompileCache?.();

@@ -113,7 +113,7 @@ test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), a
   assert.equal(await g.stop(), 0);
 });
 
-test('where Node has process.execve, the launcher runs the server with glibc malloc tuned, as one process', {
+test('where Node has process.execve, the launcher runs the server with glibc malloc tuned and V8\'s memory balancer, as one process', {
   skip: typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux' ? 'needs Linux and Node ≥ 22.15' : false,
 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
@@ -123,7 +123,37 @@ test('where Node has process.execve, the launcher runs the server with glibc mal
   t.after(() => g.stop());
   const environ = (await readFile(`/proc/${g.child.pid}/environ`, 'utf8')).split('\0');
   assert.ok(environ.includes('MALLOC_ARENA_MAX=2') && environ.includes('MALLOC_MMAP_THRESHOLD_=65536'), 'the server process has the malloc settings');
+  // Every Node with process.execve has V8 ≥ 12.4, which has the balancer; V8 takes it only on the command line.
+  const cmdline = (await readFile(`/proc/${g.child.pid}/cmdline`, 'utf8')).split('\0');
+  assert.equal(cmdline[1], '--memory-balancer', `node runs with V8's memory balancer: ${cmdline.join(' ')}`);
   assert.deepEqual(await descendants(g.child.pid!), [], 'no second process');
   assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).status, 200);
+  assert.equal(await g.stop(), 0);
+});
+
+test('with V8\'s memory balancer (which turns V8\'s memory reducer off) the launcher shrinks the heap once the server has answered and gone quiet, and not again while it stays idle', {
+  skip: typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux' ? 'needs Linux and Node ≥ 22.15 (the launcher adds the balancer by re-executing itself)' : false,
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // V8 prints each GC with its reason; the launcher's are requested through V8's gc function ("testing").
+  const g = await startGantryProcess(process.execPath, ['--trace-gc', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.stop());
+  const upAt = g.stdout().indexOf('is up at');
+  const shrinks = () => g.stdout().slice(upAt).split('\n').filter((l) => /Mark-Compact.*\btesting\b/.test(l));
+  assert.deepEqual(shrinks(), [], 'no GC was requested before the server answered');
+  // Event-driven: each chunk of output is checked as it arrives (it is due 8 s after the server answered).
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no GC requested 30 s after the server answered')), 30_000);
+    const check = () => { if (shrinks().length > 0) { g.child.stdout!.off('data', check); clearTimeout(timer); resolve(); } };
+    g.child.stdout!.on('data', check);
+    check();
+  });
+  assert.match(shrinks()[0], /Mark-Compact \(reduce\)/, 'a memory-reducing full GC');
+  // Nothing allocates at idle, so no full GC of V8's own starts another wait, and its own GCs must not either: after
+  // 10 s (> its 8 s wait) every requested GC still belongs to the first shrink (V8 runs it as a few GCs in a row).
+  await new Promise((r) => setTimeout(r, 10_000));
+  const at = shrinks().map((l) => Number(/(\d+) ms: /.exec(l)?.[1]));
+  assert.ok(at.every((ms) => ms - at[0] < 1_000), `GCs requested while idle:\n${shrinks().join('\n')}`);
   assert.equal(await g.stop(), 0);
 });

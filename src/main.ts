@@ -247,14 +247,21 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
+  // A start that fails half-way gives back what it took: the services started so far and the log file's handle (left
+  // to garbage collection, Node 26 raises that as an uncaught error in whatever process started the server).
+  const giveBack = async (err: unknown): Promise<never> => {
+    for (const s of started.reverse()) await s.stop().catch(() => {});
+    logger.flush();
+    logStream.end();
+    throw err;
+  };
   try {
     for (const s of services) {
       await s.start();
       started.push(s);
     }
   } catch (err) {
-    for (const s of started.reverse()) await s.stop().catch(() => {});
-    throw err;
+    await giveBack(err);
   }
 
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
@@ -288,7 +295,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   app.addHook('preClose', () => push.detach());
   const host = opts.host ?? config.current.server.host;
   const port = opts.port ?? config.current.server.port;
-  await app.listen({ host, port });
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    // The port is taken (or the host is not ours): closing the app stops MQTT and detaches push (its preClose hooks).
+    await app.close().catch(() => {});
+    await giveBack(err);
+  }
   const addr = app.server.address();
   const boundPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;

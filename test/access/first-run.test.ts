@@ -2,7 +2,7 @@
 // at its first login; a users file without users still stops the start.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -42,4 +42,13 @@ test('a users file without users stops the start', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
   await writeFile(join(dir, 'users.yaml'), '{}\n');
   await assert.rejects(startCapturing(dir), /holds no users; refusing to start/);
+  // The failed start closed its log file: a handle left to garbage collection is an uncaught error on Node 26.
+  const log = join(dir, 'logs', 'gantry.log');
+  const holdsLog = async () => {
+    const fds = await readdir('/proc/self/fd');
+    return (await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).includes(log);
+  };
+  const deadline = Date.now() + 5000;
+  while (await holdsLog() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await holdsLog(), false, `${log} is still open after the failed start`);
 });

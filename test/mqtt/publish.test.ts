@@ -119,7 +119,10 @@ test('OctoPrint-MQTT topics during a real print, temperatures with the threshold
 
   // At the end of the print each key gets an empty payload, which clears its retained value; a missing key never appears.
   const metaAt = (key: string) => rec.messages.slice(from).filter((m) => m.topic === `octoPrint/metadata/${key}`).map((m) => m.text);
-  await rec.wait((m) => m.topic === 'octoPrint/metadata/userdata' && m.text === '', 'metadata cleared', 5000, rec.messages.indexOf(done));
+  // The keys are cleared one by one, in no set order: wait for each one looked at.
+  for (const key of ['userdata', 'userdata.job', 'no.such.key']) {
+    await rec.wait((m) => m.topic === `octoPrint/metadata/${key}` && m.text === '', `metadata/${key} cleared`, 5000, rec.messages.indexOf(done));
+  }
   assert.deepEqual(metaAt('userdata.job'), ['A-17', '']);
   assert.deepEqual(metaAt('no.such.key'), [''], 'a key the file lacks only gets the clearing empty payload');
   // Retained messages come in the order of the filters: anything retained under metadata/ would arrive before `connected`.

@@ -15,19 +15,21 @@ import { setFlagsFromString } from 'node:v8';
 const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_ARENA_MAX: '2' };
 const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUNING !== '0'
   && Object.keys(MALLOC_ENV).some((k) => process.env[k] === undefined);
-// After each full GC V8 lets a heap grow by at least 8 MB before the next, however small its live data: while
-// printing, the link thread's heap (≈ 7 MB live) sawed 7 → 15 MB every 30–40 s, and RSS with it. V8's memory balancer
-// (V8 ≥ 12.4: Node ≥ 22) sizes that headroom from the heap's allocation rate and GC speed instead, 2 MB at least.
-// Printing to a 200 µs/line firmware, RSS median / highest on Node 24: 95.5 / 102.2 → 93.6 / 94.8 MB (bench/memory.ts);
-// API throughput the same within the bench's noise (bench/api.ts). Where allocation is fast the balancer gives more
-// room, not less: streaming to the virtual printer at 100,000 lines/s peaked higher (Node 24 108 → 145–157 MB). Its
-// constant at 10× V8's default cut that peak to 111 MB but cost ≈ 30 % of the mixed API workload's throughput, so it
-// stays at V8's default. V8 reads the switch only when a heap is set up (set at run time, it crashes), so it goes on
-// node's command line by the same re-execution, with --expose-gc for the heap shrinking below.
+// After each full GC V8 lets a heap grow by at least 8 MB before the next, however small its live data: while printing,
+// the link thread's heap (≈ 7 MB live) sawed 7 → 15 MB every 30–40 s, and RSS with it. V8's memory balancer (V8 ≥ 12.4:
+// Node ≥ 22) sizes that headroom from the heap's allocation rate and GC speed instead, 2 MB at least. Printing to a 200
+// µs/line firmware, RSS median / highest on Node 24: 95.5 / 102.2 → 93.6 / 94.8 MB (bench/memory.ts); API throughput
+// without a print the same within the bench's noise (bench/api.ts), but while a print runs GET /api/printer under wrk
+// -c64 answered ≈ 30 % fewer requests (≈ 21,000 against 27,000–31,000 req/s; the print kept its pace). Real clients
+// poll a few times a second; a small board's memory counts more. Where allocation is fast the balancer gives more room,
+// not less: streaming to the virtual printer at 100,000 lines/s peaked higher (Node 24 108 → 145–157 MB). Its constant
+// at 10× V8's default cut that peak to 111 MB but cost ≈ 30 % of the mixed API workload's throughput, so it stays at
+// V8's default. V8 reads the switch only when a heap is set up (set at run time, it crashes), so it goes on node's
+// command line by the same re-execution, with --expose-gc for the heap shrinking below.
 const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
 const nodeFlagsAtStart = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
 const addBalancer = process.env.GANTRY_V8_FLAGS === undefined && v8Major * 100 + v8Minor >= 1204
-  && !/--(no-)?memory[-_]balancer\b/.test(nodeFlagsAtStart);
+  && !/--(no-)?memory[-_]balancer(?![-_\w])/.test(nodeFlagsAtStart);
 if (process.platform === 'linux' && typeof process.execve === 'function' && (tuneMalloc || addBalancer)) {
   process.execve(process.execPath, [process.execPath, ...(addBalancer ? ['--memory-balancer', '--expose-gc'] : []), ...process.execArgv, ...process.argv.slice(1)],
     tuneMalloc ? { ...MALLOC_ENV, ...process.env } : process.env);
@@ -97,7 +99,7 @@ if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
 // busy; else it waits 8 s more). An idle server does no full GC, so nothing wakes it. The function is the global `gc`
 // that --expose-gc defines (V8 makes it undeletable; nothing else calls it).
 const v8Gc = globalThis.gc;
-if (/--memory[-_]balancer\b/.test(process.execArgv.join(' ')) && typeof v8Gc === 'function') {
+if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof v8Gc === 'function') {
   const QUIET_MS = 8_000;
   let lastFullGc = 0;
   let waiting = false;

@@ -1,5 +1,5 @@
 // The first run: the administrator's drawn password is stored at a low scrypt work factor and raised to the full one
-// at its first login; a users file without users still stops the start.
+// at its first login; a users file without users, or a port already taken, still stops the start, and gives back its log file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
@@ -42,8 +42,21 @@ test('a users file without users stops the start', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
   await writeFile(join(dir, 'users.yaml'), '{}\n');
   await assert.rejects(startCapturing(dir), /holds no users; refusing to start/);
-  // The failed start closed its log file: a handle left to garbage collection is an uncaught error on Node 26.
-  const log = join(dir, 'logs', 'gantry.log');
+  await assertLogClosed(dir);
+});
+
+test('a port already taken stops the start, which gives back its log file; the server holding the port keeps answering', async (t) => {
+  const first = await startCapturing(await mkdtemp(join(tmpdir(), 'gantry-first-run-')));
+  t.after(() => first.g.stop());
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  await assert.rejects(startGantry({ host: '127.0.0.1', port: first.g.port, baseDir: dir }), /EADDRINUSE/);
+  await assertLogClosed(dir);
+  assert.equal((await fetch(`${first.g.url}/api/version`)).status, 403, 'the first server still answers (403: no key)');
+});
+
+/** A failed start closes its log file: a handle left to garbage collection is an uncaught error on Node 26. */
+async function assertLogClosed(baseDir: string): Promise<void> {
+  const log = join(baseDir, 'logs', 'gantry.log');
   const holdsLog = async () => {
     const fds = await readdir('/proc/self/fd');
     return (await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).includes(log);
@@ -51,4 +64,4 @@ test('a users file without users stops the start', async () => {
   const deadline = Date.now() + 5000;
   while (await holdsLog() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   assert.equal(await holdsLog(), false, `${log} is still open after the failed start`);
-});
+}

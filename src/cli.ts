@@ -9,6 +9,7 @@ import { AccessService } from './access/access-service.ts';
 import { systemClock } from './core/clock.ts';
 import { silentLogger } from './core/logger.ts';
 import { DomainError, ErrorCodes } from './core/errors.ts';
+import { capHeapHeadroomAsLaunched } from './core/gc.ts';
 import { findRunningServer, type ControlInfo } from './access/local-control.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
@@ -172,6 +173,7 @@ async function main(argv: string[]): Promise<number> {
     if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     // The launcher (bin/gantry.js) holds back V8's optimising compilers until now.
     channel('gantry:serving').publish({ url: gantry.url });
+    capHeapHeadroomAsLaunched();
     return -1; // keep running
   }
 

@@ -4,6 +4,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { capHeapHeadroomAsLaunched } from './core/gc.ts';
 import { ProtocolEngine, type JobFeed } from './protocol/engine.ts';
 import type { EngineHooks } from './protocol/hooks.ts';
 import { PrinterLineRules } from './printer/line-rules.ts';
@@ -27,6 +28,7 @@ function raisePriority(nice: number): void {
   }
 }
 if (init.nice !== null) raisePriority(init.nice);
+capHeapHeadroomAsLaunched();
 /**
  * No reply spin here (serial.replySpinMicros is for a link on the main thread, whose event loop would otherwise sleep
  * between lines): this thread has nothing else to do, and spinning at its raised priority took the CPU from the rest

@@ -4,7 +4,7 @@ import { open, unlink, rename, copyFile, type FileHandle } from 'node:fs/promise
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
-import { collectYoungGarbage } from '../core/young-gc.ts';
+import { collectYoungGarbage } from '../core/gc.ts';
 
 export const TEMP_PREFIX = '.upload-';
 export const TEMP_SUFFIX = '.tmp';
@@ -34,7 +34,7 @@ export class UploadSink {
     this.bytes += chunk.length;
     if (this.bytes > this.maxSize) throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, 'Upload exceeds the maximum upload size');
     this.hash.update(chunk);
-    // The chunks written so far are garbage already: freed every 256 KB, before they pile up (core/young-gc.ts).
+    // The chunks written so far are garbage already: freed every 256 KB, before they pile up (core/gc.ts).
     if (this.bytes >>> 18 !== (this.bytes - chunk.length) >>> 18) collectYoungGarbage();
     let off = 0;
     while (off < chunk.length) {

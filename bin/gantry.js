@@ -38,8 +38,10 @@ if (process.platform === 'linux' && typeof process.execve === 'function' && (tun
 // Without the balancer (Node 20's V8 has none; Node < 22.15 cannot re-execute), each thread of the server keeps its
 // heap within 4 MB above its live data itself, with a full GC when it grew past that (src/core/gc.ts). Printing to a
 // 200 µs/line firmware on Node 20, RSS lowest / median / highest 90.2 / 98.3 / 105.5 → 89.4 / 94.4 / 98.2 MB, and
-// 82–83 / 88 / 91.5 MB with the systemd unit's malloc settings (bench/memory.ts); API throughput the same (bench/api.ts:
-// the main thread does not collect while its event loop is busy). GANTRY_HEAP_HEADROOM_MB set beforehand wins (0: off).
+// 82–83 / 88 / 91.5 MB with the systemd unit's malloc settings (bench/memory.ts). API throughput without a print the
+// same (bench/api.ts: the main thread does not collect while its event loop is busy); GET /api/printer under wrk -c64
+// while printing answered ≈ 15 % fewer requests (medians of 4: 20,500 against 23,900 req/s; the print kept its pace),
+// the same kind of trade as the balancer's. GANTRY_HEAP_HEADROOM_MB set beforehand wins (0: off).
 if (process.env.GANTRY_V8_FLAGS === undefined && !/--(no-)?memory[-_]balancer(?![-_\w])/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {
   process.env.GANTRY_HEAP_HEADROOM_MB ??= '4';
 }

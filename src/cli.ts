@@ -173,7 +173,8 @@ async function main(argv: string[]): Promise<number> {
     if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     // The launcher (bin/gantry.js) holds back V8's optimising compilers until now.
     channel('gantry:serving').publish({ url: gantry.url });
-    capHeapHeadroomAsLaunched();
+    // After the first requests' turn, not in their way.
+    setImmediate(capHeapHeadroomAsLaunched);
     return -1; // keep running
   }
 

@@ -27,7 +27,7 @@ test('collectYoungGarbage frees the memory of dead Buffers at once and leaves no
 
 /** Runs the steady-allocation thread (fixtures/steady-allocation.ts) and returns what it reports. */
 async function steadyAllocation(headroomMb: number): Promise<{ grewMb: number; forced: number }> {
-  const thread = await startThread(new URL('./fixtures/steady-allocation.ts', import.meta.url), 'unused', { workerData: { headroomMb, seconds: 6 } });
+  const thread = await startThread(new URL('./fixtures/steady-allocation.ts', import.meta.url), 'unused', { workerData: { headroomMb, rounds: 1100 } });
   const exited = once(thread, 'exit');
   const [report] = await once(thread, 'message') as [{ grewMb: number; forced: number }];
   await exited;

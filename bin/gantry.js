@@ -28,8 +28,8 @@ const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUN
 // command line by the same re-execution, with --expose-gc for the heap shrinking below.
 const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
 const nodeFlagsAtStart = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-const addBalancer = process.env.GANTRY_V8_FLAGS === undefined && v8Major * 100 + v8Minor >= 1204
-  && !/--(no-)?memory[-_]balancer(?![-_\w])/.test(nodeFlagsAtStart);
+const balancerNamed = /--(no-)?memory[-_]balancer(?![-_\w])/.test(nodeFlagsAtStart);
+const addBalancer = process.env.GANTRY_V8_FLAGS === undefined && v8Major * 100 + v8Minor >= 1204 && !balancerNamed;
 if (process.platform === 'linux' && typeof process.execve === 'function' && (tuneMalloc || addBalancer)) {
   process.execve(process.execPath, [process.execPath, ...(addBalancer ? ['--memory-balancer', '--expose-gc'] : []), ...process.execArgv, ...process.argv.slice(1)],
     tuneMalloc ? { ...MALLOC_ENV, ...process.env } : process.env);
@@ -42,7 +42,8 @@ if (process.platform === 'linux' && typeof process.execve === 'function' && (tun
 // same (bench/api.ts: the main thread does not collect while its event loop is busy); GET /api/printer under wrk -c64
 // while printing answered ≈ 15 % fewer requests (medians of 4: 20,500 against 23,900 req/s; the print kept its pace),
 // the same kind of trade as the balancer's. GANTRY_HEAP_HEADROOM_MB set beforehand wins (0: off).
-if (process.env.GANTRY_V8_FLAGS === undefined && !/--(no-)?memory[-_]balancer(?![-_\w])/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {
+// (In the re-executed process, the balancer the launcher added counts as named.)
+if (process.env.GANTRY_V8_FLAGS === undefined && !balancerNamed) {
   process.env.GANTRY_HEAP_HEADROOM_MB ??= '4';
 }
 

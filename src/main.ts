@@ -24,7 +24,7 @@ import { EventSubscriptions } from './events/event-subscriptions.ts';
 import { PrinterProfiles } from './printer/printer-profiles.ts';
 import { PrinterService, type PortProvider } from './printer/printer-service.ts';
 import { FirmwareLimits } from './printer/firmware-limits.ts';
-import { createTransportFactory } from './transports/transport-factory.ts';
+import type { TransportFactory } from './protocol/line-transport.ts';
 import { startThread } from './core/thread-code.ts';
 import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
 import { SlicingService } from './slicing/slicing-service.ts';
@@ -142,7 +142,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   });
 
   // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
-  const transportFactory = createTransportFactory({ settings: () => config.current, virtualSdFolder: null });
+  // Loaded on first use: the link usually runs in its own thread (link-worker.ts), with the transports made there.
+  let transportFactory: Promise<TransportFactory> | undefined;
   const ports: PortProvider = {
     listPorts: () => listPorts({
       additionalPorts: config.current.serial.additionalPorts, blacklistedPorts: config.current.serial.blacklistedPorts,
@@ -150,7 +151,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     }),
     baudrates: () => baudrateOptions(config.current.serial),
     detectionBaudrates: (portCount) => detectionBaudrates(config.current.serial, { lastUsed: config.current.serial.baudrate, portCount }),
-    create: transportFactory,
+    transports: () => (transportFactory ??= import('./transports/transport-factory.ts')
+      .then(({ createTransportFactory }) => createTransportFactory({ settings: () => config.current, virtualSdFolder: null }))),
   };
   const printer = new PrinterService({
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,

@@ -12,7 +12,7 @@ import { engineSettingsFrom, planConnection } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from './job-stream.ts';
 import { JobLifecycle, displayState, type JobState } from './job-lifecycle.ts';
 import { PrinterLineRules, type LineRulesEvents, type ToolChangeLines } from './line-rules.ts';
-import { LocalLink, type EngineLink, type LinkOptions } from './engine-link.ts';
+import type { EngineLink, LinkOptions } from './engine-link.ts';
 import { WorkerLink, type LinkThreadSpawner } from './worker-link.ts';
 import type { LinkThreadInit } from './link-messages.ts';
 import type { SerialLog } from './serial-log.ts';
@@ -26,7 +26,11 @@ export interface PortProvider {
   baudrates(): number[];
   /** Baudrates to try when auto-detecting. */
   detectionBaudrates(portCount: number): number[];
-  create: TransportFactory;
+  /**
+   * Opens transports in this thread (a link in the main thread, the reconnect probe). A promise: the transports, the
+   * virtual printer and the engine load on first use, not at start, since the link usually runs in its own thread.
+   */
+  transports(): Promise<TransportFactory>;
 }
 
 /** Printer profiles (PrinterProfiles satisfies it). */
@@ -113,11 +117,15 @@ export class LinkController {
     await this.refreshToolScripts();
     await prepare();
     if (this.closed || attempt !== this.attempt) return;
-    this.deps.events.emit('Connecting', {});
     const hooks: EngineHooks = { ...this.deps.hooks(), stateChanged: (id, error) => this.onLinkState(id as LinkStateId, error) };
-    this.engine?.dispose();
-    const engine = this.newLink({ hooks, settings: engineSettingsFrom(this.deps.serial()), rules: this.lineRules(),
+    const engine = await this.newLink({ hooks, settings: engineSettingsFrom(this.deps.serial()), rules: this.lineRules(),
       machine: { toolCount: profile.extruder.count, heatedBed: profile.heatedBed } });
+    if (this.closed || attempt !== this.attempt) {
+      engine.dispose();
+      return;
+    }
+    this.deps.events.emit('Connecting', {});
+    this.engine?.dispose();
     engine.setOffsets(this.deps.offsets());
     this.engine = engine;
     const plan = planConnection(port, baud, known, (n) => ports.detectionBaudrates(n));
@@ -185,14 +193,15 @@ export class LinkController {
     return this.deps.toolScripts.refresh().catch((err: unknown) => this.deps.logger.warn({ err }, 'tool change scripts not loaded'));
   }
 
-  /** In its own thread when configured so and main.ts said how to start one; here otherwise. */
-  private newLink(opts: LinkOptions): EngineLink {
+  /** In its own thread when configured so and main.ts said how to start one; here otherwise (the engine loaded then). */
+  private async newLink(opts: LinkOptions): Promise<EngineLink> {
     const thread = this.deps.thread;
     if (thread && this.deps.serial().linkThread === 'worker') {
       const nice = this.deps.serial().linkThreadNice;
       return new WorkerLink(opts, thread.spawn, { config: thread.config(), virtualSdFolder: thread.virtualSdFolder, nice: nice === 0 ? null : nice });
     }
-    return new LocalLink(opts, this.deps.ports.create, this.deps.timers);
+    const [{ LocalLink }, transports] = await Promise.all([import('./engine-link.ts'), this.deps.ports.transports()]);
+    return new LocalLink(opts, transports, this.deps.timers);
   }
 
   /** Tool-change scripts and Z tracking on the link's line path (offsets are set on the link). */

@@ -18,7 +18,7 @@ export interface ReconnectSettings {
 
 export interface AutoReconnectDeps {
   printer: { connect(opts: ConnectOptions): Promise<void>; isOperational(): boolean; connection(): ConnectionSnapshot };
-  ports: { listPorts(): Promise<string[]>; create: TransportFactory };
+  ports: { listPorts(): Promise<string[]>; transports(): Promise<TransportFactory> };
   journal: {
     awaitsReconnect(): boolean;
     noteReconnect(outcome: 'reset' | 'unsure', reason: string): void;
@@ -163,7 +163,8 @@ export class AutoReconnect {
     try {
       let probe: ProbeResult | null = null;
       if (this.deps.journal.awaitsReconnect()) {
-        probe = await probeLineCounter(this.deps.ports.create(path, target.baudrate), this.deps.settings().probeTimeout * 1000).catch(() => null);
+        const open = await this.deps.ports.transports();
+        probe = await probeLineCounter(open(path, target.baudrate), this.deps.settings().probeTimeout * 1000).catch(() => null);
         if (probe === null) return false; // listed but not openable yet (udev still setting it up)
       }
       const operational = this.waitOperational(15_000);

@@ -100,7 +100,7 @@ export class FakePorts {
   async listPorts(): Promise<string[]> { this.calls.push(['listPorts']); return this.ports; }
   baudrates(): number[] { return this.rates; }
   detectionBaudrates(): number[] { return this.rates; }
-  create(): never { throw new Error('the inject layer opens no transport'); }
+  transports(): never { throw new Error('the inject layer opens no transport'); }
 }
 
 /** JobRunner as /api/job uses it: `command` is recorded, and throws `commandError` when one is set. */

@@ -42,7 +42,7 @@ async function rig(t: TestContext) {
     listPorts: async () => (await Promise.all([port, byId].map((p) => realpath(p).then(() => p, () => null)))).filter((p): p is string => p !== null),
     baudrates: () => baudrateOptions(config.current.serial),
     detectionBaudrates: (n: number) => detectionBaudrates(config.current.serial, { portCount: n }),
-    create: createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
+    transports: async () => createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
   };
   const printer = new PrinterService({
     config, events, logger: silentLogger, ports, logsDir: dir,

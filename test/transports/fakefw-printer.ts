@@ -45,7 +45,7 @@ export async function printerOnFakeFw(
       listPorts: async () => [fw.port],
       baudrates: () => baudrateOptions(config.current.serial),
       detectionBaudrates: (n) => detectionBaudrates(config.current.serial, { portCount: n }),
-      create: createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
+      transports: async () => createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
     },
     ...(opts.linkThread === 'worker' ? {
       linkThread: {

@@ -32,7 +32,7 @@ async function rig(t: { after(fn: () => Promise<void>): void }, virtualPrinter: 
       listPorts: async () => ['VIRTUAL'],
       baudrates: () => [115200],
       detectionBaudrates: () => [115200],
-      create: (port, baud) => (transport = factory(port, baud) as LoopbackTransport),
+      transports: async () => (port, baud) => (transport = factory(port, baud) as LoopbackTransport),
     },
     logsDir: dir,
   });

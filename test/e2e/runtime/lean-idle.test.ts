@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use; the printer link's engine loads in its own thread), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -15,10 +15,12 @@ const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import
 /** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
 const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/', 'node_modules/ws/'];
 const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/'];
+/** What only the printer link's thread runs (src/link-worker.ts): the main thread loads it only for serial.linkThread: main. */
+const LINK_THREAD_CLASSES = ['ProtocolEngine', 'VirtualPrinter', 'SerialTransport', 'LoopbackTransport'];
 /** Built-ins only some requests use (scripts/build.mjs, LAZY_BUILTINS): Fastify's https and http2, TLS, compression. */
 const LAZY_NODE = ['node:https', 'node:http2', 'node:tls', 'node:zlib', 'node:readline', 'node:vm'];
 
-test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2, glob, TLS or compression code', async (t) => {
+test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2, glob, TLS or compression code, nor the printer link\'s engine', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const log = join(dir, 'loaded.txt');
@@ -38,6 +40,9 @@ test('an idle server that answered API calls has loaded no MQTT, archive, serial
   for (const url of chunks) {
     const code = await readFile(fileURLToPath(url), 'utf8');
     for (const pkg of LAZY_BUNDLED) assert.ok(!code.includes(`"${pkg}`), `${url} (loaded at idle) bundles ${pkg}`);
+    // The printer link runs in its own thread: its engine and transports load there, on connect (esbuild writes a
+    // class as `Name=class`).
+    for (const cls of LINK_THREAD_CLASSES) assert.ok(!code.includes(`${cls}=class`), `${url} (loaded at idle) defines ${cls}`);
     wrapped += code.match(/__toESM\(require_(fs|promises|path|crypto|os)\d*\(\)/g)?.length ?? 0;
   }
   // src/'s imports of built-ins share one module object each (scripts/build.mjs, builtinsViaRequire), instead of a

@@ -48,8 +48,13 @@ const OWNED_PACKAGES = {
 // protocol/ and gcode/ do no I/O: they are driven through interfaces (line-transport.ts) and tested without devices.
 const IO_MODULES = ['fs', 'net', 'child_process', 'http', 'https', 'dgram', 'worker_threads'];
 
+// TypeBox's `Type` and `Value` namespaces hold all of TypeBox, which the bundle then keeps: src/ takes the builders and
+// value functions it uses from the one file that names them (types may still come from TypeBox itself).
+const TYPEBOX_GATE = 'src/config/typebox.ts';
+const TYPEBOX_MODULES = ['typebox', 'typebox/value'];
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function boundaryRule(folder) {
+function boundaryRule(folder, { typeboxGate = false } = {}) {
   const allowed = MAY_IMPORT[folder];
   const forbidden = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
   // A relative specifier whose first folder after the `../` chain is a forbidden top folder of src/.
@@ -63,6 +68,9 @@ function boundaryRule(folder) {
     names.map((name) => ({ name, owner })));
   const paths = packages.filter((p) => !p.name.includes('*')).map(({ name, owner }) => ({ name, message: `${name} is used only in src/${owner}/.` }));
   for (const { name, owner } of packages.filter((p) => p.name.includes('*'))) patterns.push({ group: [name], message: `${name} is used only in src/${owner}/.` });
+  if (!typeboxGate) {
+    for (const name of TYPEBOX_MODULES) paths.push({ name, allowTypeImports: true, message: `src/ takes TypeBox's builders and value functions from ${TYPEBOX_GATE}.` });
+  }
   if (folder === 'protocol' || folder === 'gcode') {
     for (const m of IO_MODULES) paths.push({ name: m, message: `src/${folder}/ does no I/O.` }, { name: `node:${m}`, message: `src/${folder}/ does no I/O.` });
     patterns.push({ group: ['fs/*', 'node:fs/*'], message: `src/${folder}/ does no I/O.` });
@@ -84,7 +92,8 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
-  ...FOLDERS.map(boundaryRule),
+  ...FOLDERS.map((folder) => boundaryRule(folder)),
+  { ...boundaryRule('config', { typeboxGate: true }), files: [TYPEBOX_GATE] },
   {
     // The browser UI talks to the server only through the public HTTP and push API.
     files: ['web/**'],

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { parseDocument, LineCounter, stringify, isNode } from 'yaml';
-import { Value } from 'typebox/value';
+import { Value } from './typebox.ts';
 import type { TSchema } from 'typebox';
 import { Schema, type Config } from './schema.ts';
 import { configSlice, type ConfigSlice, type Section } from './config-slice.ts';

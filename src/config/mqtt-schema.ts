@@ -1,6 +1,7 @@
 // Settings of the MQTT service: `plugins.mqtt` with the OctoPrint-MQTT plugin's keys and defaults (plus Gantry's own
 // under `plugins.mqtt.gantry`) and `plugins.homeassistant` with the HomeAssistant plugin's keys.
-import { Type, type TSchema } from 'typebox';
+import { Type } from './typebox.ts';
+import type { TSchema } from 'typebox';
 
 const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 const num = (def: number, description: string, extra: object = {}) => Type.Number({ default: def, description, ...extra });

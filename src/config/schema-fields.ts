@@ -1,5 +1,6 @@
 // Building blocks of the settings schemas: a typed key with its default and meaning, and an open section.
-import { Type, type TSchema } from 'typebox';
+import { Type } from './typebox.ts';
+import type { TSchema } from 'typebox';
 
 export const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 export const num = (def: number, description: string, extra: object = {}) => Type.Number({ default: def, description, ...extra });

@@ -1,6 +1,7 @@
 // Settings schema: every key of config.yaml with its type, default and meaning. Keys follow OctoPrint's config.yaml
 // layout (the settings API in src/http maps the renamed ones). Unknown keys (plugin settings) are kept on save.
-import { Type, type Static } from 'typebox';
+import { Type } from './typebox.ts';
+import type { Static } from 'typebox';
 import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
 import { SerialSection } from './serial-schema.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';

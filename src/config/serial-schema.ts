@@ -1,6 +1,6 @@
 // Settings of the printer link: `serial` (port and baudrate, timeouts, flow control, firmware quirks) with OctoPrint's
 // keys and defaults, plus Gantry's send-ahead and resend limits.
-import { Type } from 'typebox';
+import { Type } from './typebox.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
 const timeouts = obj({

@@ -1,7 +1,7 @@
 // The one table between the /api/settings wire tree and config.yaml: every API field, its config path, its conversion
 // and its bounds. Routes build GET answers and POST patches from it; nothing else knows the renamed keys.
-import { Type, type TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import { Type, Value } from '../config/typebox.ts';
+import type { TSchema } from 'typebox';
 import { Schema, type Config } from '../config/schema.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
 

@@ -3,7 +3,7 @@
 // every other key is listed in the report with the reason. OctoPrint-MQTT and OctoPrint-HomeAssistant settings map
 // one to one onto Gantry's MQTT service. Missing keys keep Gantry's defaults (OctoPrint's too).
 import type { TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import { Value } from '../config/typebox.ts';
 import { Schema } from '../config/schema.ts';
 import type { YamlFile } from './source.ts';
 import { isPlain, type Plain } from '../core/plain.ts';

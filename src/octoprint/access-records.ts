@@ -4,7 +4,8 @@ import type { UserStore } from '../access/user-store.ts';
 import type { UserRecord, GroupRecord } from '../access/user-records.ts';
 import type { Identity } from '../access/identity.ts';
 import { GLOBAL_KEY_USER } from '../access/access-service.ts';
-import { Type, type Static } from 'typebox';
+import { Type } from '../config/typebox.ts';
+import type { Static } from 'typebox';
 import { AnyJson, Nullable } from './schema-kit.ts';
 
 // Response schemas of these records. Every field a record can lack is optional (anonymous and `_api` identities

@@ -4,7 +4,8 @@
 import type { StoredEntry, StoredFile, StoredFolder } from '../files/types.ts';
 import type { PrintRecord } from '../files/metadata-store.ts';
 import { thumbnailRef } from '../files/analysis/thumbnails.ts';
-import { Type, type Static } from 'typebox';
+import { Type } from '../config/typebox.ts';
+import type { Static } from 'typebox';
 import { AnyJson, OpenObject } from './schema-kit.ts';
 
 // Response schemas. An entry is open: stored metadata keys (userdata, plugin keys) pass through as they are, and the

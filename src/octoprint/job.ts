@@ -1,6 +1,7 @@
 // OctoPrint's job vocabulary: the `job` and `progress` objects of /api/job and of push `current`/`history`, and their
 // response schemas. Written once here so the HTTP answer and the push message cannot drift apart.
-import { Type, type Static } from 'typebox';
+import { Type } from '../config/typebox.ts';
+import type { Static } from 'typebox';
 import type { JobProgressSnapshot, JobSnapshot } from '../printer/job-types.ts';
 import { AnyJson, Nullable } from './schema-kit.ts';
 

@@ -1,5 +1,6 @@
 // OctoPrint's printer profile on the wire (/api/printerprofiles): the normalised profile plus resource, default, current.
-import { Type, type Static } from 'typebox';
+import { Type } from '../config/typebox.ts';
+import type { Static } from 'typebox';
 import { AnyJson } from './schema-kit.ts';
 
 const Axis = Type.Object({ speed: Type.Number(), inverted: Type.Boolean() });

@@ -1,5 +1,6 @@
 // Building blocks for the response schemas: nullable scalars as JSON-schema type lists and open values.
-import { Type, type TSchema, type TUnsafe } from 'typebox';
+import { Type } from '../config/typebox.ts';
+import type { TSchema, TUnsafe } from 'typebox';
 
 type Scalar = { string: string; number: number; boolean: boolean };
 

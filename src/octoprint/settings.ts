@@ -1,6 +1,6 @@
 // OctoPrint's settings tree on the wire (/api/settings): every section open (the mapping in src/http/settings-map.ts
 // decides their keys; plugin settings are whatever plugins stored), a few fields clients read typed.
-import { Type } from 'typebox';
+import { Type } from '../config/typebox.ts';
 import { Nullable, OpenObject } from './schema-kit.ts';
 
 const Section = Type.Optional(OpenObject({}));

@@ -1,5 +1,5 @@
 // OctoPrint's printer state vocabulary: the `state` object (text, flags, error) of /api/printer and push `current`.
-import { Type } from 'typebox';
+import { Type } from '../config/typebox.ts';
 import { STATE_TEXT, stateFlags } from '../protocol/connection-state.ts';
 import type { PrinterStateSnapshot } from '../printer/types.ts';
 

@@ -1,5 +1,5 @@
 // OctoPrint's temperature vocabulary: a heater's reading and the history points of /api/printer, /tool, /bed, /chamber.
-import { Type } from 'typebox';
+import { Type } from '../config/typebox.ts';
 import { Nullable } from './schema-kit.ts';
 
 /** One heater now: actual and target are null until the firmware reported them. */

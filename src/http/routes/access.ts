@@ -1,5 +1,5 @@
 // /api/access/*: permissions, groups and users management (and the legacy /api/users redirects).
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { AccessService } from '../../access/access-service.ts';

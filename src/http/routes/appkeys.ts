@@ -1,5 +1,5 @@
 // Application keys workflow: /plugin/appkeys/{probe,request,auth,decision} and key management at /api/plugin/appkeys.
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { AccessService } from '../../access/access-service.ts';
 import { GLOBAL_KEY_USER } from '../../access/access-service.ts';

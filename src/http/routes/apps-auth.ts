@@ -1,5 +1,5 @@
 // /apps/auth: the deprecated app session key handshake (temporary key → RSA-SHA1 signed → verified key).
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { AccessService } from '../../access/access-service.ts';
 

@@ -1,6 +1,7 @@
 // Shared parsing for OctoPrint-style `{"command": ..., ...}` bodies: exact error texts for unknown commands and
 // missing or invalid parameters.
-import { Type, type TProperties, type TUnsafe } from 'typebox';
+import { Type } from '../../config/typebox.ts';
+import type { TProperties, TUnsafe } from 'typebox';
 import { invalid } from '../../core/errors.ts';
 
 /** Any JSON object; the command routes check fields themselves to answer with OctoPrint's messages. */

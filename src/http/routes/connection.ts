@@ -1,6 +1,6 @@
 // /api/connection: the current link and the options to make one; connect (port/baudrate/profile/save/autoconnect),
 // disconnect, fake_ack.
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';

@@ -2,7 +2,7 @@
 // that fetch in chunks (FDM Monster). Errors here are small HTML pages, as OctoPrint's download handler sends them.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { FastifyReply } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';

@@ -1,6 +1,6 @@
 // POST /api/files/{location}/{path}: the file commands select, unselect, slice, analyse, copy and move.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../../core/errors.ts';
 import { parseStoredPath, joinPath } from '../../files/safe-path.ts';

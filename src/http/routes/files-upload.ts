@@ -1,6 +1,6 @@
 // POST /api/files/{location}: reads the multipart form (the file part streamed to a temp file) and answers with what
 // the files service made of it (src/files/upload-policy.ts: folder creation, storing, SD transfer, select/print).
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';

@@ -2,7 +2,7 @@
 // files-upload.ts, file commands in files-commands.ts, downloads in downloads.ts.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import type { SdCardFiles } from '../../files/sd-card.ts';

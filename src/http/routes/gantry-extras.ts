@@ -1,6 +1,6 @@
 // Two read-only additions the web UI uses: the print history (/plugin/gantry/history) and slicer thumbnails served where
 // OctoPrint's PrusaSlicer-thumbnails plugin serves them (/plugin/prusaslicerthumbnails/thumbnail/<path>.png).
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import type { JobRunner } from '../../printer/job-runner.ts';

@@ -1,5 +1,5 @@
 // /api/job: job commands (start, cancel, restart, pause with action) and the job information document.
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { JobRunner } from '../../printer/job-runner.ts';
 import { JobReplySchema, jobWire, progressWire } from '../../octoprint/job.ts';

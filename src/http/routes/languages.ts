@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type {} from '@fastify/multipart';
 import { readingMultipart } from '../multipart-errors.ts';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { LanguagePacks } from '../../system/language-packs.ts';
 import { archiveKind } from '../../system/archive-extract.ts';

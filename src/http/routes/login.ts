@@ -1,5 +1,5 @@
 // /api/login, /api/logout, /api/currentuser: browser and API-key logins, the sessions they create, who is calling.
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { GantryApp } from '../types.ts';

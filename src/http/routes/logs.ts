@@ -1,6 +1,6 @@
 // /api/logs (list, delete) and /downloads/logs/{filename}: the logs folder for admins, never a path outside it.
 import { createReadStream } from 'node:fs';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { LogFiles } from '../../system/log-files.ts';
 import { DomainError } from '../../core/errors.ts';

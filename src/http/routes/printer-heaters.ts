@@ -1,6 +1,7 @@
 // /api/printer/tool, /bed, /chamber: heater readings with optional history, targets, offsets, tool select, extrude,
 // flow rate. The rules for the values live in src/printer/heater-rules.ts.
-import { Type, type Static } from 'typebox';
+import { Type } from '../../config/typebox.ts';
+import type { Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { PrinterRouteDeps } from './printer.ts';
 import { historyOf } from './printer.ts';

@@ -1,6 +1,7 @@
 // /api/printer: full state (temperatures, SD, state flags), printhead (jog/home/feedrate), SD card, arbitrary commands
 // and scripts, custom controls. Heaters live in printer-heaters.ts.
-import { Type, type Static } from 'typebox';
+import { Type } from '../../config/typebox.ts';
+import type { Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';

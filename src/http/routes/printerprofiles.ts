@@ -1,7 +1,7 @@
 // /api/printerprofiles: list, get, add, patch, delete printer profiles in OctoPrint's wire shape (absolute `resource` URLs, ETag).
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { PrinterProfiles } from '../../printer/printer-profiles.ts';
 import type { PrinterProfile } from '../../printer/printer-profile-shape.ts';

@@ -1,5 +1,6 @@
 // /api/plugin/recovery: the offer to resume an interrupted print, and resume/discard (Gantry addition, src/recovery/).
-import { Type, type Static } from 'typebox';
+import { Type } from '../../config/typebox.ts';
+import type { Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { PrintJournal } from '../../recovery/print-journal.ts';
 import { invalid } from '../../core/errors.ts';

@@ -2,7 +2,7 @@
 import { assertDepth } from '../../core/deep-merge.ts';
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { DEFAULT_GCODE_SCRIPTS, type Config } from '../../config/schema.ts';
 import type { Paths } from '../../config/paths.ts';

@@ -1,5 +1,6 @@
 // /api/slicing: slicers and their profiles in OctoPrint's wire shape, plus native profile import for PrusaSlicer.
-import { Type, type Static } from 'typebox';
+import { Type } from '../../config/typebox.ts';
+import type { Static } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { SlicingService, ProfileInfo } from '../../slicing/slicing-service.ts';

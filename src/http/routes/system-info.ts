@@ -4,7 +4,7 @@ import type { Paths } from '../../config/paths.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';
 import { collectSystemInfo } from '../../system/system-info.ts';
 import { OCTOPRINT_COMPAT_VERSION } from '../../octoprint/version.ts';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import { OpenObject } from '../../octoprint/schema-kit.ts';
 
 /** Flat `key: value` facts (OctoPrint's dotted keys); collected from the host, so kept as they are. */

@@ -1,6 +1,6 @@
 // /api/system/commands (list, run) and the deprecated POST /api/system wrapper, in OctoPrint's wire shape.
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { DIVIDER, type CommandSource, type SystemCommand, type SystemCommands } from '../../system/system-commands.ts';
 import { sendError } from '../error-mapper.ts';

@@ -1,5 +1,5 @@
 // POST /api/util/test: the admin's connectivity and file-system checks; 200 whenever the test could run, 400 for bad parameters.
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { runUtilTest } from '../../system/util-tests.ts';
 import { OpenObject } from '../../octoprint/schema-kit.ts';

@@ -1,5 +1,5 @@
 // /api/version and /api/server: who we are, in the words slicers check (text must begin with "OctoPrint").
-import { Type } from 'typebox';
+import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import { API_VERSION, OCTOPRINT_COMPAT_VERSION } from '../../octoprint/version.ts';
 

@@ -267,48 +267,60 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   }
 
   const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
-  const app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
-    serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
-  // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
-  const mqtt = new MqttService({
-    config: config.slice('plugins', 'server', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
-    printer: {
-      state: () => printer.state(), currentZ: () => printer.currentZ(), offsets: () => printer.offsets(), resends: () => printer.resends(),
-      subscribe: (l) => printer.subscribe(l), watchReplies: (w) => printer.watchReplies(w),
-      heaters: () => {
-        const p = printerProfiles.getCurrentOrDefault();
-        return { extruders: p.extruder.count, bed: p.heatedBed, chamber: p.heatedChamber };
-      },
-    },
-    jobs: jobStatusFrom(jobRunner, () => []),
-    fileMetadata: async (origin, path) => {
-      if (origin !== 'local') return null;
-      const f = await files.file(path);
-      const { hashKey: _h, analysisKey: _a, ...meta } = f.meta;
-      return { ...meta, display: f.display, hash: f.hash };
-    },
-  });
-  await mqtt.start();
-  const unbridgeMqttSlicing = slicing.onProgress((p) => mqtt.slicingProgress(p));
-  // Stopped before the app closes so `disconnected` goes out and no API request arrives at a closing app.
-  app.addHook('preClose', async () => { unbridgeMqttSlicing(); await mqtt.stop(); });
-  push.attach(app.server);
-  // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
-  app.addHook('preClose', () => push.detach());
-  const host = opts.host ?? config.current.server.host;
-  const port = opts.port ?? config.current.server.port;
+  // From here on a failure (the port taken, the control file not writable) closes what opened since: the app (its
+  // preClose hooks stop MQTT and detach push), then the services and the log.
+  let app: GantryApp | undefined;
+  let mqtt: MqttService | undefined;
+  let withdrawLocalControl: () => Promise<void>;
+  let boundPort: number;
+  let url: string;
   try {
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
+      serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
+    // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
+    const service = new MqttService({
+      config: config.slice('plugins', 'server', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
+      printer: {
+        state: () => printer.state(), currentZ: () => printer.currentZ(), offsets: () => printer.offsets(), resends: () => printer.resends(),
+        subscribe: (l) => printer.subscribe(l), watchReplies: (w) => printer.watchReplies(w),
+        heaters: () => {
+          const p = printerProfiles.getCurrentOrDefault();
+          return { extruders: p.extruder.count, bed: p.heatedBed, chamber: p.heatedChamber };
+        },
+      },
+      jobs: jobStatusFrom(jobRunner, () => []),
+      fileMetadata: async (origin, path) => {
+        if (origin !== 'local') return null;
+        const f = await files.file(path);
+        const { hashKey: _h, analysisKey: _a, ...meta } = f.meta;
+        return { ...meta, display: f.display, hash: f.hash };
+      },
+    });
+    mqtt = service;
+    let unbridgeMqttSlicing = (): void => {};
+    // Stopped before the app closes so `disconnected` goes out and no API request arrives at a closing app (also
+    // when its start failed half-way).
+    app.addHook('preClose', async () => { unbridgeMqttSlicing(); await service.stop(); });
+    await service.start();
+    unbridgeMqttSlicing = slicing.onProgress((p) => service.slicingProgress(p));
+    push.attach(app.server);
+    // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
+    app.addHook('preClose', () => push.detach());
+    const host = opts.host ?? config.current.server.host;
+    const port = opts.port ?? config.current.server.port;
     await app.listen({ host, port });
+    const addr = app.server.address();
+    boundPort = typeof addr === 'object' && addr ? addr.port : port;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+    // `gantry user …` / `gantry apikey` on this machine go through this server's API while it runs.
+    withdrawLocalControl = await publishLocalControl(paths.base, url, access);
   } catch (err) {
-    // The port is taken (or the host is not ours): closing the app stops MQTT and detaches push (its preClose hooks).
-    await app.close().catch(() => {});
-    await giveBack(err);
+    await app?.close().catch(() => {});
+    return giveBack(err);
   }
-  const addr = app.server.address();
-  const boundPort = typeof addr === 'object' && addr ? addr.port : port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
-  // `gantry user …` / `gantry apikey` on this machine go through this server's API while it runs.
-  const withdrawLocalControl = await publishLocalControl(paths.base, url, access);
+  // The stop below closes over these (a `let` would not stay narrowed in it).
+  const served = app;
+  const broker = mqtt;
   events.emit('Startup', {});
   logger.info({ url }, 'Gantry listening');
 
@@ -317,7 +329,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     stopping ??= (async () => {
       events.emit('Shutdown', {});
       await withdrawLocalControl();
-      await app.close();
+      await served.close();
       for (const s of [...started].reverse()) {
         try {
           await s.stop();
@@ -333,5 +345,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt, logger, stop };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop };
 }

@@ -1,19 +1,22 @@
 // The first run: the administrator's drawn password is stored at a low scrypt work factor and raised to the full one
-// at its first login; a users file without users, or a port already taken, still stops the start, and gives back its log file.
+// at its first login; a users file without users, a port already taken or a failure after listening still stops the
+// start, and gives back its log file (and the port).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startGantry } from '../../src/main.ts';
+import { CONTROL_FILE } from '../../src/access/local-control.ts';
 
-async function startCapturing(baseDir: string): Promise<{ g: Awaited<ReturnType<typeof startGantry>>; out: string }> {
+async function startCapturing(baseDir: string, port = 0): Promise<{ g: Awaited<ReturnType<typeof startGantry>>; out: string }> {
   const write = process.stdout.write.bind(process.stdout);
   let out = '';
   process.stdout.write = ((chunk: string | Uint8Array) => { out += chunk.toString(); return true; }) as typeof process.stdout.write;
   try {
-    return { g: await startGantry({ host: '127.0.0.1', port: 0, baseDir }), out };
+    return { g: await startGantry({ host: '127.0.0.1', port, baseDir }), out };
   } finally {
     process.stdout.write = write;
   }
@@ -53,6 +56,29 @@ test('a port already taken stops the start, which gives back its log file; the s
   await assertLogClosed(dir);
   assert.equal((await fetch(`${first.g.url}/api/version`)).status, 403, 'the first server still answers (403: no key)');
 });
+
+test('a start that fails after listening (its control file cannot be written) closes the port again and gives back its log file', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // A folder (not empty) where the control file goes: the atomic write's rename onto it fails.
+  await mkdir(join(dir, CONTROL_FILE, 'occupied'), { recursive: true });
+  const port = await freePort();
+  await assert.rejects(startCapturing(dir, port), (err: NodeJS.ErrnoException) => ['EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(err.code ?? ''));
+  await assertLogClosed(dir);
+  // Nothing listens there any more: the port can be taken again.
+  const again = createServer();
+  await new Promise<void>((resolve, reject) => { again.once('error', reject); again.listen(port, '127.0.0.1', resolve); });
+  await new Promise((resolve) => again.close(resolve));
+});
+
+/** A port nothing listens on now (the system's pick, given back at once). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** A failed start closes its log file: a handle left to garbage collection is an uncaught error on Node 26. */
 async function assertLogClosed(baseDir: string): Promise<void> {

@@ -30,6 +30,8 @@ export interface ActiveJob {
   pauseTemperature: Record<string, unknown> | null;
   /** The firmware paused by itself (`//action:paused`): no afterPrintPaused script. */
   pausedByFirmware: boolean;
+  /** Who asked for the pause under way (PrintPaused's `user`); null when the firmware did. */
+  pauseUser: string | null;
   /** The stream queries the position when cancelled (see logPositionOnCancel). */
   positionOnCancel: boolean;
   /** Set by cancel: resolves once the afterPrintCancelled script is queued (restart waits for it). */

@@ -105,7 +105,7 @@ export class JobRunner implements JobControl, FileUsage {
     if (!this.isReady()) throw conflict('Printer is already printing, cannot select a new file');
     this.stats = file.origin === 'local' ? await fileStatistics(this.deps.files, this.deps.printer.profile().id, file.path) : { average: null, last: null };
     this.selection = file;
-    this.lastProgress = this.idleProgress();
+    this.lastProgress = { ...IDLE_PROGRESS };
     this.deps.events.emit('FileSelected', {
       name: file.name, path: file.path, origin: file.origin, size: file.size, ...(file.user ? { owner: file.user, user: file.user } : {}),
     });
@@ -115,7 +115,7 @@ export class JobRunner implements JobControl, FileUsage {
   unselect(): void {
     if (!this.selection) return;
     this.selection = undefined;
-    this.lastProgress = this.idleProgress();
+    this.lastProgress = { ...IDLE_PROGRESS };
     this.deps.events.emit('FileDeselected', {});
   }
 
@@ -215,7 +215,7 @@ export class JobRunner implements JobControl, FileUsage {
     const ctx = { event: payload(base, user) };
     const job: ActiveJob = {
       file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
-      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, pausedByFirmware: false,
+      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, pausedByFirmware: false, pauseUser: null,
       positionOnCancel: false,
     };
     const listener = {
@@ -248,11 +248,12 @@ export class JobRunner implements JobControl, FileUsage {
     if (stream instanceof SdJob) stream.start();
   }
 
+  /** PrintPaused (naming `user`) and afterPrintPaused follow when the stream reports PAUSED (onState). */
   private pause(user: string | null): void {
     const job = this.job;
     if (!job) return;
-    void job.stream.pause().then(() => undefined);
-    void user;
+    job.pauseUser = user;
+    void job.stream.pause();
   }
 
   /**
@@ -270,6 +271,7 @@ export class JobRunner implements JobControl, FileUsage {
       case 'paused':
         if (jobState(job) === 'PAUSED') return;
         job.pausedByFirmware = true;
+        job.pauseUser = null;
         await job.stream.pause(true);
         return;
       case 'resume':
@@ -331,7 +333,7 @@ export class JobRunner implements JobControl, FileUsage {
       job.pausedAtMono = this.deps.clock.monotonic();
       job.pausePosition = this.deps.printer.lastPosition();
       job.pauseTemperature = this.deps.printer.temperatures();
-      this.deps.events.emit('PrintPaused', { ...payload(job), position: { ...job.pausePosition } });
+      this.deps.events.emit('PrintPaused', { ...payload(job, job.pauseUser), position: { ...job.pausePosition } });
       this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
       if (job.pausedByFirmware) return;
       void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
@@ -366,10 +368,6 @@ export class JobRunner implements JobControl, FileUsage {
   }
 
   // ---------------------------------------------------------------- snapshots
-
-  private idleProgress(): JobProgressSnapshot {
-    return { ...IDLE_PROGRESS };
-  }
 
   private progressOf(job: ActiveJob): JobProgressSnapshot {
     // The streamer reports progress per read batch; its live position is finer (every line handed to the firmware).

@@ -29,6 +29,7 @@ test('firmware actions: paused/resumed change the job without scripts, pause/res
   await firmware('paused');
   await waitFor('Paused (firmware)', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
   assert.equal(count('PrintPaused'), 1);
+  assert.equal(rec.events.find((e) => e.name === 'PrintPaused')!.payload.user, undefined, 'no user paused it');
   assert.equal(count('GcodeScriptAfterPrintPausedRunning'), 0);
   const posAtPause = (await job(s)).progress.filepos as number;
 

@@ -140,6 +140,10 @@ test('a real slicer file: pause → resume → restart → cancel with the trans
   await waitFor('Paused', async () => (await job(s)).state === 'Paused' || undefined, 30_000);
   const paused = rec.events.find((e) => e.name === 'PrintPaused')!.payload;
   assert.equal(paused.path, 'corpus.gcode');
+  // The job payload's `user` is who performed the action: the API caller who paused, as for PrintStarted.
+  const started = rec.events.find((e) => e.name === 'PrintStarted')!.payload;
+  assert.ok(started.user, 'PrintStarted names its user');
+  assert.equal(paused.user, started.user, 'PrintPaused names who paused');
   assert.deepEqual(Object.keys(paused.position).sort(), ['e', 'f', 't', 'x', 'y', 'z']);
   const posAtPause = (await job(s)).progress.filepos;
   assert.equal(await jobCommand(s, 'pause', 'pause'), 204, 'pause while paused: no effect');

@@ -215,7 +215,8 @@ export class LocalStorage {
     const abs = this.abs(parts);
     // A metadata write that was under way (a print's statistics, an analysis result) may land a temp file in the
     // folder while rm empties it: the folder is then "not empty" for a moment. Metadata writes never re-create a
-    // folder, so trying again settles it.
+    // folder, so trying again once the writes started so far have landed settles it. (A fixed wait was not enough on
+    // a loaded machine, where one write with its fsync outlasted it.)
     this.changed();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -223,7 +224,7 @@ export class LocalStorage {
         break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || attempt === 5) throw err;
-        await new Promise((r) => setTimeout(r, 10 * attempt));
+        await this.metadata.flush();
       }
     }
     this.changed();

@@ -1,10 +1,10 @@
 // The `local` location on disk: walking the uploads tree into entries, folder create/copy/move/delete, hashes and
 // disk usage. Knows paths and metadata, not events or jobs (file-service.ts orchestrates those).
 import { readdir, stat, mkdir, rm, rename, cp, statfs } from 'node:fs/promises';
-import { createReadStream, type Stats } from 'node:fs';
-import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
+import { digestFile } from '../core/file-chunks.ts';
 import type { Logger } from '../core/logger.ts';
 import { MetadataStore, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
@@ -21,12 +21,6 @@ export function passThroughMeta(meta: FileMeta | undefined): FileMeta {
   if (!meta) return out;
   for (const [k, v] of Object.entries(meta)) if (!ENTRY_KEYS.has(k)) out[k] = v;
   return out;
-}
-
-export async function sha1File(path: string): Promise<string> {
-  const h = createHash('sha1');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
-  return h.digest('hex');
 }
 
 /**
@@ -77,7 +71,7 @@ export class LocalStorage {
     const key = contentKey(st);
     if (meta?.hash && meta.hashKey === key) return meta.hash;
     try {
-      const hash = await sha1File(this.abs(parts));
+      const hash = await digestFile(this.abs(parts), 'sha1');
       await this.metadata.update(folderAbs, name, { hash, hashKey: key });
       return hash;
     } catch (err) {

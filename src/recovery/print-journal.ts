@@ -1,13 +1,12 @@
 // The print journal: while a streamed print runs, where it is (acknowledged and executed positions, layer, Z, E,
 // temperatures…) kept on disk, so a print cut short by a pulled cable, a printer reset, a halt or a host crash can
 // be resumed; tells those causes apart and offers and performs the resume (GET/POST /api/plugin/recovery).
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
+import { digestFile } from '../core/file-chunks.ts';
 import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
 import { initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from './gcode-state.ts';
 import { recoveryContext, renderRecoveryScript } from './recovery-script.ts';
@@ -103,7 +102,7 @@ export class PrintJournal {
     this.hash = this.deps.files.absolutePath(path).then(async (abs) => {
       this.abs = abs;
       const size = (await stat(abs)).size;
-      const hash = await sha256(abs);
+      const hash = await digestFile(abs, 'sha256');
       if (this.live === live) this.record = this.snapshot(live, path, hash, size, started);
       return hash;
     }).catch((err: unknown) => {
@@ -233,7 +232,7 @@ export class PrintJournal {
     } catch {
       throw conflict(`The file ${rec.path} is gone; the print cannot be resumed`);
     }
-    const hash = await sha256(abs).catch(() => null);
+    const hash = await digestFile(abs, 'sha256').catch(() => null);
     if (hash === null || rec.hash === null || hash !== rec.hash) {
       throw conflict(`The file ${rec.path} changed since the print was interrupted; resuming it would print something else`);
     }
@@ -295,7 +294,7 @@ export class PrintJournal {
       return unsure(`The printer's line counter (${firmwareLine}) is not one of the lines sent before the link dropped, so where it stopped is not known for sure`);
     }
     const abs = await this.deps.files.absolutePath(rec.path).catch(() => null);
-    const hash = abs ? await sha256(abs).catch(() => null) : null;
+    const hash = abs ? await digestFile(abs, 'sha256').catch(() => null) : null;
     if (abs === null || hash === null || hash !== rec.hash) return unsure(`The file ${rec.path} changed or is gone`);
     if (!this.deps.jobs.isOperational() || !this.deps.jobs.isReady()) return unsure('The printer is not idle after the reconnect');
     const state = await scanTo(abs, initialState(), offset);
@@ -353,9 +352,3 @@ function causeOf(error: string | undefined): InterruptionCause {
   return 'printer-halted';
 }
 
-function sha256(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(path).on('data', (d) => h.update(d)).on('error', reject).on('end', () => resolve(h.digest('hex')));
-  });
-}

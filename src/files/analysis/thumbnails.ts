@@ -1,7 +1,6 @@
 // Slicer thumbnails embedded in G-code (PrusaSlicer, OrcaSlicer, Cura): `; thumbnail begin WxH LEN` … `; thumbnail end`
 // comment blocks of base64 PNG near the file's start. Reads only the head of the file.
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { fileChunks } from '../../core/file-chunks.ts';
 
 export interface Thumbnail { width: number; height: number; png: Buffer }
 
@@ -12,40 +11,45 @@ const HEAD_BYTES = 4 * 1024 * 1024;
 const BEGIN = /^;\s*thumbnail(?:_PNG)?\s+begin\s+(\d+)x(\d+)\s+(\d+)/i;
 const END = /^;\s*thumbnail(?:_PNG)?\s+end/i;
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
+const LINE_END = /\r\n|\r|\n/;
+
+/** The lines of the file's head (latin1: base64 and ASCII comments are all it looks for), line ends stripped. */
+async function* headLines(abs: string): AsyncGenerator<string> {
+  let carry = '';
+  for await (const chunk of fileChunks(abs, { end: HEAD_BYTES })) {
+    const lines = (carry + chunk.toString('latin1')).split(LINE_END);
+    carry = lines.pop() ?? '';
+    yield* lines;
+  }
+  if (carry) yield carry;
+}
 
 /** The largest PNG preview in the file's head, or null when it carries none. */
 export async function readThumbnail(abs: string): Promise<Thumbnail | null> {
-  const stream = createReadStream(abs, { start: 0, end: HEAD_BYTES - 1, encoding: 'latin1' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let best: Thumbnail | null = null;
   let open: { width: number; height: number; parts: string[] } | null = null;
   let seenCode = 0;
-  try {
-    for await (const raw of lines) {
-      const line = raw.trim();
-      if (open) {
-        if (END.test(line)) {
-          const png = Buffer.from(open.parts.join(''), 'base64');
-          if (png.subarray(0, 4).equals(PNG_MAGIC) && (!best || open.width * open.height > best.width * best.height)) {
-            best = { width: open.width, height: open.height, png };
-          }
-          open = null;
-        } else {
-          open.parts.push(line.replace(/^;\s*/, ''));
+  for await (const raw of headLines(abs)) {
+    const line = raw.trim();
+    if (open) {
+      if (END.test(line)) {
+        const png = Buffer.from(open.parts.join(''), 'base64');
+        if (png.subarray(0, 4).equals(PNG_MAGIC) && (!best || open.width * open.height > best.width * best.height)) {
+          best = { width: open.width, height: open.height, png };
         }
-        continue;
+        open = null;
+      } else {
+        open.parts.push(line.replace(/^;\s*/, ''));
       }
-      const m = BEGIN.exec(line);
-      if (m) {
-        open = { width: Number(m[1]), height: Number(m[2]), parts: [] };
-      } else if (line && !line.startsWith(';')) {
-        // Previews precede the moves; after a few hundred G-code lines there is nothing more to find.
-        if (++seenCode > 500 && !open) break;
-      }
+      continue;
     }
-  } finally {
-    lines.close();
-    stream.destroy();
+    const m = BEGIN.exec(line);
+    if (m) {
+      open = { width: Number(m[1]), height: Number(m[2]), parts: [] };
+    } else if (line && !line.startsWith(';')) {
+      // Previews precede the moves; after a few hundred G-code lines there is nothing more to find.
+      if (++seenCode > 500 && !open) break;
+    }
   }
   return best;
 }

@@ -1,0 +1,46 @@
+// Reading a whole file on the main thread through one reused buffer, and the file digests built on it.
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+
+/**
+ * Below glibc's default mmap threshold (128 KB), so the buffer never raises it; one allocation per read-through.
+ * A stream (`createReadStream`) allocates a new Buffer per chunk, freed only when a GC finds it dead: hashing the
+ * 36 MB file at a print's start piled ≈ 30 MB of them into malloc's main heap between collections, which a block
+ * still in use above them can pin for good (see gc.ts on uploads).
+ */
+const CHUNK_BYTES = 64 * 1024;
+
+export interface ChunkRange {
+  /** First byte to read (default 0). */
+  start?: number;
+  /** Read no further than this byte offset (exclusive; default: to the end of the file). */
+  end?: number;
+}
+
+/**
+ * Yields the file's bytes in order. Each chunk is a view of the same buffer, overwritten by the next read: copy
+ * (or decode) what must outlive the loop's step.
+ */
+export async function* fileChunks(path: string, range: ChunkRange = {}): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    let pos = range.start ?? 0;
+    const end = range.end ?? Infinity;
+    while (pos < end) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK_BYTES, end - pos), pos);
+      if (bytesRead === 0) return;
+      pos += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The hex digest of the file's content. */
+export async function digestFile(path: string, algorithm: 'sha1' | 'sha256'): Promise<string> {
+  const h = createHash(algorithm);
+  for await (const chunk of fileChunks(path)) h.update(chunk);
+  return h.digest('hex');
+}

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { digestFile, fileChunks } from './file-chunks.ts';
+import { digestFile, fileChunks, fileStream } from './file-chunks.ts';
 
 async function withFile(content: Buffer, fn: (path: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-chunks-'));
@@ -75,4 +75,19 @@ test('digests equal crypto\'s over the whole content, at and around the chunk si
       assert.equal(await digestFile(path, 'sha256'), createHash('sha256').update(content).digest('hex'), `sha256 of ${size} bytes`);
     });
   }
+});
+
+test('the stream gives the file or its byte range, and ends with the file\'s error', async () => {
+  const content = randomBytes(3 * 1024 * 1024 + 5);
+  const all = async (stream: AsyncIterable<Buffer>) => {
+    const parts: Buffer[] = [];
+    for await (const c of stream) parts.push(c);
+    return Buffer.concat(parts);
+  };
+  await withFile(content, async (path) => {
+    assert.ok((await all(fileStream(path))).equals(content));
+    assert.ok((await all(fileStream(path, { start: 1_000_000, end: 2_500_001 }))).equals(content.subarray(1_000_000, 2_500_001)));
+    assert.ok((await all(fileStream(path, { start: 7, end: 8 }))).equals(content.subarray(7, 8)));
+  });
+  await assert.rejects(all(fileStream(join(tmpdir(), 'gantry-no-such-file.gcode'))), { code: 'ENOENT' });
 });

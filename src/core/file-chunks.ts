@@ -1,6 +1,10 @@
-// Reading a whole file on the main thread through one reused buffer, and the file digests built on it.
+// Reading a whole file on the main thread without piling up Buffers for the GC: one reused buffer (digests), or a stream
+// whose sent chunks are freed as it goes (downloads).
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import { collectYoungGarbage } from './gc.ts';
 
 /**
  * Below glibc's default mmap threshold (128 KB), so the buffer never raises it; one allocation per read-through.
@@ -43,4 +47,24 @@ export async function digestFile(path: string, algorithm: 'sha1' | 'sha256'): Pr
   const h = createHash(algorithm);
   for await (const chunk of fileChunks(path)) h.update(chunk);
   return h.digest('hex');
+}
+
+/**
+ * The file's bytes as a stream, for an HTTP reply. A stream cannot reuse its buffer (the socket still writes from it),
+ * so the chunks it sent are freed every megabyte, as an upload's are (gc.ts): three downloads of the 36 MB file grew
+ * malloc's main heap to 25 MB between collections, 1 MB with this (every 256 KB, as uploads do, slowed a local
+ * download by ≈ 20 %). Errors of the file (gone, unreadable) end the stream with them.
+ */
+export function fileStream(path: string, range: ChunkRange = {}): Readable {
+  const end = range.end === undefined ? undefined : range.end - 1; // createReadStream's end is inclusive
+  let bytes = 0;
+  const release = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const before = bytes;
+      bytes += chunk.length;
+      if (bytes >>> 20 !== before >>> 20) collectYoungGarbage();
+      done(null, chunk);
+    },
+  });
+  return pipeline(createReadStream(path, { start: range.start, end }), release, () => {});
 }

@@ -1,12 +1,12 @@
 // /downloads/files/local/{path}: raw file download as an attachment, with single-range requests (206) for clients
 // that fetch in chunks (FDM Monster). Errors here are small HTML pages, as OctoPrint's download handler sends them.
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Type } from '../../config/typebox.ts';
 import type { FastifyReply } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import { DomainError } from '../../core/errors.ts';
+import { fileStream } from '../../core/file-chunks.ts';
 import { FileBytes, HtmlText, NoContent } from '../../octoprint/schema-kit.ts';
 
 const Params = Type.Object({ '*': Type.String() });
@@ -66,9 +66,9 @@ export function registerDownloadRoutes(app: GantryApp, deps: { files: FileServic
     if (range) {
       reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${st.size}`)
         .header('Content-Length', String(range.end - range.start + 1));
-      return reply.send(createReadStream(abs, { start: range.start, end: range.end }));
+      return reply.send(fileStream(abs, { start: range.start, end: range.end + 1 }));
     }
     reply.header('Content-Length', String(st.size));
-    return reply.send(createReadStream(abs));
+    return reply.send(fileStream(abs));
   });
 }

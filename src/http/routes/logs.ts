@@ -1,8 +1,8 @@
 // /api/logs (list, delete) and /downloads/logs/{filename}: the logs folder for admins, never a path outside it.
-import { createReadStream } from 'node:fs';
 import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { LogFiles } from '../../system/log-files.ts';
+import { fileStream } from '../../core/file-chunks.ts';
 import { DomainError } from '../../core/errors.ts';
 import { externalBase } from '../urls.ts';
 import { FileBytes, HtmlText, NoContent } from '../../octoprint/schema-kit.ts';
@@ -54,6 +54,6 @@ export function registerLogRoutes(app: GantryApp, deps: { logFiles: LogFiles }):
     return reply
       .type('text/plain; charset=utf-8')
       .header('Content-Disposition', `attachment; filename="${safeName}"; filename*=UTF-8''${encodeURIComponent(request.params.filename)}`)
-      .send(createReadStream(path));
+      .send(fileStream(path));
   });
 }

@@ -2,7 +2,6 @@
 // over the timelapse service — listing with ETag, config with save, movies, unrendered jobs, downloads and the zip
 // bundle.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Type } from '../../config/typebox.ts';
@@ -12,6 +11,7 @@ import type { GantryApp } from '../types.ts';
 import type { TimelapseService } from '../../timelapse/timelapse-service.ts';
 import { isMovieName } from '../../timelapse/timelapse-folders.ts';
 import { invalid } from '../../core/errors.ts';
+import { fileStream } from '../../core/file-chunks.ts';
 import { externalBase } from '../urls.ts';
 import { sendError } from '../error-mapper.ts';
 import { parseRange } from './downloads.ts';
@@ -158,9 +158,9 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
     if (range === null) return reply.code(416).header('Content-Range', `bytes */${st.size}`).send('');
     if (range) {
       return reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${st.size}`)
-        .header('Content-Length', range.end - range.start + 1).send(createReadStream(path, range));
+        .header('Content-Length', range.end - range.start + 1).send(fileStream(path, { start: range.start, end: range.end + 1 }));
     }
-    return reply.header('Content-Length', st.size).send(createReadStream(path));
+    return reply.header('Content-Length', st.size).send(fileStream(path));
   });
 
   app.get('/downloads/timelapses', { config: { access: 'TIMELAPSE_LIST' }, schema: { response: { 200: FileBytes } } }, async (request, reply) => bundle(reply, filesParam(request.query)));

@@ -53,8 +53,13 @@ const IO_MODULES = ['fs', 'net', 'child_process', 'http', 'https', 'dgram', 'wor
 const TYPEBOX_GATE = 'src/config/typebox.ts';
 const TYPEBOX_MODULES = ['typebox', 'typebox/value'];
 
+// A stream's reads allocate a Buffer per chunk, which piles up in malloc's heap until a GC: src/ reads files through
+// src/core/file-chunks.ts (one reused buffer, or a stream that frees what it sent). The archive extractor keeps its own
+// stream (a rare admin action whose decompressor allocates anyway).
+const FILE_READERS = ['src/core/file-chunks.ts', 'src/system/archive-extract.ts'];
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function boundaryRule(folder, { typeboxGate = false } = {}) {
+function boundaryRule(folder, { typeboxGate = false, fileReader = false } = {}) {
   const allowed = MAY_IMPORT[folder];
   const forbidden = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
   // A relative specifier whose first folder after the `../` chain is a forbidden top folder of src/.
@@ -70,6 +75,9 @@ function boundaryRule(folder, { typeboxGate = false } = {}) {
   for (const { name, owner } of packages.filter((p) => p.name.includes('*'))) patterns.push({ group: [name], message: `${name} is used only in src/${owner}/.` });
   if (!typeboxGate) {
     for (const name of TYPEBOX_MODULES) paths.push({ name, allowTypeImports: true, message: `src/ takes TypeBox's builders and value functions from ${TYPEBOX_GATE}.` });
+  }
+  if (!fileReader) {
+    for (const name of ['fs', 'node:fs']) paths.push({ name, importNames: ['createReadStream'], message: `src/ reads files through ${FILE_READERS[0]}.` });
   }
   if (folder === 'protocol' || folder === 'gcode') {
     for (const m of IO_MODULES) paths.push({ name: m, message: `src/${folder}/ does no I/O.` }, { name: `node:${m}`, message: `src/${folder}/ does no I/O.` });
@@ -94,6 +102,7 @@ export default tseslint.config(
   },
   ...FOLDERS.map((folder) => boundaryRule(folder)),
   { ...boundaryRule('config', { typeboxGate: true }), files: [TYPEBOX_GATE] },
+  ...FILE_READERS.map((file) => ({ ...boundaryRule(file.split('/')[1], { fileReader: true }), files: [file] })),
   {
     // The browser UI talks to the server only through the public HTTP and push API.
     files: ['web/**'],

@@ -1,6 +1,5 @@
 // The files API's `slice` command: model in the uploads folder → G-code beside it, sliced in the background, then stored
 // through the file service (metadata, analysis, events) and optionally selected or printed.
-import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
 import type { SlicingService } from './slicing-service.ts';
 import { truthy } from '../core/values.ts';
+import { fileChunks } from '../core/file-chunks.ts';
 
 export interface SliceCommandDeps {
   slicing: SlicingService;
@@ -84,7 +84,7 @@ export function createSliceCommand(deps: SliceCommandDeps) {
         await job.done;
         const sink = await files.newUploadSink();
         try {
-          for await (const chunk of createReadStream(out)) await sink.write(chunk as Buffer);
+          for await (const chunk of fileChunks(out)) await sink.write(chunk); // written before the next read reuses it
         } catch (err) {
           await sink.discard();
           throw err;

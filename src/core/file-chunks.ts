@@ -7,7 +7,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { collectYoungGarbage } from './gc.ts';
 
 /**
- * Below glibc's default mmap threshold (128 KB), so the buffer never raises it; one allocation per read-through.
+ * Below glibc's default mmap threshold (128 KB), so the buffers never raise it; two per read-through, reused.
  * A stream (`createReadStream`) allocates a new Buffer per chunk, freed only when a GC finds it dead: hashing the
  * 36 MB file at a print's start piled ≈ 30 MB of them into malloc's main heap between collections, which a block
  * still in use above them can pin for good (see gc.ts on uploads).
@@ -22,22 +22,29 @@ export interface ChunkRange {
 }
 
 /**
- * Yields the file's bytes in order. Each chunk is a view of the same buffer, overwritten by the next read: copy
- * (or decode) what must outlive the loop's step.
+ * Yields the file's bytes in order. A chunk stays valid until the loop asks for the next one, then its buffer is
+ * read into again: copy (or decode) what must outlive the step. The next chunk is read while the caller works on
+ * this one (two buffers in turn), which keeps hashing the 36 MB file as fast as a stream does.
  */
 export async function* fileChunks(path: string, range: ChunkRange = {}): AsyncGenerator<Buffer> {
   const fh = await open(path, 'r');
+  const end = range.end ?? Infinity;
+  const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
+  const readAt = (buf: Buffer, at: number) => (at < end ? fh.read(buf, 0, Math.min(CHUNK_BYTES, end - at), at) : null);
+  let at = range.start ?? 0;
+  let pending = readAt(buffers[0], at);
   try {
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    let pos = range.start ?? 0;
-    const end = range.end ?? Infinity;
-    while (pos < end) {
-      const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK_BYTES, end - pos), pos);
+    for (let turn = 0; pending; turn ^= 1) {
+      const { bytesRead } = await pending;
+      pending = null;
       if (bytesRead === 0) return;
-      pos += bytesRead;
-      yield buf.subarray(0, bytesRead);
+      at += bytesRead;
+      pending = readAt(buffers[turn ^ 1], at);
+      yield buffers[turn].subarray(0, bytesRead);
     }
   } finally {
+    // A read still under way when the caller stopped early: its outcome no longer matters (close waits for it).
+    pending?.catch(() => {});
     await fh.close();
   }
 }

@@ -54,7 +54,7 @@ const TYPEBOX_GATE = 'src/config/typebox.ts';
 const TYPEBOX_MODULES = ['typebox', 'typebox/value'];
 
 // A stream's reads allocate a Buffer per chunk, which piles up in malloc's heap until a GC: src/ reads files through
-// src/core/file-chunks.ts (one reused buffer, or a stream that frees what it sent). The archive extractor keeps its own
+// src/core/file-chunks.ts (reused buffers, or a stream that frees what it sent). The archive extractor keeps its own
 // stream (a rare admin action whose decompressor allocates anyway).
 const FILE_READERS = ['src/core/file-chunks.ts', 'src/system/archive-extract.ts'];
 

@@ -1,4 +1,4 @@
-// Reading a whole file on the main thread without piling up Buffers for the GC: one reused buffer (digests), or a stream
+// Reading a whole file on the main thread without piling up Buffers for the GC: two reused buffers (digests), or a stream
 // whose sent chunks are freed as it goes (downloads).
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';

@@ -1,4 +1,4 @@
-// Unit tests: reading a file through one reused buffer, byte ranges, and the digests built on it.
+// Unit tests: reading a file through reused buffers, byte ranges, the digests built on it, and the download stream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

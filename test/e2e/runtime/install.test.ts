@@ -93,3 +93,20 @@ test('npm pack + npm install -g into a temp prefix gives a `gantry` command whos
   assert.deepEqual((await descendants(g.child.pid!)).filter((n) => n === 'esbuild'), []);
   assert.equal(await g.stop(), 0);
 });
+
+// npm 12 runs a dependency's install script only when package.json's allowScripts names it (npm 11.16+ warns); a
+// dependency added later with a script of its own must be reviewed and named there, or `npm ci` silently skips it.
+test('every dependency with an install script is reviewed in package.json allowScripts', async (t) => {
+  const { stdout: version } = await run('npm', ['--version']);
+  const [major, minor] = version.trim().split('.').map(Number);
+  if (major * 100 + minor < 1116) {
+    t.skip(`npm ${version.trim()} predates allowScripts (npm 11.16)`);
+    return;
+  }
+  const { stdout } = await run('npm', ['approve-scripts', '--allow-scripts-pending', '--json'], { cwd: ROOT });
+  const pending = (JSON.parse(stdout) as { allowScripts: { name: string }[] }).allowScripts.map((p) => p.name);
+  assert.deepEqual(pending, [], 'review each and run `npm approve-scripts <name>` (or deny it)');
+  const allowed = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> }).allowScripts;
+  // serialport's native binding builds from source where no prebuilt binary fits; esbuild's postinstall checks its binary.
+  assert.deepEqual(allowed, { esbuild: true, '@serialport/bindings-cpp': true });
+});

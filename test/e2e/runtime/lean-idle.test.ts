@@ -93,8 +93,9 @@ test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), a
   const name = (line: string) => /<JSFunction (\S+)/.exec(line)?.[1] ?? /Enqueued SFI (\S+)/.exec(line)?.[1] ?? line;
   // What V8 compiles while Node boots and loads the launcher's file, before its first line can hold anything, is out
   // of its reach (on Node 24, Maglev compiled node:path's isPosixPathSeparator there when the checkout's path was long
-  // enough): a run that only prints the version goes through the same loading and shows those.
-  const probe = await promisify(execFile)(process.execPath, [...trace, join(ROOT, 'bin/gantry.js'), '--version']);
+  // enough), and so is what it compiles of Node's own code while the launcher loads the built-ins before setting any
+  // flag (see the next test): a run that only prints the usage of `serve` goes through the same and shows those.
+  const probe = await promisify(execFile)(process.execPath, [...trace, join(ROOT, 'bin/gantry.js'), 'serve', '--help']);
   const beforeLauncher = new Set(compiled(probe.stdout).map(name));
   assert.ok(beforeLauncher.size > 0, 'the trace shows what Node compiles while it boots (else this test could not fail)');
   const upAt = g.stdout().indexOf('is up at');
@@ -116,6 +117,26 @@ test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), a
   // Maglev (built into Node ≥ 24) stays off for good: TurboFan alone compiles what serving makes hot.
   assert.deepEqual(optimised(g.stdout().slice(upAt)).filter((l) => l.includes('(target MAGLEV)')), [], 'Maglev compiled while serving');
   assert.equal(await g.stop(), 0);
+});
+
+test('the built-ins a server loads as it starts come from Node\'s code caches, which V8 rejects once the launcher\'s flags are set', {
+  skip: typeof (process as { execve?: unknown }).execve === 'function' && process.platform === 'linux'
+    ? 'node\'s command line holds V8 flags here (the launcher re-executes with them), which reject the caches from the start (bin/gantry.js)' : false,
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Node reports on stderr, for each built-in it compiles, whether V8 took the module's cache.
+  const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], { NODE_DEBUG_NATIVE: 'CODE_CACHE' });
+  t.after(() => g.stop());
+  assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).status, 200);
+  assert.equal(await g.stop(), 0);
+  const verdicts = new Map<string, string>();
+  for (const m of g.stderr().matchAll(/^Code cache of (\S+) \(\w+\) is (accepted|rejected)$/gm)) verdicts.set(m[1], verdicts.get(m[1]) === 'rejected' ? 'rejected' : m[2]);
+  // A flag set otherwise than V8's default does make V8 reject the caches (else this test could not fail).
+  const { stderr } = await promisify(execFile)(process.execPath, ['-e', "require('v8').setFlagsFromString('--optimize-for-size'); require('net')"], { env: { ...process.env, NODE_DEBUG_NATIVE: 'CODE_CACHE' } });
+  assert.match(stderr, /^Code cache of net \(\w+\) is rejected$/m, 'V8 takes a cache made under other flags');
+  const server = ['http', '_http_server', 'net', 'crypto', 'internal/crypto/hash', 'worker_threads', 'cluster', 'child_process', 'fs/promises', 'assert'];
+  assert.deepEqual(server.filter((id) => verdicts.get(id) !== 'accepted'), [], `built-ins compiled without their cache: ${[...verdicts].filter(([, v]) => v === 'rejected').map(([k]) => k).join(' ')}`);
 });
 
 test('where Node has process.execve, the launcher runs the server with glibc malloc tuned and V8\'s memory balancer, as one process', {

@@ -9,6 +9,10 @@ import type { DestinationStream } from 'pino';
  * sees a few lines a minute at info, not worth a thread's memory; it is loaded only when used.
  */
 export async function consoleLogStream(out: NodeJS.WriteStream = process.stdout): Promise<DestinationStream> {
+  // A console that goes away (the reader of a pipe exits, as `gantry serve | head` does; a terminal hangs up) must not
+  // take the server down with an unhandled write error: its errors (EPIPE, EIO) are dropped, the log file keeps every
+  // line, and the stream, destroyed by the error, takes no more writes (the CLI's own lines included).
+  if (!out.listeners('error').includes(dropConsoleError)) out.on('error', dropConsoleError);
   const journal = toJournal(out);
   if (!out.isTTY && !journal) return out;
   const { default: pretty } = await import('pino-pretty');
@@ -20,6 +24,8 @@ export async function consoleLogStream(out: NodeJS.WriteStream = process.stdout)
     ignore: journal ? 'pid,hostname,time' : 'pid,hostname',
   });
 }
+
+function dropConsoleError(): void {}
 
 function toJournal(out: NodeJS.WriteStream): boolean {
   const stream = process.env.JOURNAL_STREAM;

@@ -71,3 +71,35 @@ test('gantry serve at a terminal prints readable coloured lines while logs/gantr
   const file = (await readFile(join(dir, 'logs', 'gantry.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
   assert.ok(file.some((l) => l.msg === 'Gantry listening'), 'the file has the same entry as JSON');
 });
+
+test('gantry serve keeps running when its console goes away (stdout a pipe whose reader exited); the log file keeps the lines', async (t) => {
+  await ensureBuilt();
+  const dir = await tempDir(t);
+  const base = join(dir, 'base');
+  const child = spawn(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', base], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '' } });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const up = /is up at (http:\/\/\S+)/.exec(out);
+      if (up) resolve(up[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
+  });
+  const apiKey = /global API key:\s+(\S+)/.exec(out)![1];
+  // The reader goes (as `gantry serve | head` does once it has its lines): the next console write fails with EPIPE.
+  child.stdout.destroy();
+  const headers = { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' };
+  // A login logs at info, to the console and the file.
+  assert.equal((await fetch(`${url}/api/access/users`, { method: 'POST', headers, body: JSON.stringify({ name: 'ann', password: 'correct horse', active: true }) })).status, 200);
+  const login = await fetch(`${url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: 'ann', pass: 'correct horse' }) });
+  assert.equal(login.status, 200);
+  assert.equal((await fetch(`${url}/api/version`, { headers })).status, 200, `the server still answers; stderr: ${err}`);
+  assert.equal(child.exitCode, null, 'still running');
+  assert.match(await readFile(join(base, 'logs/gantry.log'), 'utf8'), /"user":"ann".*"msg":"user logged in"/, 'the log file has the line');
+  child.kill('SIGTERM');
+  assert.deepEqual(await once(child, 'exit'), [0, null], `an orderly stop; stderr: ${err}`);
+});

@@ -2,6 +2,7 @@
 // Launcher for the `gantry` command: runs the server built into dist/ by `npm run build` with plain node, no TypeScript loader.
 // Built-ins are taken after the re-execution below, so that the process image it replaces loads none of them for nothing
 // (Node 24: that image runs 117 → 89 million instructions, valgrind).
+
 // glibc's malloc keeps what it once held: the 64 KB buffers of one 36 MB upload grew the process by ≈ 20 MB for good
 // (freed, but pinned by smaller allocations above them), and each thread's arena keeps its own. Allocations of 64 KB
 // and up get their own mappings instead (returned at free), and threads share two arenas: idle 70 → 67 MB, streaming

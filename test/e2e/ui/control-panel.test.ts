@@ -1,6 +1,7 @@
 // End-to-end test of the browser control panel in headless Chromium against a real server and the virtual printer.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { openAsBlob } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
 import { launchBrowser, screenshot, stepper, waitForNumber, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
-import { SMALL_GCODE } from '../../helpers/shared-data.ts';
+import { GCODE_DIR, SMALL_GCODE } from '../../helpers/shared-data.ts';
 
 const GCODE = SMALL_GCODE;
 const USER = 'alice';
@@ -226,6 +227,35 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await row.getByText('analysing, 42 %').waitFor();
     await server.config.patch({ gcodeAnalysis: { runAt: 'idle' } });
     assert.equal((await server.api('/api/files/local/waiting.gcode', { method: 'DELETE' })).status, 204);
+    await row.waitFor({ state: 'detached' });
+  });
+
+  await step('a file still being analysed can be loaded and printed', async () => {
+    // The server sets an analysis aside for a print, so only the printer's readiness may turn Load and Print off. They
+    // were also off while the file was analysed (it is in the push's busyFiles then): a click right after an upload
+    // landed on a disabled button and did nothing. The corpus's largest file twice over (72 MB) takes longer to analyse
+    // than the page needs to list it and open its row; every change of the row is recorded as it happens.
+    await page.evaluate(`(() => {
+      window.rowStates = [];
+      const button = (li, label) => [...li.querySelectorAll('button')].find((b) => b.textContent === label);
+      new MutationObserver(() => {
+        const li = document.querySelector('section.files li[data-file="analysed-slowly.gcode"]');
+        const del = li && button(li, 'Delete');
+        if (del) window.rowStates.push({ busy: del.disabled, load: !button(li, 'Load').disabled, print: !button(li, 'Print').disabled });
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    })()`);
+    const big = await openAsBlob(join(GCODE_DIR, 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode'));
+    const form = new FormData();
+    form.append('file', new Blob([big, big]), 'analysed-slowly.gcode');
+    assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
+    const row = page.getByRole('region', { name: 'Files' }).locator('li[data-file="analysed-slowly.gcode"]');
+    await row.locator('button.name').click();
+    // Busy (Delete off), then analysed and no longer busy.
+    await page.waitForFunction('(() => { const s = window.rowStates; return s.some((x) => x.busy) && s.length > 0 && !s[s.length - 1].busy; })()', undefined, { timeout: 60_000 });
+    const states = await page.evaluate('window.rowStates') as Array<{ busy: boolean; load: boolean; print: boolean }>;
+    assert.deepEqual(states.filter((x) => x.busy && !(x.load && x.print)), [], 'Load and Print stay on while the file is analysed');
+    await row.getByText('Estimated time').waitFor();
+    assert.equal((await server.api('/api/files/local/analysed-slowly.gcode', { method: 'DELETE' })).status, 204);
     await row.waitFor({ state: 'detached' });
   });
 

@@ -141,8 +141,9 @@ export function FilesPanel() {
         <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}</span>
         <span class="actions">
           {model ? can('SLICE') && <button class="small primary" onClick={() => setSlicing(e)}>Slice…</button> : <>
-            {can('FILES_SELECT') && <button class="small" disabled={!flags.ready || inUse} onClick={() => select(e, false)}>Load</button>}
-            {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready || inUse} onClick={() => select(e, true)}>Print</button>}
+            {/* A file being analysed can still be printed (the server sets the analysis aside for the print): only the printer's readiness counts. */}
+            {can('FILES_SELECT') && <button class="small" disabled={!flags.ready} onClick={() => select(e, false)}>Load</button>}
+            {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready} onClick={() => select(e, true)}>Print</button>}
           </>}
         </span>
         {expanded && (

@@ -5,6 +5,7 @@ import { openAsBlob } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
@@ -230,19 +231,20 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     await row.waitFor({ state: 'detached' });
   });
 
-  await step('a file still being analysed can be loaded and printed', async () => {
-    // The server sets an analysis aside for a print, so only the printer's readiness may turn Load and Print off. They
-    // were also off while the file was analysed (it is in the push's busyFiles then): a click right after an upload
-    // landed on a disabled button and did nothing. The corpus's largest file twice over (72 MB) takes longer to analyse
-    // than the page needs to list it and open its row; every change of the row is recorded as it happens.
+  await step('a file still being analysed says so, and can be loaded, printed, moved and deleted', async () => {
+    // The server prints a file under analysis (it sets the analysis aside) and deletes or moves one (it cancels the
+    // analysis), so only a running job may turn those buttons off. They were off while the file was analysed (it is in
+    // the push's busyFiles then): a click right after an upload landed on a disabled button and did nothing. The
+    // corpus's largest file twice over (72 MB) takes longer to analyse than the page needs to list the file and open
+    // its row; every change of the row is recorded as it happens.
     await page.evaluate(`(() => {
       window.rowStates = [];
-      const button = (li, label) => [...li.querySelectorAll('button')].find((b) => b.textContent === label);
+      const on = (li, label) => !([...li.querySelectorAll('button')].find((b) => b.textContent === label)?.disabled ?? true);
       new MutationObserver(() => {
         const li = document.querySelector('section.files li[data-file="analysed-slowly.gcode"]');
-        const del = li && button(li, 'Delete');
-        if (del) window.rowStates.push({ busy: del.disabled, load: !button(li, 'Load').disabled, print: !button(li, 'Print').disabled });
-      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+        if (li?.querySelector('.details')) window.rowStates.push({ analysing: li.querySelector('.muted').textContent.includes('analysing…'),
+          load: on(li, 'Load'), print: on(li, 'Print'), move: on(li, 'Move'), delete: on(li, 'Delete') });
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
     })()`);
     const big = await openAsBlob(join(GCODE_DIR, 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode'));
     const form = new FormData();
@@ -250,10 +252,11 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
     assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
     const row = page.getByRole('region', { name: 'Files' }).locator('li[data-file="analysed-slowly.gcode"]');
     await row.locator('button.name').click();
-    // Busy (Delete off), then analysed and no longer busy.
-    await page.waitForFunction('(() => { const s = window.rowStates; return s.some((x) => x.busy) && s.length > 0 && !s[s.length - 1].busy; })()', undefined, { timeout: 60_000 });
-    const states = await page.evaluate('window.rowStates') as Array<{ busy: boolean; load: boolean; print: boolean }>;
-    assert.deepEqual(states.filter((x) => x.busy && !(x.load && x.print)), [], 'Load and Print stay on while the file is analysed');
+    // Analysing, then analysed.
+    await page.waitForFunction('(() => { const s = window.rowStates; return s.some((x) => x.analysing) && !s[s.length - 1].analysing; })()', undefined, { timeout: 60_000 });
+    const states = await page.evaluate('window.rowStates') as Array<Record<string, boolean>>;
+    const all = { analysing: true, load: true, print: true, move: true, delete: true };
+    assert.deepEqual(states.filter((x) => x.analysing && !isDeepStrictEqual(x, all)), [], 'every button stays on while the file is analysed');
     await row.getByText('Estimated time').waitFor();
     assert.equal((await server.api('/api/files/local/analysed-slowly.gcode', { method: 'DELETE' })).status, 204);
     await row.waitFor({ state: 'detached' });

@@ -110,9 +110,10 @@ export function FilesPanel() {
     activeTab.value = 'preview';
   };
 
-  const analysing = (path: string): string => {
+  const analysing = (path: string, started: boolean): string => {
     const fraction = analysisProgress.value[path];
-    return fraction === undefined ? 'pending' : `analysing, ${Math.floor(fraction * 100)} %`;
+    if (fraction === undefined) return started ? 'analysing…' : 'pending';
+    return `analysing, ${Math.floor(fraction * 100)} %`;
   };
 
   const crumbs = folder ? folder.split('/') : [];
@@ -134,14 +135,17 @@ export function FilesPanel() {
     const a = e.gcodeAnalysis;
     const expanded = open === `${e.origin}:${e.path}`;
     const model = isModel(e);
+    // busyFiles lists the running job's file and the files being analysed. The server prints a file under analysis (it
+    // sets the analysis aside), and deletes or moves one (it cancels the analysis): only the job holds a file here.
+    const jobFile = isSel && !flags.ready && !flags.closedOrError;
+    const underAnalysis = inUse && !jobFile;
     return (
       <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}${e.thumbnail ? ' has-thumb' : ''}`} data-file={e.path}>
         {e.thumbnail && <img class="thumb" src={at(`/${e.thumbnail}`)} alt="" loading="lazy" data-testid="file-thumb" />}
         <button class="link name" title={e.path} aria-expanded={expanded} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{q ? e.path : (e.display ?? e.name)}</button>
-        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}</span>
+        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}{underAnalysis ? ' · analysing…' : ''}</span>
         <span class="actions">
           {model ? can('SLICE') && <button class="small primary" onClick={() => setSlicing(e)}>Slice…</button> : <>
-            {/* A file being analysed can still be printed (the server sets the analysis aside for the print): only the printer's readiness counts. */}
             {can('FILES_SELECT') && <button class="small" disabled={!flags.ready} onClick={() => select(e, false)}>Load</button>}
             {can('PRINT') && can('FILES_SELECT') && <button class="small primary" disabled={!flags.ready} onClick={() => select(e, true)}>Print</button>}
           </>}
@@ -154,14 +158,14 @@ export function FilesPanel() {
                 <dt>Estimated time</dt><dd>{duration(a.estimatedPrintTime)}</dd>
                 <dt>Filament</dt><dd>{filament(a.filament as Record<string, unknown>)}</dd>
                 {a.dimensions && <><dt>Size</dt><dd>{a.dimensions.width.toFixed(1)} × {a.dimensions.depth.toFixed(1)} × {a.dimensions.height.toFixed(1)} mm</dd></>}
-              </> : e.origin === 'local' && !model ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path)}</dd></> : null}
+              </> : e.origin === 'local' && !model ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path, underAnalysis)}</dd></> : null}
               {e.prints && <><dt>Prints</dt><dd>{e.prints.success} ok, {e.prints.failure} failed</dd></>}
             </dl>
             <div class="buttons">
               {e.origin === 'local' && !model && can('FILES_DOWNLOAD') && <button class="small" onClick={() => preview(e)}>Preview</button>}
               {e.origin === 'local' && can('FILES_DOWNLOAD') && e.refs?.download && <a class="button small" href={e.refs.download} download>Download</a>}
-              {e.origin === 'local' && can('FILES_UPLOAD') && can('FILES_DELETE') && <button class="small" disabled={inUse} onClick={() => move(e)}>Move</button>}
-              {can('FILES_DELETE') && <button class="small danger" disabled={inUse || (isSel && !flags.ready && !flags.closedOrError)} onClick={() => remove(e)}>Delete</button>}
+              {e.origin === 'local' && can('FILES_UPLOAD') && can('FILES_DELETE') && <button class="small" disabled={jobFile} onClick={() => move(e)}>Move</button>}
+              {can('FILES_DELETE') && <button class="small danger" disabled={jobFile} onClick={() => remove(e)}>Delete</button>}
             </div>
           </div>
         )}

@@ -68,14 +68,19 @@ test('an idle server sleeps: no timer wakes its event loop while nobody is conne
   // Each return from the loop's poll (a timer due, I/O) is one voluntary context switch of the main thread; a busy
   // machine adds involuntary ones only. A loop-delay histogram sampling all day (as @fastify/under-pressure did) is
   // ≈ 100 a second; the push channel's status rounds and the app-key sweep running without clients or requests were
-  // ≈ 3 a second; without them a few are left (V8 finishing compiles). The window ends before V8's idle-time GCs
-  // (≈ 8 s after start), which wake it a dozen times.
+  // ≈ 3 a second; without them a few are left (V8 finishing compiles, the compile cache written). On a loaded machine
+  // those stragglers reach further (9 in the first window of a run beside five other test files, Node 26): the
+  // quieter of two windows counts, as a timer wakes every window. Both end before V8's idle-time GCs (≈ 8 s after
+  // start), which wake it a dozen times.
   const switches = async () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(await readFile(`/proc/${g.child.pid}/task/${g.child.pid}/status`, 'utf8'))?.[1]);
-  await new Promise((r) => setTimeout(r, 500));
-  const before = await switches();
-  await new Promise((r) => setTimeout(r, 3000));
-  const woke = (await switches()) - before;
-  assert.ok(woke <= 5, `the main thread woke ${woke} times in 3 s of idling`);
+  const wakes = async (ms: number) => {
+    const before = await switches();
+    await new Promise((r) => setTimeout(r, ms));
+    return (await switches()) - before;
+  };
+  await new Promise((r) => setTimeout(r, 1000));
+  const woke = Math.min(await wakes(2500), await wakes(2500));
+  assert.ok(woke <= 4, `the main thread woke ${woke} times in 2.5 s of idling (the quieter of two windows)`);
   assert.equal(await g.stop(), 0);
 });
 

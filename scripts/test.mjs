@@ -42,7 +42,7 @@ function run(groups, concurrency) {
   const entries = groups.map((g) => (g.length === 1 ? g[0] : groupEntry(g)));
   return new Promise((resolve) => {
     // TAP on every Node: the failed files to retry are read from it, and Node ≥ 23 would otherwise print its spec format.
-    // Node 20 bounds each test file's process by --test-timeout as a whole (Node ≥ 22 each test in it): a group is
+    // Node 20 bounds each test file's process by --test-timeout as a whole (Node 24: each test in it): a group is
     // several files, up to ≈ 140 s of them on a loaded 2-core machine (with 12 groups, 160–180 s: a fresh clone's
     // first run timed out at 180 s).
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', WATCHDOG, '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...entries], {

@@ -98,3 +98,17 @@ export function stepper(t: TestContext, page: Page, prefix = '') {
     }
   });
 }
+
+/** Polls a condition read from the page (the test runs in Node, so page values are read through locators). */
+export async function until(what: string, check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
+  const end = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Opens one of the panel's tabs by its exact name. */
+export async function openTab(page: Page, name: string): Promise<void> {
+  await page.getByRole('tab', { name, exact: true }).click();
+}

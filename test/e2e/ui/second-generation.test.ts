@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, screenshot, stepper, waitForFocus, waitForNumber, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, until, waitForFocus, waitForNumber, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { uploadFile } from '../../printer/job/helpers.ts';
 import { cubeStl } from '../../helpers/stl.ts';
@@ -16,17 +16,7 @@ import { readFile } from 'node:fs/promises';
 
 const PAGES = ['Temperature', 'Control', 'Terminal', 'G-code', 'History', 'Timelapse', 'Logs', 'Settings'];
 
-async function until(what: string, check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
-  const end = Date.now() + timeout;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-
 const focusedText = (page: Page) => page.evaluate<string>('document.activeElement?.textContent ?? ""');
-const openTab = (page: Page, name: string) => page.getByRole('tab', { name, exact: true }).click();
 
 test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, async (t) => {
   // Chromium starts while the server is set up.

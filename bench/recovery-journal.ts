@@ -66,7 +66,15 @@ async function printOnce(bin: string, gcode: string, journal: boolean): Promise<
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const bin = join(await mkdtemp(join(tmpdir(), 'gantry-bench-bin-')), 'fakefw');
+  const binDir = await mkdtemp(join(tmpdir(), 'gantry-bench-bin-'));
+  try {
+    await measure(join(binDir, 'fakefw'));
+  } finally {
+    await rm(binDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(bin: string): Promise<void> {
   await promisify(execFile)('cc', ['-O2', '-o', bin, join(BENCH_SRC_DIR, 'fakefw.c')]);
   const gcode = (await readFile(join(GCODE_DIR, 'prusaslicer-2.3.3_3dbenchy.gcode'), 'latin1')).split('\n').slice(0, LINES).join('\n');
   console.log(`journal cost: ${LINES} lines of Benchy through the job runner, fakefw -d ${DELAY}, ${SENDAHEAD ? 'send-ahead' : 'ping-pong'}, ${REPEATS} interleaved pairs`);

@@ -7,7 +7,7 @@
 // end-to-end test can miss once; a test that really fails fails again, and every retried file is named in the output.
 // A test process still alive 30 s after its last test (TEST_EXIT_GRACE_MS) fails, naming what keeps it alive
 // (scripts/test-watchdog.mjs): a leak fails the run instead of hanging it.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,8 +23,23 @@ function walk(dir, out = []) {
   return out;
 }
 
-const GROUP_DIR = mkdtempSync(join(tmpdir(), 'gantry-test-groups-'));
-process.on('exit', () => rmSync(GROUP_DIR, { recursive: true, force: true }));
+// The tests' temporary files go to a folder of this run's own (TMPDIR), removed when the run ends: whatever a test
+// left behind there is named, so a leak shows instead of piling up in /tmp run after run.
+const RUN_TMP = mkdtempSync(join(tmpdir(), 'gantry-test-run-'));
+const GROUP_DIR = join(RUN_TMP, '.groups');
+mkdirSync(GROUP_DIR);
+// Except the compile caches, which stay where they were, so a run starts as warm as the last one left them: tsx's
+// (tsx-<uid>) and Node's (node-compile-cache, enabled by bin/gantry.js for the servers the tests start).
+const CACHES = [`tsx-${process.getuid?.() ?? 'user'}`, 'node-compile-cache'];
+for (const name of CACHES) {
+  mkdirSync(join(tmpdir(), name), { recursive: true, mode: 0o700 });
+  symlinkSync(join(tmpdir(), name), join(RUN_TMP, name));
+}
+process.on('exit', () => {
+  const left = readdirSync(RUN_TMP).filter((name) => name !== '.groups' && !CACHES.includes(name));
+  if (left.length) console.log(`# ${left.length} temporary file(s) the tests left behind, now removed: ${left.slice(0, 20).join(', ')}${left.length > 20 ? ', …' : ''}`);
+  rmSync(RUN_TMP, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
+});
 const WATCHDOG = pathToFileURL(join(import.meta.dirname, 'test-watchdog.mjs')).href;
 const groupModule = pathToFileURL(join(import.meta.dirname, 'test-group.mjs')).href;
 let groupCount = 0;
@@ -47,6 +62,7 @@ function run(groups, concurrency) {
     // first run timed out at 180 s).
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', WATCHDOG, '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...entries], {
       stdio: ['inherit', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: RUN_TMP },
     });
     let tail = '';
     const failed = new Set();

@@ -2,11 +2,11 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ensureBuilt } from '../helpers/built-server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
 // bin/gantry.js runs dist/cli.js: build it first when the sources changed.
@@ -33,14 +33,8 @@ function run(args: string[], opts: { onStdout?: (all: string, kill: (s: NodeJS.S
   });
 }
 
-async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-cli-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 test('first start creates admin, prints password and key once, serves, and shuts down cleanly on SIGTERM', async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-cli-');
   let checked: Promise<void> | undefined;
   let loginStatus = 0;
   let versionStatus = 0;
@@ -79,7 +73,7 @@ test('first start creates admin, prints password and key once, serves, and shuts
 });
 
 test('an invalid config stops the server with file, line and problem', async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-cli-');
   const file = join(dir, 'config.yaml');
   await writeFile(file, 'api:\n  allowCrossOrigin: false\nserver:\n  port: "not a number"\n');
   const result = await run(['serve', '--port', '0', '--basedir', dir]);
@@ -94,7 +88,7 @@ test('an invalid config stops the server with file, line and problem', async (t)
 });
 
 test('user and apikey commands work headless', async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-cli-');
   const ok = async (args: string[]) => {
     const r = await run([...args, '--basedir', dir]);
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);

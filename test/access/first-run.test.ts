@@ -3,13 +3,13 @@
 // start, and gives back its log file (and the port).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startGantry } from '../../src/main.ts';
 import { CONTROL_FILE } from '../../src/access/local-control.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 async function startCapturing(baseDir: string, port = 0): Promise<{ g: Awaited<ReturnType<typeof startGantry>>; out: string }> {
   const write = process.stdout.write.bind(process.stdout);
@@ -26,7 +26,7 @@ const adminHash = async (dir: string) => (parse(await readFile(join(dir, 'users.
 const login = (url: string, pass: string) => fetch(`${url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user: 'admin', pass }) });
 
 test('the first run\'s admin password: printed once, logs in, and its hash reaches the full work factor at that login', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  const dir = await tempDir(t, 'gantry-first-run-');
   const { g, out } = await startCapturing(dir);
   t.after(() => g.stop());
   const password = /password:\s+(\S+)/.exec(out)?.[1];
@@ -41,25 +41,24 @@ test('the first run\'s admin password: printed once, logs in, and its hash reach
   assert.equal((await fetch(`${g.url}/api/version`, { headers: { 'X-Api-Key': key! } })).status, 200);
 });
 
-test('a users file without users stops the start', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+test('a users file without users stops the start', async (t) => {
+  const dir = await tempDir(t, 'gantry-first-run-');
   await writeFile(join(dir, 'users.yaml'), '{}\n');
   await assert.rejects(startCapturing(dir), /holds no users; refusing to start/);
   await assertLogClosed(dir);
 });
 
 test('a port already taken stops the start, which gives back its log file; the server holding the port keeps answering', async (t) => {
-  const first = await startCapturing(await mkdtemp(join(tmpdir(), 'gantry-first-run-')));
+  const first = await startCapturing(await tempDir(t, 'gantry-first-run-'));
   t.after(() => first.g.stop());
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
+  const dir = await tempDir(t, 'gantry-first-run-');
   await assert.rejects(startGantry({ host: '127.0.0.1', port: first.g.port, baseDir: dir }), /EADDRINUSE/);
   await assertLogClosed(dir);
   assert.equal((await fetch(`${first.g.url}/api/version`)).status, 403, 'the first server still answers (403: no key)');
 });
 
 test('a start that fails after listening (its control file cannot be written) closes the port again and gives back its log file', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-first-run-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-first-run-');
   // A folder (not empty) where the control file goes: the atomic write's rename onto it fails.
   await mkdir(join(dir, CONTROL_FILE, 'occupied'), { recursive: true });
   const port = await freePort();

@@ -1,15 +1,14 @@
 // A service's config slice: live reads, change reports limited to its sections, saves confined to them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ConfigStore } from '../../src/config/config-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 async function store(t: { after(fn: () => Promise<void>): void }): Promise<ConfigStore> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-slice-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-slice-');
   return ConfigStore.load(join(dir, 'config.yaml'));
 }
 

@@ -10,6 +10,7 @@ import { waitFor as waitUntil, waitForFile } from '../helpers/wait.ts';
 import { splitArgs } from '../../src/events/event-subscriptions.ts';
 import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
 import { sleep } from '../push/push-clients.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
 
@@ -27,8 +28,7 @@ test('placeholders follow str.format: nesting, escaped braces, repr, unknown nam
 });
 
 test('system subscriptions run real shell commands with placeholders, in order, stopping at a failure', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-evsub-');
   const server = await startTestServer(t, {
     settings: {
       events: {
@@ -72,8 +72,7 @@ test('system subscriptions run real shell commands with placeholders, in order, 
 });
 
 test('a system command that runs too long is killed; the event loop is never blocked', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-evsub-');
   const server = await startTestServer(t, {
     settings: { events: { commandTimeout: 1, subscriptions: [
       { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo $$ > ${dir}/pid; sleep 30; touch ${dir}/late` },
@@ -160,8 +159,7 @@ test('a config.yaml with bad subscription entries still starts; the good entry r
 });
 
 test('events.enabled: false runs no subscription', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-evsub-');
   const server = await startTestServer(t, { settings: { events: { enabled: false, subscriptions: [
     { event: 'PrinterProfileModified', type: 'system', shell: true, command: `echo {identifier} >> ${dir}/off` },
   ] } } });
@@ -174,8 +172,7 @@ test('events.enabled: false runs no subscription', async (t) => {
 });
 
 test('commands run for Shutdown get a bounded grace period at stop; others are killed at once', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-evsub-');
   const server = await startTestServer(t, { settings: { events: { subscriptions: [
     { event: 'Shutdown', type: 'system', shell: true, command: `sleep 1; echo finished > ${dir}/shutdown-done` },
     { event: 'Shutdown', type: 'system', shell: true, command: `echo $$ > ${dir}/stuck-pid; sleep 60; touch ${dir}/stuck-late` },
@@ -198,8 +195,7 @@ test('commands run for Shutdown get a bounded grace period at stop; others are k
 });
 
 test('events without a payload give {__data} None and {__json} {}; others their repr and JSON', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-evsub-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-evsub-');
   const server = await startTestServer(t, { settings: { events: { subscriptions: [
     { event: ['Home', 'ToolChange'], type: 'system', shell: true, command: `printf '%s|%s\\n' "{__data}" '{__json}' > ${dir}/{__eventname}` },
   ] } } });

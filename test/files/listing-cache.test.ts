@@ -2,14 +2,14 @@
 // through the server (upload, folder, copy, move, delete, metadata), and files dropped in behind its back still show.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalStorage } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { multipartBody, GCODE, type FormPart } from './multipart.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -20,8 +20,7 @@ function upload(s: TestServer, parts: FormPart[]): Promise<Response> {
 const fileParts = (filename: string): FormPart[] => [{ name: 'file', filename, value: GCODE }];
 
 async function storageIn(t: { after(fn: () => Promise<void>): void }): Promise<{ root: string; storage: LocalStorage }> {
-  const root = await mkdtemp(join(tmpdir(), 'gantry-listing-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  const root = await tempDir(t, 'gantry-listing-');
   return { root, storage: new LocalStorage(root, silentLogger, new FileTypes()) };
 }
 

@@ -2,16 +2,15 @@
 // succeeds and the folder stays gone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalStorage } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
 import { silentLogger } from '../../src/core/logger.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 test('a folder removed while its metadata is being written is removed, and no late write brings it back', async (t) => {
-  const root = await mkdtemp(join(tmpdir(), 'gantry-remove-race-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  const root = await tempDir(t, 'gantry-remove-race-');
   const storage = new LocalStorage(root, silentLogger, new FileTypes());
   for (let round = 0; round < 40; round++) {
     const folder = join(root, 'batch');

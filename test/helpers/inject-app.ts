@@ -1,8 +1,7 @@
 // Test helper: the Fastify app built with buildApp and driven through app.inject — real config, access and printer
 // profiles on a temp dir, a recording fake for the printer side (printer, ports, jobs), no socket, no printer link.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
@@ -23,6 +22,7 @@ import type {
   ConnectOptions, ConnectionSnapshot, LinkProfile, Printer, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
 } from '../../src/printer/types.ts';
 import { installWireCheck, wireMismatches } from './wire-check.ts';
+import { tempDir } from './temp-dir.ts';
 
 // Every answer is checked against its route's response schema, as on the real test servers.
 installWireCheck();
@@ -148,8 +148,7 @@ export interface InjectOptions {
 }
 
 export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promise<InjectApp> {
-  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-inject-'));
-  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const baseDir = await tempDir(t, 'gantry-inject-');
   const paths = resolvePaths(baseDir);
   await createFolders(paths);
   // Users exist already, so the access service's first run (an admin and a scrypt hash) does not happen.

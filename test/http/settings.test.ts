@@ -1,12 +1,12 @@
 // Settings API: every mapped field read and written through its config.yaml path, api.key visibility, bad input, live effects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { SETTINGS_FIELDS, getPath, setPath } from '../../src/http/settings-map.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -77,8 +77,7 @@ function sampleFor(api: string, current: unknown, dir: string): unknown {
 
 test('every settings field is read, written through its config.yaml path, and read back', async (t) => {
   const s = await startTestServer(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-folders-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-folders-');
   let count = 0;
   const before = await getSettings(s);
   for (const f of SETTINGS_FIELDS) {
@@ -319,8 +318,7 @@ test('CORS follows api.allowCrossOrigin at once', async (t) => {
 });
 
 test('plugins subtree is kept; discovery.upnpUuid is a stable per-installation UUID', async (t) => {
-  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-uuid-'));
-  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const baseDir = await tempDir(t, 'gantry-uuid-');
   const first = await startTestServer(undefined, { baseDir });
   const g1 = await getSettings(first);
   const uuid = getPath(g1, ['plugins', 'discovery', 'upnpUuid']) as string;

@@ -8,13 +8,12 @@ import { uploadFile } from '../printer/job/helpers.ts';
 import { waitFor } from '../printer/helpers.ts';
 import { gcodeWithThumbnails, LARGE_PNG } from '../helpers/thumbnail-gcode.ts';
 import { readThumbnail } from '../../src/files/analysis/thumbnails.ts';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 test('readThumbnail picks the largest PNG preview and skips JPG blocks; a file without one gives null', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-thumb-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-thumb-');
   await writeFile(join(dir, 'a.gcode'), gcodeWithThumbnails());
   await writeFile(join(dir, 'b.gcode'), 'G28\nG1 X1\n');
   const thumb = await readThumbnail(join(dir, 'a.gcode'));

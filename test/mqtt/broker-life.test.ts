@@ -3,21 +3,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { Recorder, SKIP, startBroker } from './helpers.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 // The CLI from source through tsx (as the test runner itself runs), so the test needs no prior build of dist/.
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 
 test('kill -9 of a Gantry process: the broker publishes the retained last will "disconnected"', { skip: SKIP }, async (t) => {
   const broker = await startBroker(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-mqtt-lwt-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-mqtt-lwt-');
   await writeFile(join(dir, 'config.yaml'), stringify({
     api: { key: 'LWTTESTKEY' }, server: { uuid: '0123abcd-4567-89ef-0123-456789abcdef' },
     plugins: { mqtt: { broker: { url: '127.0.0.1', port: broker.port }, gantry: { reconnectMin: 0.1 } } },

@@ -1,15 +1,13 @@
 // The terminal and logs/serial.log: prefixes, batching for the push channel, the file when serial.log is on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialLog } from '../../src/printer/serial-log.ts';
 import { waitForFile } from '../helpers/wait.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 test('terminal lines, batched delivery of the newest lines, serial.log file', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-serial-log-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-serial-log-');
   // The 10 ms batch timer runs on mocked time: a batch goes out exactly when its time is up.
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const batches: string[][] = [];

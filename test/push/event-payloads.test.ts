@@ -2,18 +2,17 @@
 // logins, push auth, position reports, a vanished printer, and connect/move/disconnect on the virtual printer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { waitFor } from '../printer/helpers.ts';
 import { recorder, uploadFile, type Json } from '../printer/job/helpers.ts';
 import { addUser, asBrowser, browserLogin } from '../access/helpers.ts';
 import { rawClient, userWithKey } from './push-clients.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 test('Startup, analysis, login/logout (active and passive), push auth, PositionUpdate and a connection Error carry their payloads', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-event-payloads-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-event-payloads-');
   const s = await startTestServer(t, { settings: {
     // Startup fires before a test could listen on the bus: a subscription sees it.
     events: { subscriptions: [{ event: 'Startup', type: 'system', shell: false, command: `touch ${dir}/started-{__eventname}` }] },

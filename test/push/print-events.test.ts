@@ -2,20 +2,19 @@
 // `current` carrying the job, progress and busy files, and a client that stopped reading, which holds up nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { rawClient, sockjsClient, userWithKey, sleep } from './push-clients.ts';
 import { SMALL_GCODE } from '../helpers/shared-data.ts';
 import { needs } from '../helpers/tools.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Ev = { type: string; payload: Record<string, unknown> | null };
 type Current = { job: { file: { name: string | null } }; progress: { completion: number | null }; busyFiles: Array<{ path: string }>; state: { text: string } };
 
 test('PrintStarted/PrintDone and job progress reach clients during a print while a client that stopped reading blocks neither the print nor the others', { skip: needs('shared-data') }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-print-events-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-print-events-');
   const server = await startTestServer(t, { settings: {
     devel: { virtualPrinter: { throttle: 0 } },
     // The placeholders that read the job (selected file) during a real print.

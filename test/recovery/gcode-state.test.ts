@@ -1,13 +1,13 @@
 // The file state at a resume position: layers, Z, E (absolute and relative, G92), fan, temperatures, line/layer offsets; the byte reader against the reference reader.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { applyLineBytes, initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from '../../src/recovery/gcode-state.ts';
 import { GCODE_DIR } from '../helpers/shared-data.ts';
 import { needs } from '../helpers/tools.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const GCODE = [
   'M140 S55', 'M104 S210', 'G28', 'G90', 'M82', 'G92 E0', // 1-6
@@ -17,8 +17,7 @@ const GCODE = [
 ].join('\n') + '\n';
 
 test('scanning a file gives Z, layer, E, fan and targets at a position, and finds lines and layers', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-gstate-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-gstate-');
   const file = join(dir, 'a.gcode');
   await writeFile(file, GCODE);
   const line13 = await offsetOfLine(file, 13);

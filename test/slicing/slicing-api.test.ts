@@ -1,13 +1,13 @@
 // Slicing API with the real PrusaSlicer: slicer list, profile CRUD (overrides-only storage, default switching), import, 404 rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { cubeStl } from '../helpers/stl.ts';
 import { needs } from '../helpers/tools.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -121,7 +121,7 @@ test('a native PrusaSlicer .ini imports as a profile', { skip: needs('prusa-slic
 test('the service slices a real STL with a stored profile, reporting progress and events', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   await s.api('/api/slicing/prusaslicer/profiles/quick', { method: 'PUT', json: { data: { layer_height: 0.3, fill_density: '10%' }, default: true } });
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-slice-test-'));
+  const dir = await tempDir(t, 'gantry-slice-test-');
   const model = join(dir, 'cube.stl');
   await writeFile(model, cubeStl(10));
   const events: string[] = [];

@@ -1,14 +1,14 @@
 // Language packs API: upload of zip, tar.gz, tgz and tar archives built here, listing with metadata, delete, and hostile archives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yazl from 'yazl';
 import { create as tarCreate } from 'tar';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
 
@@ -51,8 +51,7 @@ async function leftovers(s: TestServer): Promise<string[]> {
 
 test('each archive type installs; the list carries locale names and the packs\' own metadata', async (t) => {
   const s = await startTestServer(t);
-  const work = await mkdtemp(join(tmpdir(), 'gantry-packs-'));
-  t.after(() => rm(work, { recursive: true, force: true }));
+  const work = await tempDir(t, 'gantry-packs-');
   const tree = join(work, 'tree');
   await packTree(tree);
 
@@ -115,8 +114,7 @@ test('a new upload replaces the installed locale; delete removes core and plugin
 
 test('hostile or unsuitable archives are refused and leave nothing behind', async (t) => {
   const s = await startTestServer(t);
-  const work = await mkdtemp(join(tmpdir(), 'gantry-evil-'));
-  t.after(() => rm(work, { recursive: true, force: true }));
+  const work = await tempDir(t, 'gantry-evil-');
 
   // zip-slip: yazl refuses to write `..`, so write a same-length name and patch it in (local header and central directory).
   const slipRaw = await zipOf([{ name: 'de/meta.yaml', data: 'author: x\n' }, { name: 'zz/zzzzzzzzzz.txt', data: 'owned' }]);

@@ -8,10 +8,11 @@ import { promisify } from 'node:util';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, stat, writeFile, chmod, readdir, readFile } from 'node:fs/promises';
-import { tmpdir, networkInterfaces } from 'node:os';
+import { stat, writeFile, chmod, readdir, readFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -70,8 +71,7 @@ async function site(t: { after: (fn: () => unknown) => void }): Promise<string> 
 
 test('path: existence, type, access, directory creation and the write balloon', async (t) => {
   const s = await startTestServer(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-path-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-path-');
   const file = join(dir, 'f.txt');
   await writeFile(file, 'x');
   await chmod(file, 0o644);
@@ -172,8 +172,7 @@ test('url: response bodies, content type lists, and basic/digest/bearer auth', a
 
 test('url: validSsl decides whether a self-signed certificate is accepted', async (t) => {
   const s = await startTestServer(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-tls-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-tls-');
   await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
     '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
   const server = createHttpsServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, handler);

@@ -9,11 +9,11 @@ import { humanSize } from '../../src/timelapse/timelapse-folders.ts';
 import { fetchSnapshot } from '../../src/timelapse/snapshot.ts';
 import { execFile } from 'node:child_process';
 import { createServer as createHttpsServer } from 'node:https';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { testFrames } from './helpers.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
 
@@ -79,8 +79,7 @@ test('stabiliser: an unknown position takes the frame in place; G92 E keeps extr
 });
 
 test('snapshot fetch: TLS validation on and off against a self-signed camera, timeout, non-2xx, no partial file', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-snap-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-snap-');
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
     '-days', '1', '-subj', '/CN=camera.invalid']);
   const [jpeg] = await testFrames();

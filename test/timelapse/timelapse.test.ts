@@ -3,8 +3,7 @@
 // a failing encoder, unrendered jobs, and stabilised snapshots (park moves, same extruded length).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -12,6 +11,7 @@ import { uploadFile } from '../printer/job/helpers.ts';
 import { rawClient, userWithKey } from '../push/push-clients.ts';
 import { FFMPEG, events, fakeCamera, layeredGcode, probe, type Json } from './helpers.ts';
 import { needs } from '../helpers/tools.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const TIMELAPSE_EVENTS = new Set(['PrintStarted', 'PrintDone', 'PrintFailed', 'CaptureStart', 'CaptureDone', 'CaptureFailed', 'PostRollStart',
   'PostRollEnd', 'MovieRendering', 'MovieDone', 'MovieFailed']);
@@ -118,8 +118,7 @@ test('zchange: a frame per layer (z-hops skipped), post roll, a real mp4 with th
 
 test('timed with a failing encoder: MovieFailed says why and keeps the frames; the unrendered job renders by hand', { skip: needs('ffmpeg') }, async (t) => {
   const cam = await fakeCamera(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-badffmpeg-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-badffmpeg-');
   const bad = join(dir, 'ffmpeg');
   await writeFile(bad, '#!/bin/sh\necho "simulated encoder failure" >&2\nexit 1\n');
   await chmod(bad, 0o755);

@@ -1,6 +1,7 @@
 // Test helper: builds the reference firmware responder (fakefw) once per process and runs it on its own pty.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +17,8 @@ export function buildTool(name: 'fakefw' | 'idealhost'): Promise<string> {
   const key = name;
   const go = async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gantry-bench-bin-'));
-    process.once('exit', () => { void rm(dir, { recursive: true, force: true }); });
+    // Synchronous: an exit handler's promises never settle.
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     const out = join(dir, key);
     await run('cc', ['-O2', '-o', out, join(BENCH_DIR, `${key}.c`)]);
     return out;

@@ -1,8 +1,7 @@
 // Port discovery (fake /dev, additionalPorts globs, blacklist, VIRTUAL), baudrate lists, line splitting, the loopback transport.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { listPorts, baudrateOptions, detectionBaudrates, globToRegExp, natural, VIRTUAL_PORT } from '../../src/transports/port-discovery.ts';
@@ -12,10 +11,10 @@ import { createTransportFactory } from '../../src/transports/transport-factory.t
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
 import { VirtualPrinter } from '../../src/virtual-printer/virtual-printer.ts';
 import { ConfigStore } from '../../src/config/config-store.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 test('ports: device globs and additionalPorts, minus blacklist, naturally sorted, VIRTUAL when enabled', async (t) => {
-  const dev = await mkdtemp(join(tmpdir(), 'gantry-dev-'));
-  t.after(() => rm(dev, { recursive: true, force: true }));
+  const dev = await tempDir(t, 'gantry-dev-');
   for (const n of ['ttyACM10', 'ttyACM2', 'ttyUSB0', 'ttyS0', 'console']) await writeFile(join(dev, n), '');
   await mkdir(join(dev, 'serial', 'by-id'), { recursive: true });
   await symlink(join(dev, 'ttyUSB0'), join(dev, 'serial', 'by-id', 'usb-Prusa_MK3-if00'));
@@ -127,8 +126,7 @@ test('loopback: boot banner and replies arrive asynchronously, never inside writ
 });
 
 test('the factory maps VIRTUAL to the simulator (with settings) and anything else to a serial port', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-factory-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-factory-');
   const config = ConfigStore.fromObject(join(dir, 'config.yaml'), { devel: { virtualPrinter: { numExtruders: 3, firmwareName: 'Test FW', throttle: 0 } } });
   const factory = createTransportFactory({ settings: () => config.current, virtualSdFolder: join(dir, 'sd') });
   assert.ok(factory('/dev/ttyUSB0', 115200) instanceof SerialTransport);

@@ -5,8 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { access, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
 import { ProtocolEngine } from '../../src/protocol/engine.ts';
@@ -16,6 +15,7 @@ import { DEFAULT_ENGINE_SETTINGS } from '../../src/protocol/settings.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { batches } from '../protocol/scripted.ts';
 import { needs } from '../helpers/tools.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const RX_BUFFER = 256;
 
@@ -116,8 +116,7 @@ async function until(what: string, cond: () => boolean, ms = 5000): Promise<void
 }
 
 test('noisy firmware on a pty: junk, stray oks and waits, noise before ok, then a reboot mid-print', { skip: needs('socat') }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-noise-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-noise-');
   const a = join(dir, 'ttyHOST');
   const b = join(dir, 'ttyFW');
   const socat = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: 'ignore' });

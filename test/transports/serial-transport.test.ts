@@ -2,19 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, access, readdir, readlink, realpath } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, readdir, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SerialTransport } from '../../src/transports/serial-transport.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { startFakeFw } from './bench-tools.ts';
 import { needs } from '../helpers/tools.ts';
-
-async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-serial-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+import { tempDir } from '../helpers/temp-dir.ts';
 
 /** Collects received lines; `next(n)` waits for n more. */
 function collector(tr: SerialTransport) {
@@ -51,7 +45,7 @@ function collector(tr: SerialTransport) {
 }
 
 test('framed lines over a real pty to fakefw: oks, temperatures, a resend request, clean close', { skip: needs('cc', 'shared-data') }, async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-serial-');
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
   const tr = new SerialTransport(fw.port, 250000, { parityWorkaround: 'never' });
@@ -86,7 +80,7 @@ test('framed lines over a real pty to fakefw: oks, temperatures, a resend reques
 });
 
 test('a port can be reopened after a close (no fd left on the device), its baudrate changed while open, and a missing device fails cleanly', { skip: needs('cc', 'shared-data') }, async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-serial-');
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
   const device = await realpath(fw.port);
@@ -118,7 +112,7 @@ test('a port can be reopened after a close (no fd left on the device), its baudr
 });
 
 test('a vanished device (socat killed) is reported as close with an error; the process survives', { skip: needs('socat') }, async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-serial-');
   const a = join(dir, 'ttyA');
   const b = join(dir, 'ttyB');
   const socat = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: 'ignore' });
@@ -149,7 +143,7 @@ test('a vanished device (socat killed) is reported as close with an error; the p
 });
 
 test('serial.resetOnConnect: off clears HUPCL on the open port (DTR stays up on close, no reset on the next open); on sets it', async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-serial-');
   const fw = await startFakeFw(dir);
   t.after(() => fw.stop().then(() => {}));
   // fakefw keeps its own end of the pty open, so the terminal settings outlive each close and can be read afterwards.

@@ -1,13 +1,13 @@
 // Virtual printer: lines in → replies out (checksums and resends, queue and oks, heating, SD card, faults, kill).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VirtualPrinter, HANDLERS } from '../../src/virtual-printer/virtual-printer.ts';
 import type { VirtualPrinterOptions } from '../../src/virtual-printer/options.ts';
 import { FolderSdStorage } from '../../src/virtual-printer/sd-card.ts';
 import { frameLine } from '../../src/gcode/line.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 interface Rig {
   fw: VirtualPrinter;
@@ -183,8 +183,7 @@ test('busy: processing keep-alives during a long command', async (t) => {
 });
 
 test('SD card: upload with M28/M29, list, select, print to completion, status, delete (folder storage)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-vsd-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-vsd-');
   await writeFile(join(dir, 'Existing File.gcode'), 'G1 X1\n');
   const r = rig(t, {}, new FolderSdStorage(dir));
   r.send(frameLine(1, 'M28 test.gco'), frameLine(2, 'G28 ; home'), frameLine(3, 'G1 X10 F3000'), frameLine(4, 'M29'));

@@ -2,17 +2,16 @@
 // temp files an interrupted atomic write (kill -9) leaves behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile, readFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startTestServer } from '../../helpers/server.ts';
 import { startGantry } from '../../../src/main.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 async function baseWith(t: { after(fn: () => Promise<void>): void }, users?: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-startup-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-startup-');
   if (users !== undefined) await writeFile(join(dir, 'users.yaml'), users);
   return dir;
 }

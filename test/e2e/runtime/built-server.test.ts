@@ -2,16 +2,15 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 before(ensureBuilt);
 
 test('node dist/cli.js serve answers /api/version, analyses an upload, and has no esbuild child', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-built-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-built-');
   const g = await startGantryProcess(process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());
   const headers = { 'X-Api-Key': g.apiKey };

@@ -3,19 +3,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createWriteStream, fstatSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { pino } from 'pino';
 import { consoleLogStream } from '../../../src/system/console-log.ts';
 import { ROOT, ensureBuilt } from '../../helpers/built-server.ts';
-
-async function tempDir(t: test.TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-console-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 async function logThrough(file: string, journal: boolean): Promise<string> {
   const fd = openSync(file, 'w');
@@ -37,7 +31,7 @@ async function logThrough(file: string, journal: boolean): Promise<string> {
 }
 
 test('stdout that is a pipe or file gets JSON; systemd journal gets readable lines without colours or time', async (t) => {
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-console-');
   const json = await logThrough(join(dir, 'plain.log'), false);
   assert.equal((JSON.parse(json.trim()) as { msg: string }).msg, 'analysed');
   const journal = await logThrough(join(dir, 'journal.log'), true);
@@ -50,7 +44,7 @@ test('stdout that is a pipe or file gets JSON; systemd journal gets readable lin
 
 test('gantry serve at a terminal prints readable coloured lines while logs/gantry.log stays JSON', async (t) => {
   await ensureBuilt();
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-console-');
   // util-linux `script` gives the server a pseudo-terminal as stdout.
   const cmd = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin/gantry.js'))} serve --port 0 --basedir ${JSON.stringify(dir)}`;
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, GANTRY_BASEDIR: '' } });
@@ -74,7 +68,7 @@ test('gantry serve at a terminal prints readable coloured lines while logs/gantr
 
 test('gantry serve keeps running when its console goes away (stdout a pipe whose reader exited); the log file keeps the lines', async (t) => {
   await ensureBuilt();
-  const dir = await tempDir(t);
+  const dir = await tempDir(t, 'gantry-console-');
   const base = join(dir, 'base');
   const child = spawn(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', base], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '' } });
   t.after(() => child.kill('SIGKILL'));

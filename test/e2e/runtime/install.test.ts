@@ -3,25 +3,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
 import { renderUnit } from '../../../src/system/systemd-unit.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
 const BIN = join(ROOT, 'bin/gantry.js');
 
-async function tempDir(t: test.TestContext, name: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `gantry-${name}-`));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 test('install-service --user writes a user unit running this node and bin/gantry.js, restarting on failure', async (t) => {
   await ensureBuilt();
-  const config = await tempDir(t, 'xdg');
+  const config = await tempDir(t, 'gantry-xdg-');
   const base = join(config, 'my base');
   const { stdout } = await run(process.execPath, [BIN, 'install-service', '--user', '--basedir', base, '--port', '5055'], {
     env: { ...process.env, XDG_CONFIG_HOME: config },
@@ -58,7 +53,7 @@ test('contrib/gantry.service is what install-service writes for user pi with a g
 
 test('npm pack + npm install -g into a temp prefix gives a `gantry` command whose serve answers, analyses and serves the UI', async (t) => {
   await ensureBuilt();
-  const dir = await tempDir(t, 'install');
+  const dir = await tempDir(t, 'gantry-install-');
   // --ignore-scripts: `prepare` would rebuild what ensureBuilt() just checked; the tarball ships dist/ and web/dist/.
   const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir, ROOT], { cwd: dir });
   const tarball = join(dir, stdout.trim().split('\n').at(-1)!);

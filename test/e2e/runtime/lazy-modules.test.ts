@@ -1,13 +1,13 @@
 // The build's stand-ins for modules an idle server does not use (scripts/build.mjs: lazy built-ins, TypeBox's format checkers) load nothing until first use and then behave as the real modules do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import * as esbuild from 'esbuild';
 import { ROOT } from '../../helpers/built-server.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 // @ts-expect-error: the build script is plain JavaScript without type declarations
 import { lazyBuiltins, lazyFormatCheckers } from '../../../scripts/build.mjs';
 
@@ -55,8 +55,7 @@ console.log(JSON.stringify(report));
 `;
 
 test('lazy stand-ins load nothing at start and behave as the real modules once used', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lazy-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lazy-');
   await writeFile(join(dir, 'probe.js'), PROBE);
   await writeFile(join(dir, 'count.mjs'), COUNT_SCRIPT_REGEXPS);
   await esbuild.build({

@@ -1,13 +1,13 @@
 // The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use; the printer link's engine loads in its own thread), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 before(ensureBuilt);
 
@@ -21,8 +21,7 @@ const LINK_THREAD_CLASSES = ['ProtocolEngine', 'VirtualPrinter', 'SerialTranspor
 const LAZY_NODE = ['node:https', 'node:http2', 'node:tls', 'node:zlib', 'node:readline', 'node:vm'];
 
 test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2, glob, TLS or compression code, nor the printer link\'s engine', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   const log = join(dir, 'loaded.txt');
   const g = await startGantryProcess(process.execPath, ['--import', LOAD_LOG_HOOK, join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', join(dir, 'base')], { GANTRY_LOAD_LOG: log });
   t.after(() => g.stop());
@@ -58,8 +57,7 @@ test('an idle server that answered API calls has loaded no MQTT, archive, serial
 });
 
 test('an idle server sleeps: no timer wakes its event loop while nobody is connected and nothing is printing', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());
   const res = await fetch(`${g.url}/api/printer`, { headers: { 'X-Api-Key': g.apiKey } });
@@ -85,8 +83,7 @@ test('an idle server sleeps: no timer wakes its event loop while nobody is conne
 });
 
 test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   // V8 prints each optimised compile as it completes and each function it queues for baseline (Sparkplug) code, to
   // stdout, in order with the server's own lines.
   const trace = ['--trace-opt', '--trace-baseline-batch-compilation'];
@@ -128,8 +125,7 @@ test('the built-ins a server loads as it starts come from Node\'s code caches, w
   skip: typeof (process as { execve?: unknown }).execve === 'function' && process.platform === 'linux'
     ? 'node\'s command line holds V8 flags here (the launcher re-executes with them), which reject the caches from the start (bin/gantry.js)' : false,
 }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   // Node reports on stderr, for each built-in it compiles, whether V8 took the module's cache.
   const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], { NODE_DEBUG_NATIVE: 'CODE_CACHE' });
   t.after(() => g.stop());
@@ -147,8 +143,7 @@ test('the built-ins a server loads as it starts come from Node\'s code caches, w
 test('where Node has process.execve, the launcher runs the server with glibc malloc tuned and V8\'s memory balancer, as one process', {
   skip: typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux' ? 'needs Linux and Node ≥ 22.15' : false,
 }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   const env = { MALLOC_ARENA_MAX: undefined, MALLOC_MMAP_THRESHOLD_: undefined };
   const g = await startGantryProcess(process.execPath, [join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir], env);
   t.after(() => g.stop());
@@ -165,8 +160,7 @@ test('where Node has process.execve, the launcher runs the server with glibc mal
 test('with V8\'s memory balancer (which turns V8\'s memory reducer off) the launcher shrinks the heap once the server has answered and gone quiet, and not again while it stays idle', {
   skip: typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux' ? 'needs Linux and Node ≥ 22.15 (the launcher adds the balancer by re-executing itself)' : false,
 }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-lean-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-lean-');
   // V8 prints each GC with its reason; the launcher's are requested through V8's gc function ("testing").
   const g = await startGantryProcess(process.execPath, ['--trace-gc', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());

@@ -1,8 +1,7 @@
 // End-to-end test of the browser control panel in headless Chromium against a real server and the virtual printer.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -11,6 +10,7 @@ import { launchBrowser, openTab, screenshot, stepper, until, waitForNumber, watc
 import { needs } from '../../helpers/tools.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
 import { fileListSteps } from './control-panel-files.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const GCODE = SMALL_GCODE;
 const USER = 'alice';
@@ -146,8 +146,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   await fileListSteps(step, page, server, GCODE);
 
   await step('uploads to the printer\'s SD card and lists the SD files', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'gantry-ui-sd-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    const dir = await tempDir(t, 'gantry-ui-sd-');
     const file = join(dir, 'sdpart.gcode');
     await writeFile(file, 'G28\nG1 Z0.2\nG1 X10 Y10 E1\n');
     const files = page.getByRole('region', { name: 'Files' });

@@ -3,20 +3,17 @@
 // remember-me the page logs itself in again and resumes live updates without a reload.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
 import { launchBrowser, screenshot, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 test('server stopped → overlay and inert page; restarted → stale data cleared, login asked in place, then silent re-auth', { skip: needs('chromium') }, async (t) => {
   // Chromium starts while the server is set up.
   const launching = launchBrowser(t);
   await buildWeb({ ifStale: true });
-  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-ui-restart-'));
-  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const baseDir = await tempDir(t, 'gantry-ui-restart-');
   const settings = { devel: { virtualPrinter: { throttle: 0.25 } } };
   const first = await startTestServer(t, { baseDir, settings });
   await first.access.users.addUser({ name: 'carol', password: 'pw-carol-123', groups: ['users'] });

@@ -1,9 +1,8 @@
 // The server side of the UI: `/`, `/login` and /static/ assets from web/dist, the CSRF cookie, and the "not built" page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import cookie from '@fastify/cookie';
@@ -11,6 +10,7 @@ import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
 import { registerUiRoutes, WEB_DIST } from '../../../src/http/routes/ui.ts';
 import type { GantryApp } from '../../../src/http/types.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 test('serves the built UI at / and /login with the CSRF cookie, and its assets under /static/', async (t) => {
   await buildWeb({ ifStale: true });
@@ -43,8 +43,7 @@ test('serves the built UI at / and /login with the CSRF cookie, and its assets u
 });
 
 test('without a build, the pages explain how to build the UI instead of failing', async (t) => {
-  const missing = join(await mkdtemp(join(tmpdir(), 'gantry-ui-')), 'dist');
-  t.after(() => rm(missing, { recursive: true, force: true }));
+  const missing = join(await tempDir(t, 'gantry-ui-'), 'dist');
   const app = Fastify() as unknown as GantryApp;
   await app.register(cookie);
   registerUiRoutes(app, {}, missing);

@@ -3,16 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createReadStream, openAsBlob } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectedServer } from '../../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { rawClient, userWithKey } from '../../push/push-clients.ts';
 import { GCODE_DIR } from '../../helpers/shared-data.ts';
 import { needs } from '../../helpers/tools.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 interface Analysis {
   estimatedPrintTime: number;
@@ -80,8 +79,7 @@ test('the connected firmware\'s reported limits drive the estimate until the pri
 test('a long analysis reports its progress to push clients and lists the file in busyFiles while it runs', { skip: needs('shared-data') }, async (t) => {
   const s = await startTestServer(t);
   // Three copies of the 36 MB corpus file: long enough to report progress on any machine.
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-progress-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-progress-');
   const big = join(dir, 'big.gcode');
   const src = join(GCODE_DIR, 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
   const out = createWriteStream(big);

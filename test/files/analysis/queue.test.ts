@@ -1,7 +1,7 @@
 // Analysis queue: worker threads in parallel, progress callbacks, cancel (queued and running), missing files and crashing workers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnalysisCancelledError, AnalysisQueue } from '../../../src/files/analysis/index.ts';
@@ -10,12 +10,12 @@ import { silentLogger } from '../../../src/core/logger.ts';
 import { prepareThread } from '../../../src/core/thread-code.ts';
 import { needs } from '../../helpers/tools.ts';
 import { GCODE_DIR } from '../../helpers/shared-data.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const BIG = join(GCODE_DIR, 'prusaslicer-2.5.0-debian_vase_0.1mm_generated.gcode');
 
 async function tempGcode(t: test.TestContext, files: Record<string, string>): Promise<Record<string, string>> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-queue-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-queue-');
   const out: Record<string, string> = {};
   for (const [name, body] of Object.entries(files)) {
     out[name] = join(dir, name);

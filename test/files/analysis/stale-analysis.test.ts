@@ -1,15 +1,14 @@
 // Stored analyses that no longer fit are redone: from an older analyser or another program (at start-up), or of content since replaced on disk.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ANALYSER_VERSION } from '../../../src/files/analysis/index.ts';
 import { startTestServer } from '../../helpers/server.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 test('start-up re-analyses files whose stored analysis predates the current analyser, and only those', async (t) => {
-  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-stale-'));
-  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const baseDir = await tempDir(t, 'gantry-stale-');
   const uploads = join(baseDir, 'uploads');
   await mkdir(uploads, { recursive: true });
   const gcode = 'M83\nG1 X10 Y0 Z0.2 F1200\nG1 X20 E3 F1200\n';
@@ -37,8 +36,7 @@ test('start-up re-analyses files whose stored analysis predates the current anal
 });
 
 test('a file replaced on disk behind the server\'s back loses its old analysis and is analysed again', async (t) => {
-  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-replaced-'));
-  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  const baseDir = await tempDir(t, 'gantry-replaced-');
   const uploads = join(baseDir, 'uploads');
   await mkdir(uploads, { recursive: true });
   const file = join(uploads, 'part.gcode');

@@ -2,13 +2,13 @@
 // loops and pause data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ProgressEstimator, parseM73 } from '../../../src/printer/progress-estimator.ts';
 import { renderJobScript } from '../../../src/printer/scripts.ts';
 import { renderScript } from '../../../src/printer/gcode-scripts.ts';
 import type { LinkProfile } from '../../../src/printer/types.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 test('time left blends the analysis estimate with observed progress and converges on the real duration', () => {
   // The real print takes 1000 s at a constant byte rate; the analysis said 600 s (40 % off).
@@ -97,8 +97,7 @@ const profile: LinkProfile = {
 };
 
 test('scripts: the default afterPrintCancelled, OctoPrint-style snippets, pause data placeholders, the scripts folder', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-scripts-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'gantry-scripts-');
   let settings: Record<string, string | null> = {};
   const src = { settings: () => settings, scriptsDir: dir, profile: () => profile };
   assert.deepEqual(await renderJobScript('afterPrintCancelled', src, {}), ['M84', 'M104 T0 S0', 'M104 T1 S0', 'M140 S0', 'M106 S0']);

@@ -38,3 +38,16 @@ export const conflict = (message: string): DomainError => new DomainError(ErrorC
 export const forbidden = (message: string): DomainError => new DomainError(ErrorCodes.FORBIDDEN, message);
 export const notOperational = (): DomainError =>
   new DomainError(ErrorCodes.PRINTER_NOT_OPERATIONAL, 'Printer is not operational');
+
+/** What a failed write says of the disk: full (or over quota), or read-only (a worn SD card remounted so). */
+export type StorageProblem = 'full' | 'read-only';
+
+/** The storage problem behind `err` or one of its causes, if that is what it is. */
+export function storageProblem(err: unknown): StorageProblem | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') return 'full';
+    if (code === 'EROFS') return 'read-only';
+  }
+  return undefined;
+}

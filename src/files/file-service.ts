@@ -294,7 +294,7 @@ export class FileService {
     const src = parseStoredPath(path);
     const kind = src.length ? await this.storage.kindOf(src) : undefined;
     if (!kind) throw notFound('Source path does not exist, invalid source');
-    const failed = (suffix = '') => new DomainError(ErrorCodes.INTERNAL, `Could not ${mode} ${path} to ${destination}${suffix}`);
+    const failed = (suffix = '', cause?: unknown) => new DomainError(ErrorCodes.INTERNAL, `Could not ${mode} ${path} to ${destination}${suffix}`, { cause });
     let dst: string[];
     try {
       dst = sanitizePath(destination, this.reallyUniversal);
@@ -319,7 +319,7 @@ export class FileService {
     } catch (err) {
       if (err instanceof DomainError && err.code !== ErrorCodes.INTERNAL) throw err;
       this.deps.logger.warn({ err, path, destination }, `${mode} failed`);
-      throw failed();
+      throw failed('', err);
     }
     // Whatever the job side held at the old place is released before anyone hears of the move.
     if (mode === 'move') for (const f of kind === 'file' ? [joinPath(src)] : srcFiles) this.usage.released('local', f);

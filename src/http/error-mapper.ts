@@ -1,6 +1,6 @@
 // The one place that turns errors into HTTP answers: domain codes to statuses, every body `{"error": "..."}`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ErrorCodes, type ErrorCode } from '../core/errors.ts';
+import { DomainError, ErrorCodes, storageProblem, type ErrorCode } from '../core/errors.ts';
 
 const STATUS: Record<ErrorCode, number> = {
   [ErrorCodes.INVALID_REQUEST]: 400,
@@ -25,6 +25,7 @@ export const GENERIC_MESSAGES: Record<number, string> = {
   409: 'A conflict happened while processing the request. The resource might have been modified while the request was being processed.',
   413: 'The data value transmitted exceeds the capacity limit.',
   415: 'The server does not support the media type transmitted in the request.',
+  507: 'The server could not store what the request asked for.',
   500: 'The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.',
 };
 
@@ -36,7 +37,19 @@ export function sendError(reply: FastifyReply, status: number, message?: string)
   return reply.code(status).type('application/json').send({ error: message ?? GENERIC_MESSAGES[status] ?? 'Error' });
 }
 
+/** A failure to write because the disk is full or read-only: 507, saying so, instead of an unexplained 500. */
+function storageAnswer(err: Error, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (err instanceof DomainError && err.code !== ErrorCodes.INTERNAL) return undefined;
+  const problem = storageProblem(err);
+  if (!problem) return undefined;
+  request.log.error({ err }, problem === 'full' ? 'disk full' : 'storage read-only');
+  const why = problem === 'full' ? 'not enough free disk space' : 'the storage is read-only';
+  return sendError(reply, 507, err instanceof DomainError ? `${err.message}: ${why}` : `Nothing was saved: ${why}`);
+}
+
 export function errorHandler(err: FastifyError | DomainError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const storage = storageAnswer(err, request, reply);
+  if (storage) return storage;
   if (err instanceof DomainError) {
     const status = STATUS[err.code];
     if (status >= 500) request.log.error({ err }, 'internal error');

@@ -35,6 +35,8 @@ export class PrintJournal {
   private resumeState: MachineState | null = null;
   /** Disk writes and deletes, in order. */
   private io: Promise<void> = Promise.resolve();
+  /** The last save failed (disk full, read-only): the next failure is not logged again. */
+  private writeFailing = false;
   private depth: number;
   private readonly journalFile: string;
   private readonly octoFile: string;
@@ -330,7 +332,16 @@ export class PrintJournal {
   }
 
   private enqueue(fn: () => Promise<void>): void {
-    this.io = this.io.then(fn).catch((err: unknown) => this.deps.logger.warn({ err }, 'print journal: write failed'));
+    this.io = this.io.then(fn).then(() => {
+      if (!this.writeFailing) return;
+      this.writeFailing = false;
+      this.deps.logger.info('print journal: written again');
+    }, (err: unknown) => {
+      // Said once while it lasts: a full disk fails every save, 1 s apart while printing.
+      if (this.writeFailing) return;
+      this.writeFailing = true;
+      this.deps.logger.warn({ err }, 'print journal: cannot be saved, tried again with each save (after a crash now, recovery would start from the last one saved)');
+    });
   }
 
   private stopTimer(): void {

@@ -6,37 +6,84 @@ import { invalid, notFound } from '../core/errors.ts';
 
 export const CURRENT_LOG = 'gantry.log';
 
+/** How long lines are dropped after the log file failed before it is opened again. */
+export const LOG_RETRY_MS = 10_000;
+
 /**
  * The logger's file destination. Deleting the current log through the API unlinks the file under an open descriptor;
  * `reopen()` switches to a freshly created file so later lines land in a visible gantry.log again.
+ *
+ * A file that cannot be written (disk full, a failing SD card) must not take the server down with it: the stream's
+ * error is caught, lines are dropped and counted, the trouble is said once on stderr (the console or the journal),
+ * and the file is opened again LOG_RETRY_MS later; the first line that lands says how many were lost.
  */
 export class ReopenableLogStream {
-  private current: RotatingFileStream;
+  private current: RotatingFileStream | null;
   private ended = false;
+  /** Since when the file cannot be written and how many lines were dropped; null while it can. */
+  private trouble: { since: number; retryAt: number; code: string; dropped: number } | null = null;
 
-  constructor(readonly dir: string, readonly name = CURRENT_LOG) {
+  constructor(
+    readonly dir: string,
+    readonly name = CURRENT_LOG,
+    private readonly warn: (text: string) => void = (text) => { process.stderr.write(`${text}\n`); },
+    private readonly now: () => number = Date.now,
+  ) {
     this.current = this.open();
   }
 
   private open(): RotatingFileStream {
-    return createStream(this.name, { path: this.dir, size: '10M', maxFiles: 5 });
+    const stream = createStream(this.name, { path: this.dir, size: '10M', maxFiles: 5 });
+    stream.on('error', (err: NodeJS.ErrnoException) => this.failed(stream, err));
+    return stream;
+  }
+
+  private failed(stream: RotatingFileStream, err: NodeJS.ErrnoException): void {
+    // A stream already replaced (reopen, or an earlier failure) may still report; only the current one counts.
+    if (stream !== this.current) return;
+    this.current = null;
+    stream.destroy();
+    const at = this.now();
+    if (this.trouble) {
+      this.trouble.retryAt = at + LOG_RETRY_MS;
+      return;
+    }
+    this.trouble = { since: at, retryAt: at + LOG_RETRY_MS, code: err.code ?? err.message, dropped: 0 };
+    this.warn(`gantry: the log file ${this.dir}/${this.name} cannot be written (${err.message}); log lines are dropped until it can, tried again every ${LOG_RETRY_MS / 1000} s`);
   }
 
   write(chunk: string): boolean {
     // A line logged after the server stopped (a late timer, a closing socket) is dropped, not a write-after-end error.
     if (this.ended) return true;
+    if (!this.current) {
+      const trouble = this.trouble!;
+      if (this.now() < trouble.retryAt) {
+        trouble.dropped++;
+        return true;
+      }
+      this.current = this.open();
+      const note = JSON.stringify({ level: 40, time: this.now(), svc: 'logs', dropped: trouble.dropped, since: trouble.since, code: trouble.code,
+        msg: `${trouble.dropped} log line(s) were dropped: the log file could not be written (${trouble.code})` });
+      const stream = this.current;
+      stream.write(`${note}\n`, (err) => {
+        if (!err && this.current === stream && this.trouble === trouble) {
+          this.trouble = null;
+          this.warn(`gantry: the log file ${this.dir}/${this.name} is written again`);
+        }
+      });
+    }
     return this.current.write(chunk);
   }
 
   reopen(): void {
     const old = this.current;
     this.current = this.open();
-    old.end();
+    old?.end();
   }
 
   end(): void {
     this.ended = true;
-    this.current.end();
+    this.current?.end();
   }
 }
 

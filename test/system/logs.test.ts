@@ -1,11 +1,13 @@
 // Logs API: listing with refs and free space, download, delete (also of the live log), admin only, no way out of the folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile, stat, symlink } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, writeFile, stat, symlink } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor, waitForFile } from '../helpers/wait.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { CURRENT_LOG, LOG_RETRY_MS, ReopenableLogStream } from '../../src/system/log-files.ts';
 
 interface LogList { files: Array<{ name: string; size: number; date: number; refs: { resource: string; download: string } }>; free: number }
 
@@ -111,4 +113,34 @@ test('the current gantry.log can be deleted and logging carries on into a new ga
   s.logger.info({ probe: 'after-delete-marker' }, 'still logging');
   await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-delete-marker'));
   assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
+});
+
+test('a log file that cannot be written does not stop the server: lines are dropped and counted, said once, and the file is opened again later', async (t) => {
+  const dir = await tempDir(t, 'gantry-log-stream-');
+  // A folder where the file goes fails the way a full disk does: the stream reports an error instead of writing.
+  await mkdir(join(dir, CURRENT_LOG));
+  let now = 1_000;
+  const warnings: string[] = [];
+  let warned: () => void = () => undefined;
+  const stream = new ReopenableLogStream(dir, CURRENT_LOG, (text) => { warnings.push(text); warned(); }, () => now);
+  t.after(() => stream.end());
+  await new Promise<void>((resolve) => { warned = resolve; stream.write('{"msg":"lost 1"}\n'); });
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /gantry\.log cannot be written .*dropped until it can/);
+  for (let i = 2; i <= 4; i++) stream.write(`{"msg":"lost ${i}"}\n`);
+  now += LOG_RETRY_MS - 1;
+  stream.write('{"msg":"lost 5"}\n');
+  assert.equal(warnings.length, 1, 'said once while it lasts');
+
+  await rmdir(join(dir, CURRENT_LOG));
+  now += 1;
+  const back = new Promise<void>((resolve) => { warned = resolve; });
+  stream.write('{"msg":"kept"}\n');
+  await back;
+  assert.match(warnings[1], /is written again/);
+  const lines = (await waitForFile(join(dir, CURRENT_LOG), (text) => text.includes('kept'))).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(lines.length, 2);
+  assert.equal(lines[0].level, 40);
+  assert.equal(lines[0].dropped, 4, 'the four lines written after the failure was known (the first went down with the stream)');
+  assert.equal(lines[1].msg, 'kept');
 });

@@ -4,7 +4,7 @@ import { Type } from '../../config/typebox.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GantryApp } from '../types.ts';
-import { DomainError, ErrorCodes, invalid, notFound } from '../../core/errors.ts';
+import { DomainError, ErrorCodes, invalid, notFound, storageProblem } from '../../core/errors.ts';
 import { acceptUpload, type UploadForm } from '../../files/upload-policy.ts';
 import { readMultipart, boundaryOf, decodeHeaderText, MultipartError } from '../multipart.ts';
 import { abridged, resourceUrl, UploadReplySchema } from '../../octoprint/file-entry.ts';
@@ -60,7 +60,7 @@ async function readForm(request: FastifyRequest, boundary: string, deps: FilesRo
   } catch (err) {
     await form.sink?.discard();
     if (err instanceof MultipartError) throw invalid(err.message);
-    if (err instanceof DomainError) throw err;
+    if (err instanceof DomainError || storageProblem(err)) throw err;
     // The client went away mid-upload (aborted request): nothing is kept.
     throw new DomainError(ErrorCodes.INVALID_REQUEST, 'Upload was interrupted', { cause: err });
   }

@@ -5,6 +5,16 @@ import { randomBytes } from 'node:crypto';
 
 const queues = new Map<string, Promise<void>>();
 
+/**
+ * Moves a file that cannot be read as what it should hold (a damaged SD card, a hand edit) to
+ * `<name>.corrupt-<time>` beside it, so the next save does not overwrite what may still be recovered by hand.
+ * Resolves to the new path, or undefined when the file could not be moved (gone already).
+ */
+export async function setAside(path: string): Promise<string | undefined> {
+  const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  return rename(path, aside).then(() => aside, () => undefined);
+}
+
 /** Temp files are `.<name>.<12 hex>.tmp`; nothing else in a folder looks like that. */
 const TEMP_TAIL = '.tmp';
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;

@@ -3,7 +3,7 @@
 // corrupt file is treated as empty and rebuilt as entries are touched again.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import type { Logger } from '../core/logger.ts';
 
 export const METADATA_FILE = '.metadata.json';
@@ -44,19 +44,24 @@ export class MetadataStore {
   private load(folderAbs: string): Promise<FolderMeta> {
     let p = this.cache.get(folderAbs);
     if (!p) {
-      p = readFile(join(folderAbs, METADATA_FILE), 'utf8').then(
-        (text) => {
-          const parsed = JSON.parse(text) as unknown;
+      const file = join(folderAbs, METADATA_FILE);
+      p = readFile(file, 'utf8').then(
+        async (text) => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch (err) {
+            // Analyses are made again; print counts and user data are not, so the file is kept for a person to look at.
+            this.logger.warn({ err, folder: folderAbs, file: await setAside(file) }, 'corrupt metadata, set aside; starting afresh');
+            return {};
+          }
           return (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {}) as FolderMeta;
         },
         (err: NodeJS.ErrnoException) => {
           if (err.code !== 'ENOENT') this.logger.warn({ err, folder: folderAbs }, 'unreadable metadata, starting afresh');
           return {};
         },
-      ).catch((err: unknown) => {
-        this.logger.warn({ err, folder: folderAbs }, 'corrupt metadata, starting afresh');
-        return {};
-      });
+      );
       this.cache.set(folderAbs, p);
     }
     return p;

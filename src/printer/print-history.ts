@@ -1,7 +1,7 @@
 // Print history: every finished, failed or cancelled print (file, start, end, duration, result) kept in one JSON file
 // in the data folder, written atomically and capped; survives restarts.
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import type { Logger } from '../core/logger.ts';
 
 export interface PrintHistoryEntry {
@@ -28,10 +28,17 @@ export class PrintHistory {
   constructor(private readonly file: string, private readonly logger: Logger, private readonly max = 1000) {}
 
   private load(): Promise<void> {
-    this.loaded ??= readFile(this.file, 'utf8').then((t) => {
-      const v = JSON.parse(t) as unknown;
+    this.loaded ??= readFile(this.file, 'utf8').then(async (t) => {
+      let v: unknown;
+      try {
+        v = JSON.parse(t);
+      } catch (err) {
+        // Kept for a person to look at; the history starts again.
+        this.logger.warn({ err, file: await setAside(this.file) }, 'print history unreadable, set aside; starting a new one');
+        return;
+      }
       if (Array.isArray(v)) this.entries = v as PrintHistoryEntry[];
-    }).catch((err: NodeJS.ErrnoException) => {
+    }, (err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') this.logger.warn({ err }, 'print history unreadable; starting a new one');
     });
     return this.loaded;

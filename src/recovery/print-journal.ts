@@ -4,7 +4,7 @@
 import { readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
 import { digestFile } from '../core/file-chunks.ts';
 import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
@@ -48,7 +48,7 @@ export class PrintJournal {
   }
 
   async start(): Promise<void> {
-    const found = await readFile(this.journalFile, 'utf8').then((t) => JSON.parse(t) as JournalRecord, () => null);
+    const found = await this.read();
     if (found && found.version === 1 && typeof found.path === 'string') {
       // Still "printing" on disk: the host went away mid-print (crash, kill, power cut).
       if (found.status === 'printing') Object.assign(found, { status: 'interrupted', cause: 'host-restarted' });
@@ -63,6 +63,22 @@ export class PrintJournal {
     ev.on(OWNER, 'Disconnecting', () => { this.pendingCause ??= 'disconnected'; });
     ev.on(OWNER, 'Error', (p) => { this.pendingCause ??= (p as { reason?: string }).reason === 'connection' ? 'port-vanished' : 'printer-halted'; });
     if (this.record) this.announce(this.record);
+  }
+
+  /**
+   * The journal a previous run left, if any. One that cannot be read as a journal (a damaged SD card) is set aside as
+   * `<name>.corrupt-<time>` with a warning: the server starts without an offer rather than not at all.
+   */
+  private async read(): Promise<JournalRecord | null> {
+    const text = await readFile(this.journalFile, 'utf8').catch(() => null);
+    if (text === null) return null;
+    try {
+      return JSON.parse(text) as JournalRecord;
+    } catch (err) {
+      const aside = await setAside(this.journalFile);
+      this.deps.logger.warn({ err, file: aside }, 'print journal: unreadable, set aside; no print is offered for recovery');
+      return null;
+    }
   }
 
   async stop(): Promise<void> {

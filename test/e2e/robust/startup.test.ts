@@ -1,5 +1,5 @@
 // Issue 15 item 8: start-up refuses a corrupt or empty users.yaml with a message naming file and line, and removes the
-// temp files an interrupted atomic write (kill -9) leaves behind.
+// temp files an interrupted atomic write (kill -9) leaves behind; damaged data files are set aside instead of stopping it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile, readFile, readdir } from 'node:fs/promises';
@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { startTestServer } from '../../helpers/server.ts';
 import { startGantry } from '../../../src/main.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { connectVirtual, FAST_PRINTER } from '../../helpers/connected-server.ts';
+import { nextEvent, waitFor, waitForFile } from '../../helpers/wait.ts';
 
 async function baseWith(t: { after(fn: () => Promise<void>): void }, users?: string): Promise<string> {
   const dir = await tempDir(t, 'gantry-startup-');
@@ -73,4 +75,48 @@ test('stale atomic-write temp files from an interrupted save are removed at star
   for (const f of stale) await assert.rejects(readFile(f), `${f} is still there`);
   for (const f of kept) assert.equal(await readFile(f, 'utf8'), 'api:\n  key: SECRETSECRET\n');
   assert.ok(!(await readdir(dir)).some((n) => n.endsWith('.tmp') && n.startsWith('.')));
+});
+
+test('damaged data files (print journal, print history, file metadata) do not stop the start: each is set aside, and the next save starts afresh', async (t) => {
+  const dir = await baseWith(t);
+  const first = await startTestServer(undefined, { baseDir: dir, settings: FAST_PRINTER });
+  const form = new FormData();
+  form.set('file', new Blob(['G28\nG1 X10 Y10\n']), 'part.gcode');
+  assert.equal((await first.api('/api/files/local', { method: 'POST', body: form })).status, 201);
+  await first.stop();
+  // Cut short, as a damaged SD card leaves them.
+  const damaged = {
+    [join(dir, 'data', 'print-journal.json')]: '{"version":1,"status":"printing","path":"part.gc',
+    [join(dir, 'data', 'print-history.json')]: '[{"origin":"local","path":"old.gcode","res',
+    [join(dir, 'uploads', '.metadata.json')]: '{"part.gcode":{"hash":"ab',
+  };
+  for (const [file, text] of Object.entries(damaged)) await writeFile(file, text);
+
+  const s = await startTestServer(t, { baseDir: dir, settings: FAST_PRINTER });
+  const offer = (await (await s.api('/api/plugin/recovery')).json()) as { available: boolean };
+  assert.equal(offer.available, false, 'no offer from an unreadable journal');
+  const listed = (await (await s.api('/api/files/local')).json()) as { files: Array<{ name: string }> };
+  assert.deepEqual(listed.files.map((f) => f.name), ['part.gcode'], 'the set-aside metadata is not listed');
+  const setAside = async (file: string) => {
+    const folder = join(file, '..');
+    const aside = (await readdir(folder)).filter((n) => n.startsWith(`${file.split('/').at(-1)}.corrupt-`));
+    assert.equal(aside.length, 1, `${file} set aside: ${(await readdir(folder)).join(', ')}`);
+    assert.equal(await readFile(join(folder, aside[0]), 'utf8'), damaged[file], 'kept as it was');
+  };
+  const [journal, history, metadata] = Object.keys(damaged);
+  await setAside(journal);
+  await setAside(metadata);
+  // A print writes a new history (the old one is read, and set aside, when the first entry is added) and the file's
+  // metadata gets its print again.
+  await connectVirtual(s);
+  const done = nextEvent(s.events, 'PrintDone', () => true, 30_000);
+  assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
+  await done;
+  const written = await waitForFile(history, (text) => text.includes('part.gcode'));
+  await setAside(history);
+  assert.deepEqual((JSON.parse(written) as Array<{ path: string; result: string }>).map((e) => [e.path, e.result]), [['part.gcode', 'success']]);
+  await waitFor('the print in the metadata', async () => {
+    const meta = JSON.parse(await readFile(join(dir, 'uploads', '.metadata.json'), 'utf8').catch(() => '{}')) as Record<string, { history?: unknown[] }>;
+    return (meta['part.gcode']?.history?.length ?? 0) > 0;
+  }, 10_000);
 });

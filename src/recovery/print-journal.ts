@@ -353,7 +353,7 @@ export class PrintJournal {
       this.writeFailing = false;
       this.deps.logger.info('print journal: written again');
     }, (err: unknown) => {
-      // Said once while it lasts: a full disk fails every save, 1 s apart while printing.
+      // Said once while it lasts: a full disk fails every save, a few seconds apart while printing.
       if (this.writeFailing) return;
       this.writeFailing = true;
       this.deps.logger.warn({ err }, 'print journal: cannot be saved, tried again with each save (after a crash now, recovery would start from the last one saved)');

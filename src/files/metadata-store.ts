@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
+import { storageProblem } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 
 export const METADATA_FILE = '.metadata.json';
@@ -38,6 +39,8 @@ export class MetadataStore {
   private readonly inflight = new Set<Promise<void>>();
   /** Counts changes (writes and forgets): listings built before the latest one are stale (local-storage.ts). */
   changes = 0;
+  /** The last save failed for want of space (or a read-only disk): the next such failure is not logged again. */
+  private storageFailing = false;
 
   constructor(private readonly logger: Logger) {}
 
@@ -83,8 +86,18 @@ export class MetadataStore {
   private async write(folderAbs: string, meta: FolderMeta): Promise<void> {
     try {
       await writeFileAtomic(join(folderAbs, METADATA_FILE), JSON.stringify(meta), { createFolder: false });
+      if (this.storageFailing) {
+        this.storageFailing = false;
+        this.logger.info({ folder: folderAbs }, 'metadata saved again');
+      }
     } catch (err) {
-      // The folder may be gone (deleted/moved meanwhile); metadata is rebuildable, so this is not fatal.
+      if (storageProblem(err)) {
+        // A full or read-only disk: print counts and user data are not rebuildable. Said once while it lasts.
+        if (!this.storageFailing) this.logger.warn({ err, folder: folderAbs }, 'metadata cannot be saved (disk full or read-only)');
+        this.storageFailing = true;
+        return;
+      }
+      // The folder may be gone (deleted/moved meanwhile); analyses are made again, so this is not fatal.
       this.logger.debug({ err, folder: folderAbs }, 'metadata not saved');
     }
   }

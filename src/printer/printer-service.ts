@@ -64,7 +64,7 @@ export class PrinterService implements Printer {
     this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines, received) => this.notify((l) => {
       l.log?.(lines);
       if (received.length > 0) l.messages?.(received);
-    }));
+    }), undefined, (err) => deps.logger.warn({ err }, 'serial.log cannot be written; lines are dropped, and it is opened again 10 s later'));
     this.scriptSource = { settings: () => this.deps.config.current.scripts.gcode, scriptsDir: deps.scriptsDir ?? null, profile: () => this.profile() };
     const toolScripts = new ToolChangeScripts({
       source: this.scriptSource,

@@ -14,22 +14,43 @@ export class SerialLog {
 
   /**
    * `deliver` gets the new lines at most every `batchMs` (the push channel's terminal), and among them the received
-   * ones without their `Recv: ` prefix (the firmware's raw lines).
+   * ones without their `Recv: ` prefix (the firmware's raw lines). `fileFailed` hears of a serial.log that cannot be
+   * written (disk full): its lines are dropped, and it is opened again FILE_RETRY_MS later.
    */
-  constructor(capacity: number, private readonly deliver: (lines: string[], received: string[]) => void, private readonly batchMs = 100) {
+  constructor(
+    capacity: number,
+    private readonly deliver: (lines: string[], received: string[]) => void,
+    private readonly batchMs = 100,
+    private readonly fileFailed: (err: Error) => void = () => undefined,
+  ) {
     this.ring = new Array<string>(Math.max(1, capacity)).fill('');
     this.dirs = new Uint8Array(Math.max(1, capacity));
   }
 
   /** Opens or closes logs/serial.log following the setting. */
   setFileLogging(enabled: boolean, logsDir: string): void {
-    if (enabled && !this.file) {
-      this.file = createWriteStream(join(logsDir, 'serial.log'), { flags: 'a' });
-      this.file.on('error', () => { this.file = null; });
-    } else if (!enabled && this.file) {
+    this.fileDir = enabled ? logsDir : null;
+    this.fileRetryAt = 0;
+    if (enabled && !this.file) this.openFile(logsDir);
+    else if (!enabled && this.file) {
       this.file.end();
       this.file = null;
     }
+  }
+
+  /** Where serial.log goes while the setting is on; after a write error (disk full) it is opened again later. */
+  private fileDir: string | null = null;
+  private fileRetryAt = 0;
+
+  private openFile(logsDir: string): void {
+    const file = createWriteStream(join(logsDir, 'serial.log'), { flags: 'a' });
+    file.on('error', (err) => {
+      if (this.file !== file) return;
+      this.file = null;
+      this.fileRetryAt = Date.now() + FILE_RETRY_MS;
+      this.fileFailed(err);
+    });
+    this.file = file;
   }
 
   sent(wire: string): void { this.add(wire, 0); }
@@ -50,6 +71,7 @@ export class SerialLog {
     if (this.size < cap) this.size++;
     else this.head = (this.head + 1) % cap;
     this.unflushed++;
+    if (!this.file && this.fileDir !== null && Date.now() >= this.fileRetryAt) this.openFile(this.fileDir);
     if (this.file) this.pending.push(format(text, dir));
     if (this.flushTimer === null) {
       this.flushTimer = setTimeout(() => this.flush(), this.batchMs);
@@ -90,6 +112,7 @@ export class SerialLog {
   }
 
   close(): void {
+    this.fileDir = null;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flush();
     this.file?.end();
@@ -99,5 +122,7 @@ export class SerialLog {
 
 /** Lines handed on per batch, of each kind: the newest when more arrived (what a terminal and `history` show). */
 const MAX_BATCH = 300;
+/** After serial.log failed to take a write (disk full), how long before it is opened again. */
+const FILE_RETRY_MS = 10_000;
 
 const format = (text: string, dir: number): string => (dir === 0 ? `Send: ${text}` : dir === 1 ? `Recv: ${text}` : text);

@@ -1,6 +1,7 @@
 // The terminal and logs/serial.log: prefixes, batching for the push channel, the file when serial.log is on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SerialLog } from '../../src/printer/serial-log.ts';
 import { waitForFile } from '../helpers/wait.ts';
@@ -32,4 +33,29 @@ test('terminal lines, batched delivery of the newest lines, serial.log file', as
   assert.match(file, / - Send: N1 G28\*17\n/);
   assert.match(file, / - Recv: line 0\n/);
   assert.equal(file.trim().split('\n').length, 11);
+});
+
+test('a serial.log that cannot be written is reported, its lines dropped, and opened again 10 s later', async (t) => {
+  const dir = await tempDir(t, 'gantry-serial-log-');
+  // A folder where the file goes: opening it fails as a full or broken disk would.
+  await mkdir(join(dir, 'serial.log'));
+  t.mock.timers.enable({ apis: ['Date'] });
+  const failures: Error[] = [];
+  let failed: () => void = () => undefined;
+  const log = new SerialLog(10, () => undefined, 5, (err) => { failures.push(err); failed(); });
+  t.after(() => log.close());
+  await new Promise<void>((resolve) => { failed = resolve; log.setFileLogging(true, dir); });
+  assert.equal((failures[0] as NodeJS.ErrnoException).code, 'EISDIR');
+  await rmdir(join(dir, 'serial.log'));
+  log.sent('N1 G28*17');
+  t.mock.timers.tick(9_999);
+  log.sent('N2 G28*18');
+  t.mock.timers.tick(1);
+  log.sent('N3 M105*39');
+  // Real time again, so the wait below can time out.
+  t.mock.timers.reset();
+  const text = await waitForFile(join(dir, 'serial.log'), (s) => s.includes('N3'));
+  assert.doesNotMatch(text, /N1|N2/, 'the lines of the 10 s are dropped');
+  assert.match(text, / - Send: N3 M105\*39\n/);
+  assert.equal(failures.length, 1);
 });

@@ -42,10 +42,23 @@ export const notOperational = (): DomainError =>
 /** What a failed write says of the disk: full (or over quota), or read-only (a worn SD card remounted so). */
 export type StorageProblem = 'full' | 'read-only';
 
-/** The storage problem behind `err` or one of its causes, if that is what it is. */
-export function storageProblem(err: unknown): StorageProblem | undefined {
+/** The errno codes (`ENOSPC`, …) of `err` and of the errors that caused it, nearest first. */
+function* errnoCodes(err: unknown): Generator<string> {
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') yield code;
+  }
+}
+
+/** Whether `err` or one of its causes is the system error `code`. */
+export function hasErrno(err: unknown, code: string): boolean {
+  for (const c of errnoCodes(err)) if (c === code) return true;
+  return false;
+}
+
+/** The storage problem behind `err` or one of its causes, if that is what it is. */
+export function storageProblem(err: unknown): StorageProblem | undefined {
+  for (const code of errnoCodes(err)) {
     if (code === 'ENOSPC' || code === 'EDQUOT') return 'full';
     if (code === 'EROFS') return 'read-only';
   }

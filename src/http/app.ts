@@ -93,6 +93,9 @@ const NO_CACHE_HEADERS = 'x-gantry-unrouted';
 /** Whether a logger writes debug lines (a logger without levels counts as writing everything). */
 const debugEnabled = (logger: object): boolean => (logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug') !== false;
 
+/** Longest URL parameter the router takes, in decoded characters: a name of up to 255 bytes. */
+export const MAX_PARAM_LENGTH = 255;
+
 export async function buildApp(services: AppServices): Promise<GantryApp> {
   const { config } = services;
   const app = Fastify({
@@ -112,6 +115,12 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     ...serverTimeouts(config.current.server.connections),
     return503OnClosing: false,
     forceCloseConnections: true,
+    // A URL parameter holds a file, log, timelapse or profile name: up to 255 bytes, so up to 255 characters once
+    // decoded, which is what the router counts (its default of 100 made a timelapse of a long file name impossible to
+    // fetch or delete).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A URL the router cannot take (bad percent-encoding, a parameter over that length) is answered like any other error.
+    frameworkErrors: errorHandler,
     // Validators are compiled on each route's first request (a third of the start-up CPU otherwise), and once per
     // process for identical schemas (tests build hundreds of apps).
     schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: lazySerializers() } },

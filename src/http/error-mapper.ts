@@ -1,6 +1,6 @@
 // The one place that turns errors into HTTP answers: domain codes to statuses, every body `{"error": "..."}`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ErrorCodes, storageProblem, type ErrorCode } from '../core/errors.ts';
+import { DomainError, ErrorCodes, hasErrno, storageProblem, type ErrorCode } from '../core/errors.ts';
 
 const STATUS: Record<ErrorCode, number> = {
   [ErrorCodes.INVALID_REQUEST]: 400,
@@ -24,6 +24,7 @@ export const GENERIC_MESSAGES: Record<number, string> = {
   405: 'The method is not allowed for the requested URL.',
   409: 'A conflict happened while processing the request. The resource might have been modified while the request was being processed.',
   413: 'The data value transmitted exceeds the capacity limit.',
+  414: 'The URL is too long.',
   415: 'The server does not support the media type transmitted in the request.',
   507: 'The server could not store what the request asked for.',
   500: 'The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.',
@@ -68,6 +69,10 @@ export function errorHandler(err: FastifyError | DomainError | Error, request: F
     return sendError(reply, 400, 'Malformed JSON body in request');
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 400, GENERIC_MESSAGES[400]);
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 414, 'A name in the URL is too long (at most 255 bytes)');
+  if (fe.code === 'FST_ERR_BAD_URL') return sendError(reply, 400, 'The URL is not valid (bad percent-encoding)');
+  // A name the client chose that the file system cannot hold (over 255 bytes with what is added to it on disk).
+  if (hasErrno(err, 'ENAMETOOLONG')) return sendError(reply, 400, 'A name is too long for the file system');
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'Request body too large');
   if (status >= 400 && status < 500) return sendError(reply, status, status === 429 ? fe.message : (fe.message || GENERIC_MESSAGES[status]));
   request.log.error({ err }, 'unhandled error');

@@ -1,8 +1,9 @@
 // Issue 15 item 7: hostile shapes answer 4xx, never 500 — prototype command names, malformed multipart, deep nesting,
-// names longer than a file system allows.
+// names longer than a file system allows, URL names up to and over 255 bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { registeredRoutes } from '../../../src/http/auth.ts';
 import { PROTO_NAMES } from '../../http/fuzz-engine.ts';
@@ -103,4 +104,31 @@ test('names longer than 255 bytes are 400: upload, new folder, copy and move des
   }
   const list = await (await s.api('/api/files/local')).json() as { files: Array<{ name: string }> };
   assert.deepEqual(list.files.map((f) => f.name), ['ok.gcode']);
+});
+
+test('names in the URL: up to 255 bytes reach their route (a timelapse of a long file name), longer is 414, bad encoding 400, and a too-long profile id 400', async (t) => {
+  const s = await startTestServer(t);
+  const onlyError = (r: { body: string }, what: string) => assert.deepEqual(Object.keys(JSON.parse(r.body) as object), ['error'], `${what}: ${r.body}`);
+  // A timelapse is named after its G-code file: 160 bytes here, over the router's default limit of 100 characters.
+  const name = `${'Benchy_'.repeat(21)}_20261127.mp4`;
+  const folder = s.paths.timelapse;
+  await writeFile(join(folder, name), 'not really a video');
+  const encoded = encodeURIComponent(name);
+  assert.equal((await s.api(`/downloads/timelapse/${encoded}`)).status, 200);
+  assert.equal((await s.api(`/api/timelapse/${encoded}`, { method: 'DELETE' })).status, 200);
+  await assert.rejects(readFile(join(folder, name)), 'deleted');
+  // The router counts decoded characters: 255 reach the route (no such log: 404), 256 are over the limit, and said so.
+  const longest = await raw(`${s.url}/api/logs/${encodeURIComponent('é'.repeat(255))}`, { method: 'DELETE', headers: { 'X-Api-Key': s.apiKey } });
+  assert.equal(longest.status, 404, longest.body);
+  const tooLong = await raw(`${s.url}/api/logs/${encodeURIComponent('é'.repeat(256))}`, { method: 'DELETE', headers: { 'X-Api-Key': s.apiKey } });
+  assert.equal(tooLong.status, 414);
+  onlyError(tooLong, '414');
+  const badEncoding = await raw(`${s.url}/api/logs/%E0%A4%A`, { headers: { 'X-Api-Key': s.apiKey } });
+  assert.equal(badEncoding.status, 400);
+  onlyError(badEncoding, 'bad percent-encoding');
+  const profile = await jsonPost(s, '/api/printerprofiles', { profile: { id: 'p'.repeat(300), name: 'Long' } });
+  assert.equal(profile.status, 400, `profile → ${profile.status} ${profile.body}`);
+  onlyError(profile, 'profile id');
+  const ids = Object.keys(((await (await s.api('/api/printerprofiles')).json()) as { profiles: Record<string, unknown> }).profiles);
+  assert.deepEqual(ids, ['_default']);
 });

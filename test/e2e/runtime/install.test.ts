@@ -58,8 +58,11 @@ test('npm pack + npm install -g into a temp prefix gives a `gantry` command whos
   const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir, ROOT], { cwd: dir });
   const tarball = join(dir, stdout.trim().split('\n').at(-1)!);
   const prefix = join(dir, 'prefix');
-  // The README's command; dependencies come from npm's cache when it has them (CI's npm ci filled it).
-  await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+  // The README's command; dependencies come from npm's cache when it has them (CI's npm ci filled it). Their metadata
+  // comes from the registry: a request that stalls is given up after 30 s and tried again, not after npm's 5 minutes
+  // (one stalled once on a fresh clone, 298 s, where the whole test takes 10–45 s).
+  await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
+    '--fetch-timeout=30000', '--fetch-retries=5', tarball],
     { cwd: dir, maxBuffer: 16 << 20 });
   const pkg = join(prefix, 'lib/node_modules/gantry');
   assert.deepEqual((await readdir(pkg)).filter((n) => ['src', 'test', 'node_modules', 'dist'].includes(n)).sort(), ['dist', 'node_modules'],

@@ -1,6 +1,6 @@
 // File metadata kept beside the files: one `.metadata.json` per folder, keyed by file/folder name (display name,
 // SHA-1 hash, analysis result, print history, userdata, any key a plugin adds). Written atomically; a missing or
-// corrupt file is treated as empty and rebuilt as entries are touched again.
+// corrupt file is treated as empty (a corrupt one set aside first) and rebuilt as entries are touched again.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setAside, writeFileAtomic } from '../core/atomic-file.ts';

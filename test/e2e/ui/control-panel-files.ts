@@ -114,4 +114,20 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
     assert.equal((await server.api('/api/files/local/analysed-slowly.gcode', { method: 'DELETE' })).status, 204);
     await row.waitFor({ state: 'detached' });
   });
+
+  await step('files: free space below server.diskspace is said, as a warning and then an alert', async () => {
+    const free = page.getByTestId('free-space');
+    await free.filter({ hasText: /^Free: / }).waitFor();
+    assert.doesNotMatch(await free.innerText(), /low|full/, 'this machine has more than 500 MiB free');
+    const limits = async (diskspace: Record<string, number>) =>
+      assert.equal((await server.api('/api/settings', { method: 'POST', json: { server: { diskspace } } })).status, 200);
+    // Thresholds above any disk: the page hears of the change (SettingsUpdated) and says so without a reload.
+    await limits({ warning: 1e15 });
+    await free.filter({ hasText: 'disk space is running low' }).waitFor();
+    assert.equal(await page.getByRole('alert').filter({ hasText: 'Free:' }).count(), 0);
+    await limits({ critical: 1e15 });
+    await page.getByRole('alert').filter({ hasText: 'the disk is almost full' }).waitFor();
+    await limits({ warning: 524288000, critical: 209715200 });
+    await free.filter({ hasNotText: /low|full/ }).waitFor();
+  });
 }

@@ -11,6 +11,17 @@ import { activeTab } from './App.tsx';
 import { SliceDialog } from './SliceDialog.tsx';
 
 type SortKey = 'date' | 'name' | 'size' | 'printed';
+
+/**
+ * How low the free space is against `server.diskspace` (OctoPrint's defaults, 500 MiB and 200 MiB, for users who may
+ * not read the settings): a full disk stops uploads, timelapses and the print journal, so it is said before it happens.
+ */
+function diskLevel(free: number): 'critical' | 'warning' | null {
+  const limits = settings.value?.server?.diskspace;
+  if (free < (limits?.critical ?? 200 * 1024 * 1024)) return 'critical';
+  if (free < (limits?.warning ?? 500 * 1024 * 1024)) return 'warning';
+  return null;
+}
 const SORTS: Record<SortKey, (a: FileEntry, b: FileEntry) => number> = {
   date: (a, b) => (b.date ?? 0) - (a.date ?? 0),
   name: (a, b) => (a.display ?? a.name).localeCompare(b.display ?? b.name, undefined, { numeric: true }),
@@ -223,10 +234,20 @@ export function FilesPanel() {
             <button onClick={newFolder}>New folder</button>
           </div>
           {sdAvailable && <label class="check small"><input type="checkbox" checked={toSd} disabled={!flags.ready} onChange={(e) => setToSd(e.currentTarget.checked)} /> Upload to the printer's SD card</label>}
-          {files.value?.free !== undefined && <p class="muted small">Free: {bytes(files.value.free)}</p>}
+          {files.value?.free !== undefined && <FreeSpace free={files.value.free} />}
         </div>
       )}
       {slicing && <SliceDialog file={slicing} onClose={() => setSlicing(null)} />}
     </section>
+  );
+}
+
+function FreeSpace({ free }: { free: number }) {
+  const level = diskLevel(free);
+  if (!level) return <p class="muted small" data-testid="free-space">Free: {bytes(free)}</p>;
+  return (
+    <p class={`small ${level === 'critical' ? 'error' : 'warning'}`} data-testid="free-space" role={level === 'critical' ? 'alert' : undefined}>
+      Free: {bytes(free)} – {level === 'critical' ? 'the disk is almost full: uploads, timelapses and print recovery will fail' : 'disk space is running low'}
+    </p>
   );
 }

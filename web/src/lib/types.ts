@@ -172,7 +172,7 @@ export interface Settings {
   printer?: { defaultExtrusionLength?: number };
   scripts?: { gcode?: Record<string, string | null> };
   serial?: Record<string, unknown> & { port?: string | null; baudrate?: number | null; autoconnect?: boolean; portOptions?: string[]; baudrateOptions?: number[] };
-  server?: { commands?: Record<string, string | null> };
+  server?: { commands?: Record<string, string | null>; diskspace?: { warning?: number; critical?: number } };
   temperature?: { profiles?: TemperatureProfile[]; cutoff?: number };
   terminalFilters?: TerminalFilter[];
   webcam?: { streamUrl?: string | null; snapshotUrl?: string | null; flipH?: boolean; flipV?: boolean; rotate90?: boolean };

@@ -17,10 +17,19 @@ process.once('exit', () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
 });
 
-/** Makes `<tmp>/<prefix>XXXXXX` and removes it, whatever is in it, after `t` ends (and again at exit). */
-export async function tempDir(t: Cleanup, prefix: string): Promise<string> {
+/**
+ * Makes `<tmp>/<prefix>XXXXXX`, removed only when the process exits: for a folder whose users stop in after-hooks added
+ * later than the test's own (servers started on it by helpers), which a per-test removal would precede.
+ */
+export async function tempDirUntilExit(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   made.push(dir);
+  return dir;
+}
+
+/** Makes `<tmp>/<prefix>XXXXXX` and removes it, whatever is in it, after `t` ends (and again at exit). */
+export async function tempDir(t: Cleanup, prefix: string): Promise<string> {
+  const dir = await tempDirUntilExit(prefix);
   t.after(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }

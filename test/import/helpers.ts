@@ -1,12 +1,12 @@
 // Helpers for the OctoPrint import tests: fixture A (skipped with a reason when ../shared/data is absent), imports
 // into temp base dirs, snapshots of a folder tree to prove it was not written.
-import { existsSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, stat, readFile, cp, chmod } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, stat, readFile, cp, chmod } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { SHARED_DIR } from '../helpers/shared-data.ts';
+import { tempDirUntilExit } from '../helpers/temp-dir.ts';
 import { importOctoPrint, type ImportOptions, type ImportResult } from '../../src/import/import-octoprint.ts';
 
 export const FIXTURE_DIR = join(SHARED_DIR, 'data/octoprint-basedir-A');
@@ -25,23 +25,12 @@ export const A = {
 };
 
 /**
- * Temp dirs of this process, removed when it exits, once all its tests (and the servers they started) have stopped.
- * Not a top-level `after`: in a process that runs several test files (scripts/test-group.mjs) that hook would belong
- * to the first file that loads this module and run before the next file's tests.
- */
-const made: string[] = [];
-process.once('exit', () => {
-  for (const d of made) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
-});
-
-/**
  * A temp dir for one test. Removed at exit rather than with `t.after`: hooks run in the order they were added, so a
- * per-test removal would run before the stop of a server started on it later.
+ * per-test removal would run before the stop of a server started on it later. (Not a top-level `after` either: in a
+ * process that runs several test files, scripts/test-group.mjs, it would run before the next file's tests.)
  */
-export async function tempDir(_t: TestContext, prefix = 'gantry-import-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
+export function tempDir(_t: TestContext, prefix = 'gantry-import-'): Promise<string> {
+  return tempDirUntilExit(prefix);
 }
 
 /** A writable copy of fixture A's base dir, to edit for a scenario. */

@@ -23,6 +23,8 @@ const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUN
 // at 10× V8's default cut that peak to 111 MB but cost ≈ 30 % of the mixed API workload's throughput, so it stays at
 // V8's default. V8 reads the switch only when a heap is set up (set at run time, it crashes), so it goes on node's
 // command line by the same re-execution, with --expose-gc for the heap shrinking below.
+// The systemd unit that `gantry install-service` writes names both on node's command line (and sets the malloc
+// variables), so a service starts without the re-execution, a second boot of node.
 const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
 const nodeFlagsAtStart = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
 const balancerNamed = /--(no-)?memory[-_]balancer(?![-_\w])/.test(nodeFlagsAtStart);

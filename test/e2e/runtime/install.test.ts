@@ -8,7 +8,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, descendants, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
-import { renderUnit } from '../../../src/system/systemd-unit.ts';
+import { renderUnit, serviceNodeFlags } from '../../../src/system/systemd-unit.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
@@ -23,7 +23,9 @@ test('install-service --user writes a user unit running this node and bin/gantry
   });
   const file = join(config, 'systemd/user/gantry.service');
   const unit = await readFile(file, 'utf8');
-  assert.ok(unit.includes(`\nExecStart=${process.execPath} ${BIN} serve --basedir "${base}" --port 5055\n`), unit);
+  const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
+  const flags = v8Major * 100 + v8Minor >= 1204 ? '--memory-balancer --expose-gc ' : '';
+  assert.ok(unit.includes(`\nExecStart=${process.execPath} ${flags}${BIN} serve --basedir "${base}" --port 5055\n`), unit);
   assert.match(unit, /^Restart=on-failure$/m);
   assert.match(unit, /^WantedBy=default\.target$/m);
   assert.doesNotMatch(unit, /^User=/m, 'a user unit runs as its owner');
@@ -42,6 +44,38 @@ test('install-service --system --print prints a system unit for the current user
   assert.match(stdout, /^Restart=on-failure$/m);
   assert.match(stdout, /^WantedBy=multi-user\.target$/m);
   assert.match(stdout, / serve --basedir \/srv\/gantry --host 0\.0\.0\.0$/m);
+});
+
+/** Runs `words` (node first) with `extra` after the node options, process.execve replaced by a marker: whether the launcher re-executed. */
+async function reExecutes(words: string[], env: Record<string, string>, extra: string[]): Promise<boolean> {
+  const marker = 'data:text/javascript,process.execve = () => { process.stderr.write("re-executed\\n"); process.exit(3); };';
+  const binAt = words.indexOf(BIN);
+  const args = [...words.slice(1, binAt), '--import', marker, BIN, ...extra];
+  // What the launcher reads to decide comes only from `env`.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(MALLOC_|GANTRY_MALLOC_TUNING$|GANTRY_V8_FLAGS$|NODE_OPTIONS$)/.test(k)));
+  const { stdout, stderr } = await run(words[0], args, { env: { ...base, ...env } }).catch((err: { code: number; stdout: string; stderr: string }) => {
+    if (err.code !== 3) throw err;
+    return err;
+  });
+  if (stderr.includes('re-executed')) return true;
+  assert.match(stdout, /^\d+\.\d+\.\d+/);
+  return false;
+}
+
+test('the unit starts the launcher with what it would re-execute itself for, so a service boots node once', async (t) => {
+  await ensureBuilt();
+  if (typeof process.execve !== 'function') {
+    t.skip(`node ${process.version} has no process.execve: the launcher never re-executes`);
+    return;
+  }
+  const { stdout } = await run(process.execPath, [BIN, 'install-service', '--system', '--print', '--basedir', '/srv/gantry']);
+  const words = /^ExecStart=(.*)$/m.exec(stdout)![1].split(' ');
+  const env = Object.fromEntries(/^Environment=(.*)$/m.exec(stdout)![1].split(' ').map((kv) => kv.split('=') as [string, string]));
+  assert.deepEqual(words.slice(1, -4), serviceNodeFlags());
+  assert.equal(await reExecutes(words, env, ['--version']), false, 'started as the unit starts it');
+  // The check can fail: without the unit's environment, or without its node options where it has some, it re-executes.
+  assert.equal(await reExecutes(words, {}, ['--version']), true, 'without the malloc settings');
+  if (serviceNodeFlags().length > 0) assert.equal(await reExecutes([words[0], BIN], env, ['--version']), true, 'without the V8 options');
 });
 
 test('contrib/gantry.service is what install-service writes for user pi with a global npm install', async () => {

@@ -18,6 +18,7 @@ import { lazyValidators } from './lazy-validators.ts';
 import { lazySerializers } from './lazy-serializers.ts';
 import { registerPrintFirst } from './print-first.ts';
 import { errorHandler, sendError } from './error-mapper.ts';
+import { DomainError } from '../core/errors.ts';
 import { registerVersionRoutes } from './routes/version.ts';
 import { registerUiRoutes } from './routes/ui.ts';
 import { registerLoginRoutes } from './routes/login.ts';
@@ -52,6 +53,16 @@ import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
 import type { TimelapseService } from '../timelapse/timelapse-service.ts';
+
+/** Whether `text` parses as plain JSON (asked only after Fastify's parser refused it, so never on the way of a good body). */
+function isWellFormedJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Everything the routes may use. Each route file takes only the services it needs. */
 export interface AppServices {
@@ -135,7 +146,13 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (err, value) => {
+      // Fastify's parser answers "malformed" for well-formed JSON it refuses too: keys that could reach Object.prototype.
+      if (err && isWellFormedJson(body as string)) {
+        return done(new DomainError('INVALID_REQUEST', 'The JSON body has a key that is not allowed: __proto__, or constructor holding prototype'), undefined);
+      }
+      done(err, value);
+    });
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];

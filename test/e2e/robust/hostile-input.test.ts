@@ -41,6 +41,21 @@ test('prototype names as commands are 400 on the files command route, anonymous 
   }
 });
 
+test('a JSON body with a __proto__ key, or constructor holding prototype, is 400 saying so, and changes nothing', async (t) => {
+  const s = await startTestServer(t);
+  const before = await (await fetch(`${s.url}/api/settings`, { headers: { 'X-Api-Key': s.apiKey } })).text();
+  for (const body of ['{"__proto__":{"admin":true}}', '{"appearance":{"__proto__":{"name":"x"}}}', '{"constructor":{"prototype":{"x":1}}}']) {
+    const r = await jsonPost(s, '/api/settings', body);
+    assert.equal(r.status, 400, body);
+    assert.deepEqual(JSON.parse(r.body), { error: 'The JSON body has a key that is not allowed: __proto__, or constructor holding prototype' }, body);
+  }
+  // Broken JSON keeps OctoPrint's answer; a key merely named constructor is an ordinary key.
+  assert.deepEqual(JSON.parse((await jsonPost(s, '/api/settings', '{"appearance":')).body), { error: 'Malformed JSON body in request' });
+  assert.equal((await jsonPost(s, '/api/settings', '{"appearance":{"constructor":1}}')).status, 200);
+  assert.equal(await (await fetch(`${s.url}/api/settings`, { headers: { 'X-Api-Key': s.apiKey } })).text(), before);
+  assert.equal(({} as Record<string, unknown>).admin, undefined);
+});
+
 test('malformed multipart on /api/languages and /plugin/prusaslicer/import is 400 JSON, like the upload route', async (t) => {
   const s = await startTestServer(t);
   const cases: Array<[string, string, string]> = [

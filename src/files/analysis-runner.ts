@@ -14,6 +14,8 @@ import type { StoredEntry } from './types.ts';
 export interface Analyser {
   analyse(path: string, options?: AnalysisOptions, onProgress?: AnalysisProgress): Promise<GcodeAnalysis>;
   cancel(path: string): number;
+  /** How many analyses it runs at once: the runner starts no more than that (see pump). */
+  readonly capacity: number;
 }
 
 interface Deps {
@@ -44,6 +46,8 @@ const isCancelled = (err: unknown): boolean => err instanceof Error && err.name 
 export class AnalysisRunner {
   /** Paths waiting to be analysed, with whether the user forced it. */
   private readonly waiting = new Map<string, boolean>();
+  /** The forced ones among them, looked at first (a backlog of thousands is not walked for them). */
+  private readonly waitingForced = new Set<string>();
   private readonly running = new Set<string>();
   /** Fraction done of each running analysis. */
   private readonly progressOf = new Map<string, number>();
@@ -60,6 +64,7 @@ export class AnalysisRunner {
   stop(): void {
     this.stopped = true;
     this.waiting.clear();
+    this.waitingForced.clear();
     for (const p of this.running) this.deps.analyser?.cancel(this.deps.storage.abs(p.split('/')));
   }
 
@@ -68,6 +73,7 @@ export class AnalysisRunner {
     if (!force && this.deps.runAt() === 'never') return;
     const path = joinPath(parts);
     this.waiting.set(path, force || (this.waiting.get(path) ?? false));
+    if (force) this.waitingForced.add(path);
     this.pump();
   }
 
@@ -100,6 +106,7 @@ export class AnalysisRunner {
 
   cancel(path: string): void {
     this.waiting.delete(path);
+    this.waitingForced.delete(path);
     if (this.running.has(path)) this.deps.analyser?.cancel(this.deps.storage.abs(path.split('/')));
   }
 
@@ -115,13 +122,28 @@ export class AnalysisRunner {
     }
   }
 
+  /**
+   * Starts waiting analyses, those a user asked for first, while fewer run than the analyser runs at once. Files wait
+   * here, not in the analyser: a started one is announced (MetadataAnalysisStarted, push busyFiles), so 10,000 files
+   * copied in by hand were 10,000 "started" events at once and a busyFiles list of 10,000 in every push message.
+   */
   private pump(): void {
     if (this.stopped || !this.deps.analyser) return;
-    for (const [path, forced] of [...this.waiting]) {
+    const capacity = this.deps.analyser.capacity;
+    const mayRunUnforced = !(this.deps.runAt() === 'idle' && this.deps.isPrinting());
+    for (const path of this.waitingForced) {
+      if (this.running.size >= capacity) return;
       if (this.running.has(path)) continue;
-      if (!forced && this.deps.runAt() === 'idle' && this.deps.isPrinting()) continue;
+      this.waitingForced.delete(path);
       this.waiting.delete(path);
-      void this.run(path, forced);
+      void this.run(path, true);
+    }
+    if (!mayRunUnforced) return;
+    for (const [path, forced] of this.waiting) {
+      if (this.running.size >= capacity) return;
+      if (forced || this.running.has(path)) continue;
+      this.waiting.delete(path);
+      void this.run(path, false);
     }
   }
 
@@ -156,7 +178,7 @@ export class AnalysisRunner {
         analysisKey: `${after.size}:${Math.floor(after.mtimeMs)}`,
         thumbnail: thumb ? thumbnailRef(path, Math.floor(after.mtimeMs / 1000)) : undefined,
         thumbnail_src: thumb ? THUMBNAIL_SRC : undefined,
-      });
+      }, { background: true });
       events.emit('MetadataAnalysisFinished', { name, path, origin: 'local', result });
       events.emit('UpdatedFiles', { type: 'printables' });
     } catch (err) {

@@ -124,6 +124,11 @@ export class AnalysisQueue {
     return count;
   }
 
+  /** How many analyses run at once (one per worker thread); more wait here. */
+  get capacity(): number {
+    return this.size;
+  }
+
   /** Worker threads alive, busy or idle (the warm ones included). */
   get workers(): number {
     return this.slots.size;

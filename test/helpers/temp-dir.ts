@@ -30,6 +30,8 @@ export async function tempDirUntilExit(prefix: string): Promise<string> {
 /** Makes `<tmp>/<prefix>XXXXXX` and removes it, whatever is in it, after `t` ends (and again at exit). */
 export async function tempDir(t: Cleanup, prefix: string): Promise<string> {
   const dir = await tempDirUntilExit(prefix);
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // A server stopped in a later after-hook may still write into it (a metadata write waits up to a second for others
+  // to join it): then the exit sweep removes what is left.
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 }).catch(() => {}));
   return dir;
 }

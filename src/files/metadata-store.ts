@@ -121,7 +121,7 @@ export class MetadataStore {
     return p;
   }
 
-  /** Resolves once every metadata write started so far has landed (service stop). */
+  /** Resolves once every metadata write asked for so far has landed, the delayed ones started at once (service stop). */
   async flush(): Promise<void> {
     while (this.inflight.size) {
       for (const queued of this.nextWrite.values()) queued.hurry();

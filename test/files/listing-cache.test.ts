@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LocalStorage } from '../../src/files/local-storage.ts';
+import { LISTING_REUSE_MS, LocalStorage, listingReuseMs } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -121,4 +121,27 @@ test('a file dropped into the uploads folder behind the server\'s back shows at 
     if (!names.includes('later.gcode')) await new Promise((r) => setTimeout(r, 50));
   }
   assert.deepEqual(names, ['dropped.gcode', 'later.gcode']);
+});
+
+test('a listing is reused for four times what its walk took when that is over a second, then walked again', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  await storage.list(Infinity); // stores a.gcode's hash: this walk's own result is stale
+  await storage.list(Infinity);
+  // The walk below "takes" 1.5 s on a clock of the test's own: reused until 1.5 + 6 s.
+  let now = 0;
+  const realNow = performance.now.bind(performance);
+  performance.now = () => now;
+  t.after(() => { performance.now = realNow; });
+  const walking = storage.list(Infinity, undefined, true);
+  now = 1500;
+  const walked = await walking;
+  await writeFile(join(root, 'behind-its-back.gcode'), GCODE);
+  now = 7400;
+  assert.equal(await storage.list(Infinity), walked, 'within 4 × 1.5 s of the walk\'s end: the same listing');
+  now = 7600;
+  const again = await storage.list(Infinity);
+  assert.notEqual(again, walked);
+  assert.deepEqual(again.map((e) => e.name), ['a.gcode', 'behind-its-back.gcode']);
+  assert.equal(listingReuseMs(5), LISTING_REUSE_MS, 'a small library: as before');
 });

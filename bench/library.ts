@@ -1,7 +1,7 @@
 // Large-library benchmark: a built server started on a base dir holding thousands of G-code files copied in by hand (no metadata), as a farm's shared library is: its start, the first listing (which hashes every file), the analysis backlog, and listings afterwards.
 // Usage: npm run bench -- library   Env: BENCH_FOLDERS (default 20), BENCH_PER_FOLDER (files per folder, default 500).
 // No goal is set in an issue and OctoPrint's figures for this were not measured here; the figures are for comparing
-// one version of Gantry with the next (a listing of 10,000 files took 2.3–3.3 s and one during the backlog up to 110 s
+// one version of Gantry with the next (a listing of 10,000 files took 1.9 s and one during the backlog up to 78 s
 // before the listing and metadata changes of session 29).
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,13 +66,19 @@ try {
     const cpuAfterBacklog = await cpuS(pid);
     const recursive: number[] = [];
     const top: number[] = [];
+    const polled: number[] = [];
     let bytes = 0;
     for (let i = 0; i < 5; i++) {
-      const r = await get('/api/files?recursive=true');
+      // force: a walk of the disk each time, whatever the listing's reuse time.
+      const r = await get('/api/files?recursive=true&force=true');
       recursive.push(r.ms);
       bytes = r.bytes;
-      top.push((await get('/api/files')).ms);
-      await sleep(1100); // past the listing's reuse time: each walks the disk again
+      top.push((await get('/api/files?force=true')).ms);
+    }
+    // A client polling once a second (a large library's listing is reused for four times its walk).
+    for (let i = 0; i < 8; i++) {
+      polled.push((await get('/api/files?recursive=true')).ms);
+      await sleep(1000);
     }
     const rss = await rssMb(pid);
     await sleep(12_000);
@@ -84,8 +90,9 @@ try {
     console.log(`first recursive listing (hashes every file)             ${ms(first.ms)} (${(first.bytes / 1e6).toFixed(1)} MB)`);
     console.log(`recursive listings while the backlog is analysed        ${during.map(ms).join(', ')}`);
     console.log(`every analysis on disk, from start                      ${backlogS.toFixed(1)} s${analysed < TOTAL ? ` (only ${analysed} after 900 s)` : ''}; server CPU ${cpuAfterBacklog.toFixed(1)} s`);
-    console.log(`recursive listing afterwards, median of 5               ${ms(median(recursive))} (${(bytes / 1e6).toFixed(1)} MB)`);
-    console.log(`top-level listing (folder sizes need every file), median ${ms(median(top))}`);
+    console.log(`recursive listing afterwards (force: walked), median of 5 ${ms(median(recursive))} (${(bytes / 1e6).toFixed(1)} MB)`);
+    console.log(`top-level listing (force; folder sizes need every file), median ${ms(median(top))}`);
+    console.log(`recursive listing polled once a second, 8 polls         ${polled.map(ms).join(', ')}`);
     console.log(`RSS after the listings / 12 s later                     ${rss.toFixed(1)} / ${rssIdle.toFixed(1)} MB`);
   } finally {
     await g.stop();

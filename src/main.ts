@@ -323,6 +323,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const broker = mqtt;
   events.emit('Startup', {});
   logger.info({ url }, 'Gantry listening');
+  files.analyseBacklog();
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

@@ -67,17 +67,27 @@ const BARE_FASTIFY = `import Fastify from 'fastify';
   await app.listen({ host: '127.0.0.1', port: 0 });
   console.log('listening ' + app.server.address().port);`;
 
-/** A bare Fastify server answering /api/version's JSON, on the same node: RSS 5, 15 and 35 s after its first answer, and its start. */
-async function bareFastify(): Promise<{ rss: number; rss15: number; rss35: number; startMs: number; cpu: number }> {
+/** Starts the bare Fastify server and waits for its first answer: the child, and spawn to first answer in ms. */
+async function startBareFastify(): Promise<{ child: ReturnType<typeof spawn>; startMs: number }> {
   const t0 = performance.now();
   const child = spawn(NODE, ['--input-type=module', '-e', BARE_FASTIFY], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const port = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(m[1]); });
+      child.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(m[1]); });
       child.on('exit', (c) => reject(new Error(`bare Fastify exited with ${c}`)));
     });
     await (await fetch(`http://127.0.0.1:${port}/api/version`)).arrayBuffer();
-    const startMs = performance.now() - t0;
+    return { child, startMs: performance.now() - t0 };
+  } catch (err) {
+    child.kill();
+    throw err;
+  }
+}
+
+/** A bare Fastify server answering /api/version's JSON, on the same node: RSS 5, 15 and 35 s after its first answer, and its start. */
+async function bareFastify(): Promise<{ rss: number; rss15: number; rss35: number; startMs: number; cpu: number }> {
+  const { child, startMs } = await startBareFastify();
+  try {
     const cpu = await cpuMs(child.pid!);
     await sleep(5000);
     const rss = await rssMb(child.pid!);
@@ -92,18 +102,9 @@ async function bareFastify(): Promise<{ rss: number; rss15: number; rss35: numbe
 
 /** Spawn to first answer of the bare Fastify server, in ms. */
 async function bareFastifyStart(): Promise<number> {
-  const t0 = performance.now();
-  const child = spawn(NODE, ['--input-type=module', '-e', BARE_FASTIFY], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    const port = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(d.toString()); if (m) resolve(m[1]); });
-      child.on('exit', (c) => reject(new Error(`bare Fastify exited with ${c}`)));
-    });
-    await (await fetch(`http://127.0.0.1:${port}/api/version`)).arrayBuffer();
-    return performance.now() - t0;
-  } finally {
-    child.kill();
-  }
+  const { child, startMs } = await startBareFastify();
+  child.kill();
+  return startMs;
 }
 
 await ensureBuilt();

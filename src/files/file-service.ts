@@ -73,13 +73,9 @@ export class FileService {
     await this.removeStaleTemps(this.deps.root);
   }
 
-  /**
-   * Queues the analysis of files that arrived behind our back, or whose metadata was lost. Called once the server
-   * answers: the walk hashes every file it has no hash for, which took a library of 10,000 such files from 0.8 to
-   * 2.1 s to its first answer when it ran during start-up.
-   */
+  /** Queues the analysis of files that arrived behind our back (see AnalysisRunner.queueBacklog); once the server answers. */
   analyseBacklog(): void {
-    void this.storage.list(Infinity).then((entries) => this.analysis.queueMissing(entries)).catch(() => {});
+    this.analysis.queueBacklog();
   }
 
   async stop(): Promise<void> {

@@ -47,7 +47,11 @@ class Budget {
     if (this.bytes + n > this.limits.maxTotalBytes) throw invalid(`Archive expands to more than ${this.limits.maxTotalBytes} bytes`);
   }
   entry(): void {
-    if (++this.entries > this.limits.maxEntries) throw invalid(`Archive has more than ${this.limits.maxEntries} entries`);
+    this.declareEntries(++this.entries);
+  }
+  /** Refuses an archive whose index declares more entries than allowed, before any is read. */
+  declareEntries(n: number): void {
+    if (n > this.limits.maxEntries) throw invalid(`Archive has more than ${this.limits.maxEntries} entries`);
   }
   add(n: number): void {
     this.bytes += n;
@@ -65,42 +69,72 @@ export async function extractArchive(file: string, kind: ArchiveKind, dest: stri
 
 const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000;
 
-function extractZip(zipLib: typeof yauzl, file: string, root: string, budget: Budget): Promise<void> {
+/**
+ * Two passes, like the tar path: the central directory is read whole and the archive refused before anything is
+ * written (entry count, names, links, encryption, declared sizes), then the members are extracted. Extracting as it
+ * read, a zip of 2,100 empty files wrote 2,000 of them before it was refused (5.5 s).
+ */
+async function extractZip(zipLib: typeof yauzl, file: string, root: string, budget: Budget): Promise<void> {
+  const zip = await new Promise<yauzl.ZipFile>((resolvePromise, reject) => {
+    zipLib.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true }, (err, z) =>
+      (err || !z ? reject(invalid(`Not a valid zip archive: ${err?.message ?? 'unreadable'}`)) : resolvePromise(z)));
+  });
+  try {
+    // The count the end-of-central-directory record declares; pass 1 counts the entries themselves as well.
+    budget.declareEntries(zip.entryCount);
+    const members = await zipMembers(zip, root, budget);
+    for (const { entry, target, isDir } of members) {
+      if (isDir) {
+        await mkdir(target, { recursive: true });
+        continue;
+      }
+      await mkdir(dirname(target), { recursive: true });
+      const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
+        zip.openReadStream(entry, (e, st) => (e || !st ? rej(e ?? new Error('no stream')) : res(st))));
+      await pipeline(stream, counter(budget), createWriteStream(target, { flags: 'wx', mode: 0o644 }));
+    }
+  } catch (err) {
+    throw err instanceof DomainError ? err : invalid(`Not a valid zip archive: ${(err as Error).message}`);
+  } finally {
+    zip.close();
+  }
+}
+
+interface ZipMember { entry: yauzl.Entry; target: string; isDir: boolean }
+
+/** Pass 1: every central-directory entry checked, nothing written; the declared sizes are summed against the budget. */
+function zipMembers(zip: yauzl.ZipFile, root: string, budget: Budget): Promise<ZipMember[]> {
   return new Promise((resolvePromise, reject) => {
-    zipLib.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: true }, (err, zip) => {
-      if (err || !zip) return reject(invalid(`Not a valid zip archive: ${err?.message ?? 'unreadable'}`));
-      let failed = false;
-      const fail = (e: unknown) => {
-        if (failed) return;
-        failed = true;
-        zip.close();
-        reject(e instanceof DomainError ? e : invalid(`Not a valid zip archive: ${(e as Error).message}`));
-      };
-      zip.on('error', fail);
-      zip.on('end', () => { if (!failed) resolvePromise(); });
-      zip.on('entry', (entry: yauzl.Entry) => {
-        void (async () => {
-          budget.entry();
-          const target = safeMemberPath(root, entry.fileName);
-          // Unix mode lives in the upper 16 bits; 0 means "made on a system without modes" (a plain file or folder).
-          const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
-          const isDir = entry.fileName.endsWith('/');
-          if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) throw invalid(`Links and special files are not allowed: ${entry.fileName}`);
-          if (entry.isEncrypted()) throw invalid(`Encrypted entries are not supported: ${entry.fileName}`);
-          if (isDir) {
-            await mkdir(target, { recursive: true });
-          } else {
-            budget.check(entry.uncompressedSize);
-            await mkdir(dirname(target), { recursive: true });
-            const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
-              zip.openReadStream(entry, (e, s) => (e || !s ? rej(e ?? new Error('no stream')) : res(s))));
-            await pipeline(stream, counter(budget), createWriteStream(target, { flags: 'wx', mode: 0o644 }));
-          }
-          zip.readEntry();
-        })().catch(fail);
-      });
-      zip.readEntry();
+    const members: ZipMember[] = [];
+    let declared = 0;
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      reject(err);
+    };
+    zip.on('error', fail);
+    zip.on('end', () => { if (!failed) resolvePromise(members); });
+    zip.on('entry', (entry: yauzl.Entry) => {
+      try {
+        budget.entry();
+        const target = safeMemberPath(root, entry.fileName);
+        // Unix mode lives in the upper 16 bits; 0 means "made on a system without modes" (a plain file or folder).
+        const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+        const isDir = entry.fileName.endsWith('/');
+        if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) throw invalid(`Links and special files are not allowed: ${entry.fileName}`);
+        if (entry.isEncrypted()) throw invalid(`Encrypted entries are not supported: ${entry.fileName}`);
+        if (!isDir) {
+          declared += entry.uncompressedSize;
+          budget.check(declared);
+        }
+        members.push({ entry, target, isDir });
+        zip.readEntry();
+      } catch (err) {
+        fail(err);
+      }
     });
+    zip.readEntry();
   });
 }
 

@@ -5,30 +5,15 @@ import { mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import yazl from 'yazl';
 import { create as tarCreate } from 'tar';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { zipOf } from '../helpers/zip.ts';
 
 const run = promisify(execFile);
 
 interface Lang { locale: string; locale_display: string; locale_english: string; last_update?: number; author?: string }
 interface Listing { language_packs: Record<string, { identifier: string; display: string; name: string; languages: Lang[] }> }
-
-function zipOf(entries: Array<{ name: string; data?: string | Buffer; mode?: number; dir?: boolean }>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const e of entries) {
-    if (e.dir) zip.addEmptyDirectory(e.name);
-    else zip.addBuffer(Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data ?? ''), e.name, e.mode ? { mode: e.mode } : {});
-  }
-  zip.end();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve, reject) => {
-    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
-    zip.outputStream.on('error', reject);
-  });
-}
 
 /** A pack tree on disk: core `de` (with meta.yaml) and plugin `myplugin` / `fr`. */
 async function packTree(dir: string, author = 'Jane Translator'): Promise<void> {
@@ -117,10 +102,10 @@ test('hostile or unsuitable archives are refused and leave nothing behind', asyn
   const work = await tempDir(t, 'gantry-evil-');
 
   // zip-slip: yazl refuses to write `..`, so write a same-length name and patch it in (local header and central directory).
-  const slipRaw = await zipOf([{ name: 'de/meta.yaml', data: 'author: x\n' }, { name: 'zz/zzzzzzzzzz.txt', data: 'owned' }]);
-  const slip = Buffer.from(slipRaw.toString('latin1').replaceAll('zz/zzzzzzzzzz.txt', '../../evil01.txt'), 'latin1');
-  const absolute = Buffer.from((await zipOf([{ name: 'de/x', data: '' }, { name: 'tmp/zzzzzzzz.txt', data: 'owned' }]))
-    .toString('latin1').replaceAll('tmp/zzzzzzzz.txt', '/tmp/evil02.txt'), 'latin1');
+  const slipRaw = await zipOf([{ name: 'de/meta.yaml', data: 'author: x\n' }, { name: 'zz/zzzzzzzzz.txt', data: 'owned' }]);
+  const slip = Buffer.from(slipRaw.toString('latin1').replaceAll('zz/zzzzzzzzz.txt', '../../evil01.txt'), 'latin1');
+  const absolute = Buffer.from((await zipOf([{ name: 'de/x', data: '' }, { name: 'tm/zzzzzzzz.txt', data: 'owned' }]))
+    .toString('latin1').replaceAll('tm/zzzzzzzz.txt', '/tmp/evil02.txt'), 'latin1');
   const zipLink = await zipOf([{ name: 'de/LC_MESSAGES/messages.mo', data: '/etc/passwd', mode: 0o120777 }]);
   const bomb = await zipOf([{ name: 'de/LC_MESSAGES/messages.mo', data: Buffer.alloc(60 * 1024 * 1024) }]);
   const manyEntries = await zipOf(Array.from({ length: 2100 }, (_, i) => ({ name: `de/f${i}.txt`, data: 'x' })));

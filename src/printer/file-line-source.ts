@@ -1,25 +1,35 @@
 // Reads a G-code file as batches of lines with byte offsets, for JobStreamer: big chunks, no per-line promise.
 import { open } from 'node:fs/promises';
+import { LineBreaks, MAX_LINE_BYTES } from '../gcode/line-breaks.ts';
 import type { JobLineBatch } from './types.ts';
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Yields the lines of `path` from byte `start` (a UTF-8 BOM at 0 is skipped but counted), each batch with the byte
- * offset after every line. Memory stays flat whatever the file size.
+ * offset after every line. Lines end at LF, CR LF or a lone CR (gcode/line-breaks.ts). Memory stays flat whatever the
+ * file: a line over `maxLineBytes` (MAX_LINE_BYTES) is not G-code and is not held: it is yielded as an empty line (sent as nothing),
+ * so that line numbers still count it, as the recovery's do. Before, a file with no line break at all was read into
+ * one line, concatenating every chunk onto the last (a 100 MB file: minutes of CPU), and sent to the printer as one.
  */
-export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 1024): AsyncGenerator<JobLineBatch> {
+export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 1024, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<JobLineBatch> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(chunkSize);
+    const breaks = new LineBreaks();
     let pos = start;
-    let carry: Buffer | null = null;
+    // The start of a line the chunk boundary cut (copied: the chunk buffer is reused), and how long it is so far.
+    let carry: Buffer[] = [];
+    let carried = 0;
+    let overlong = false;
     let first = start === 0;
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, chunkSize, pos);
-      if (bytesRead === 0) break;
       let data = buf.subarray(0, bytesRead);
-      let base = pos; // file offset of data[0] (after the carry)
+      let base = pos; // file offset of data[0]
       pos += bytesRead;
-      if (first) {
+      const last = bytesRead === 0;
+      if (first && bytesRead > 0) {
         first = false;
         if (data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) {
           data = data.subarray(3);
@@ -29,24 +39,57 @@ export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 
       const lines: string[] = [];
       const ends: number[] = [];
       let lineStart = 0;
-      for (let i = 0; i < data.length; i++) {
-        if (data[i] !== 10) continue;
-        let text: string;
-        if (carry) {
-          text = Buffer.concat([carry, data.subarray(0, i)]).toString('utf8');
-          carry = null;
-        } else text = data.toString('utf8', lineStart, i);
-        lines.push(text.endsWith('\r') ? text.slice(0, -1) : text);
-        ends.push(base + i + 1);
-        lineStart = i + 1;
+      const takeCarry = (upTo: Buffer = EMPTY): string => {
+        const text = overlong || carried + upTo.length > maxLineBytes ? '' : Buffer.concat([...carry, upTo]).toString('utf8');
+        carry = [];
+        carried = 0;
+        overlong = false;
+        return text;
+      };
+      // A carry ends in CR only when that CR ended its chunk: it was a line break, one with the LF that may start this one.
+      if (carried > 0 && carry[carry.length - 1].at(-1) === 13) {
+        carry[carry.length - 1] = carry[carry.length - 1].subarray(0, -1);
+        carried--;
+        if (data[0] === 10) {
+          data = data.subarray(1);
+          base++;
+        }
+        lines.push(takeCarry());
+        ends.push(base);
       }
-      if (lineStart < data.length) {
-        const rest = Buffer.from(data.subarray(lineStart));
-        carry = carry ? Buffer.concat([carry, rest]) : rest;
+      breaks.reset();
+      while (breaks.find(data, lineStart, data.length, last)) {
+        if (carried > 0 || overlong) lines.push(takeCarry(data.subarray(lineStart, breaks.end)));
+        else lines.push(breaks.end - lineStart > maxLineBytes ? '' : data.toString('utf8', lineStart, breaks.end));
+        ends.push(base + breaks.next);
+        lineStart = breaks.next;
+      }
+      if (last) {
+        if (carried > 0 || overlong) {
+          lines.push(takeCarry());
+          ends.push(base);
+        }
+        if (lines.length > 0) yield { lines, ends };
+        return;
+      }
+      if (lineStart < data.length && !overlong) {
+        // A last byte CR is the break that ends the line (held back in case an LF follows), not part of it.
+        if (carried + data.length - lineStart - (data.at(-1) === 13 ? 1 : 0) > maxLineBytes) {
+          // Junk: only its end is looked for from now on, and the line counts as one empty line.
+          overlong = true;
+          carry = data.at(-1) === 13 ? [Buffer.from([13])] : [];
+          carried = carry.length;
+        } else {
+          carry.push(Buffer.from(data.subarray(lineStart)));
+          carried += data.length - lineStart;
+        }
+      } else if (overlong) {
+        // Still inside it: keep only a final CR, which an LF in the next chunk may pair with.
+        carry = data.at(-1) === 13 ? [Buffer.from([13])] : [];
+        carried = carry.length;
       }
       if (lines.length > 0) yield { lines, ends };
     }
-    if (carry && carry.length > 0) yield { lines: [carry.toString('utf8')], ends: [pos] };
   } finally {
     await fh.close();
   }

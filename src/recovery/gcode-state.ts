@@ -1,6 +1,7 @@
 // The machine state a G-code file leaves behind up to a byte offset (Z, layer, E, feedrate, fan, tool, targets),
 // read from the file itself, incrementally, so the streaming path never pays for it.
 import { open } from 'node:fs/promises';
+import { CR, LineBreaks } from '../gcode/line-breaks.ts';
 
 export interface MachineState {
   /** Byte offset scanned up to and the number of whole lines before it. */
@@ -184,66 +185,79 @@ function applyM(s: MachineState, n: number): void {
 }
 
 /**
- * Advances `s` from its offset to `to` by reading the file (64 KiB chunks). Only whole lines ending before `to` are
- * applied; `to` is always a line end in practice (the stream's offsets are).
+ * Calls `onLine(buf, start, end, lineStart, next)` for each whole line of the file from byte `from` up to `to` (its
+ * content buf[start, end), its file offset, the offset after its break) until it returns true; lines end at LF,
+ * CR LF or a lone CR (gcode/line-breaks.ts), as the print reads them. Reads 64 KiB at a time, each chunk from the
+ * start of the line the last one cut; a line longer than that is not G-code: it is counted (content empty), not held.
  */
-export async function scanTo(path: string, s: MachineState, to: number, until?: (s: MachineState) => boolean): Promise<MachineState> {
-  if (to <= s.filepos) return s;
+async function walkLines(path: string, from: number, to: number,
+  onLine: (buf: Buffer, start: number, end: number, lineStart: number, next: number) => boolean): Promise<void> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(64 * 1024);
-    // A line the chunk boundary cut: its bytes so far (copied, the chunk buffer is reused), and where it started.
-    let carry: Buffer | null = null;
-    let carryStart = s.filepos;
-    let pos = s.filepos;
+    const breaks = new LineBreaks();
+    let pos = from;
+    let junkFrom = -1; // file offset where a line too long for the buffer began, while reading on to its end
     while (pos < to) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, to - pos), pos);
       if (bytesRead === 0) break;
+      const last = pos + bytesRead >= to;
+      breaks.reset();
       let start = 0;
-      for (;;) {
-        const nl = buf.indexOf(10, start);
-        if (nl === -1 || nl >= bytesRead) break;
-        if (carry) {
-          const line = Buffer.concat([carry, buf.subarray(start, nl)]);
-          applyLineBytes(s, line, 0, line.length, carryStart);
-          carry = null;
-        } else {
-          applyLineBytes(s, buf, start, nl, carryStart);
+      if (junkFrom >= 0) {
+        if (!breaks.find(buf, 0, bytesRead, last)) {
+          // Still inside it; a CR ending the chunk is read again, with the LF that may follow it.
+          pos += buf[bytesRead - 1] === CR && bytesRead > 1 ? bytesRead - 1 : bytesRead;
+          continue;
         }
-        s.line++;
-        start = nl + 1;
-        carryStart = pos + start;
-        s.filepos = carryStart;
-        if (until?.(s)) return s;
+        if (onLine(buf, 0, 0, junkFrom, pos + breaks.next)) return;
+        start = breaks.next;
+        junkFrom = -1;
       }
-      if (start < bytesRead) carry = carry ? Buffer.concat([carry, buf.subarray(start, bytesRead)]) : Buffer.from(buf.subarray(start, bytesRead));
-      pos += bytesRead;
+      while (breaks.find(buf, start, bytesRead, last)) {
+        if (onLine(buf, start, breaks.end, pos + start, pos + breaks.next)) return;
+        start = breaks.next;
+      }
+      if (start === 0) {
+        // An unfinished line up to `to` (or the file's end) is not a line yet.
+        if (bytesRead < buf.length) break;
+        junkFrom = pos;
+        pos += buf[bytesRead - 1] === CR ? bytesRead - 1 : bytesRead;
+        continue;
+      }
+      pos += start;
     }
-    return s;
   } finally {
     await fh.close();
   }
 }
 
+/**
+ * Advances `s` from its offset to `to` by reading the file. Only whole lines ending before `to` are applied; `to` is
+ * always a line end in practice (the stream's offsets are).
+ */
+export async function scanTo(path: string, s: MachineState, to: number, until?: (s: MachineState) => boolean): Promise<MachineState> {
+  if (to <= s.filepos) return s;
+  await walkLines(path, s.filepos, to, (buf, start, end, lineStart, next) => {
+    applyLineBytes(s, buf, start, end, lineStart);
+    s.line++;
+    s.filepos = next;
+    return until?.(s) ?? false;
+  });
+  return s;
+}
+
 /** Byte offset of the start of 1-based `line` (null past the end). */
 export async function offsetOfLine(path: string, line: number): Promise<number | null> {
   if (line <= 1) return 0;
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(64 * 1024);
-    let pos = 0;
-    let seen = 1;
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) return null;
-      for (let i = 0; i < bytesRead; i++) {
-        if (buf[i] === 10 && ++seen === line) return pos + i + 1;
-      }
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
+  let seen = 1;
+  let offset: number | null = null;
+  await walkLines(path, 0, Infinity, (_buf, _start, _end, _lineStart, next) => {
+    if (++seen < line) return false;
+    offset = next;
+    return true;
+  });
+  return offset;
 }
 
 /** Where layer `layer` (0-based) begins (its Z move), scanning from the start; null if the file has no such layer. */

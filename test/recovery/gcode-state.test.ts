@@ -5,6 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { applyLineBytes, initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from '../../src/recovery/gcode-state.ts';
+import { fileLineSource } from '../../src/printer/file-line-source.ts';
 import { GCODE_DIR } from '../helpers/shared-data.ts';
 import { needs } from '../helpers/tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -137,4 +138,39 @@ test('the byte reader agrees with the reference reader on every line of real sli
     }
     assert.deepEqual(s, reference, name);
   }
+});
+
+test('a file with CR or CR LF line breaks scans to the same state, and its lines are found where the print reads them', { skip: needs('shared-data') }, async (t) => {
+  const dir = await tempDir(t, 'gantry-breaks-');
+  const lf = await readFile(join(GCODE_DIR, 'cura-2.3.1_puzzle_all.gcode'));
+  const reference = referenceScan(lf.toString('latin1'));
+  // CR alone keeps every offset; CR LF moves them, so only what does not depend on them is compared.
+  const crPath = join(dir, 'cr.gcode');
+  await writeFile(crPath, Buffer.from(lf.toString('latin1').replaceAll('\n', '\r'), 'latin1'));
+  assert.deepEqual(await scanTo(crPath, initialState(), lf.length), reference, 'CR');
+  const crlf = Buffer.from(lf.toString('latin1').replaceAll('\n', '\r\n'), 'latin1');
+  const crlfPath = join(dir, 'crlf.gcode');
+  await writeFile(crlfPath, crlf);
+  const viaCrlf = await scanTo(crlfPath, initialState(), crlf.length);
+  const shape = (s: MachineState) => ({ ...s, filepos: 0, layerStart: s.layerStart && { ...s.layerStart, filepos: 0 } });
+  assert.deepEqual(shape(viaCrlf), shape(reference), 'CR LF');
+  assert.equal(viaCrlf.filepos, crlf.length);
+
+  // Line N starts where the print's reader ends line N − 1, for each kind of break.
+  for (const path of [crPath, crlfPath]) {
+    const ends: number[] = [];
+    for await (const batch of fileLineSource(path)) ends.push(...batch.ends);
+    assert.equal(ends.length, reference.line);
+    for (const n of [2, 3, 1000, 7777, reference.line]) assert.equal(await offsetOfLine(path, n), ends[n - 2], `${path} line ${n}`);
+  }
+});
+
+test('a line too long to be G-code is counted and passed over, and what follows it is read as usual', async (t) => {
+  const dir = await tempDir(t, 'gantry-junk-');
+  const text = `G1 Z0.2\nG1 X1 E1\n${'A'.repeat(200_000)}\rG1 Z0.4 E2\n; end\n`;
+  const path = join(dir, 'junk.gcode');
+  await writeFile(path, text);
+  const s = await scanTo(path, initialState(), text.length);
+  assert.deepEqual([s.line, s.z, s.e, s.filepos], [5, 0.4, 2, text.length]);
+  assert.equal(await offsetOfLine(path, 4), text.indexOf('G1 Z0.4'));
 });

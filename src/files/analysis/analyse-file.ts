@@ -2,11 +2,13 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Box } from './box.ts';
 import { Interpreter } from './interpreter.ts';
+import { LineBreaks, MAX_LINE_BYTES, afterFirstBreak, afterLastBreak } from '../../gcode/line-breaks.ts';
 import { countStated, limitsFromConfig, marlinDefaults, overlayLimits, withCuraDefinition } from './limits.ts';
 import { parseCommentLines, type SlicerMeta } from './slicer-meta.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type Area, type Dimensions, type GcodeAnalysis, type LimitsSource } from './types.ts';
 
-const CHUNK = 1 << 20;
+/** A line that fills the whole buffer is junk (see MAX_LINE_BYTES). */
+const CHUNK = MAX_LINE_BYTES;
 /** Slicer headers and footers (config blocks, after thumbnails in Orca/Bambu headers) fit in these; the rest is moves. */
 const HEAD_BYTES = 512 * 1024;
 const TAIL_BYTES = 256 * 1024;
@@ -14,11 +16,12 @@ const TAIL_BYTES = 256 * 1024;
 // Only the comment lines of [start, end) become text: most of a head is moves, and decoding them all cost more than
 // the parsing.
 function commentLines(buf: Buffer, start: number, end: number, out: string[]): void {
+  const breaks = new LineBreaks();
   for (let from = start; from < end;) {
-    let nl = buf.indexOf(10, from);
-    if (nl < 0 || nl > end) nl = end;
-    if (buf[from] === 59 /* ; */) out.push(buf.toString('latin1', from, nl));
-    from = nl + 1;
+    const found = breaks.find(buf, from, end, true);
+    const lineEnd = found ? breaks.end : end;
+    if (buf[from] === 59 /* ; */) out.push(buf.toString('latin1', from, lineEnd));
+    from = found ? breaks.next : end;
   }
 }
 
@@ -28,8 +31,8 @@ function metaFromEnds(head: Buffer, tail: Buffer | null): SlicerMeta {
   if (!tail) {
     commentLines(head, 0, head.length, lines);
   } else {
-    commentLines(head, 0, head.lastIndexOf(10) + 1, lines);
-    commentLines(tail, tail.indexOf(10) + 1, tail.length, lines);
+    commentLines(head, 0, afterLastBreak(head), lines);
+    commentLines(tail, afterFirstBreak(tail), tail.length, lines);
   }
   return parseCommentLines(lines);
 }
@@ -216,6 +219,7 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
     let pos = 0;
     let start = 0; // bytes of an incomplete line kept at the front of buf
     let skipping = false; // inside a line longer than the buffer
+    const breaks = new LineBreaks();
     while (true) {
       const n = readSync(fd, buf, start, CHUNK - start, pos);
       if (n <= 0) break;
@@ -223,12 +227,12 @@ export function analyseFile(path: string, options: AnalysisOptions = {}, onProgr
       const end = start + n;
       let from = 0;
       if (skipping) {
-        const nl = buf.indexOf(10, 0);
-        if (nl < 0 || nl >= end) { start = 0; onProgress?.(pos / size); continue; }
-        from = nl + 1;
+        breaks.reset();
+        if (!breaks.find(buf, 0, end, pos >= size)) { start = 0; onProgress?.(pos / size); continue; }
+        from = breaks.next;
         skipping = false;
       }
-      const consumed = analyser.interpreter.feedBytes(buf, from, end, pos - end);
+      const consumed = analyser.interpreter.feedBytes(buf, from, end, pos - end, pos >= size);
       if (consumed === 0 && end === CHUNK) {
         // No G-code line is a megabyte long (thumbnails are split into short lines): treat it as junk.
         skipping = true;

@@ -1,0 +1,100 @@
+// Reading a job's file into lines: LF, CR LF and lone CR breaks at any chunk boundary, over-long lines, and whole prints of such files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { fileLineSource } from '../../src/printer/file-line-source.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { connectedServer, waitFor } from './helpers.ts';
+import { uploadFile, job, type Json } from './job/helpers.ts';
+
+/** Universal newlines written out plainly: the lines (over `max` bytes: '') and the offset after each one's break. */
+function reference(bytes: Buffer, max: number): { lines: string[]; ends: number[] } {
+  const lines: string[] = [];
+  const ends: number[] = [];
+  let i = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let lineStart = i;
+  const push = (end: number, next: number) => {
+    lines.push(end - lineStart > max ? '' : bytes.toString('utf8', lineStart, end));
+    ends.push(next);
+    lineStart = next;
+  };
+  for (; i < bytes.length; i++) {
+    if (bytes[i] === 10) push(i, i + 1);
+    else if (bytes[i] === 13) {
+      const next = bytes[i + 1] === 10 ? i + 2 : i + 1;
+      push(i, next);
+      i = next - 1;
+    }
+  }
+  if (lineStart < bytes.length) push(bytes.length, bytes.length);
+  return { lines, ends };
+}
+
+async function read(path: string, chunkSize: number, max: number): Promise<{ lines: string[]; ends: number[] }> {
+  const lines: string[] = [];
+  const ends: number[] = [];
+  for await (const batch of fileLineSource(path, 0, chunkSize, max)) {
+    assert.equal(batch.lines.length, batch.ends.length);
+    lines.push(...batch.lines);
+    ends.push(...batch.ends);
+  }
+  return { lines, ends };
+}
+
+test('property: any mix of LF, CR LF and lone CR, cut into any chunks, reads as universal newlines do', async (t) => {
+  const dir = await tempDir(t, 'gantry-lines-');
+  const token = fc.constantFrom('G1 X1', 'M105', ';c', 'é', 'x', '\n', '\r', '\r\n', '\r\r', '\n\r', 'G28 ; long comment here');
+  let n = 0;
+  await fc.assert(fc.asyncProperty(fc.boolean(), fc.array(token, { maxLength: 40 }), fc.integer({ min: 3, max: 24 }), fc.integer({ min: 1, max: 40 }),
+    async (bom, tokens, chunkSize, max) => {
+      const bytes = Buffer.from((bom ? '\ufeff' : '') + tokens.join(''), 'utf8');
+      const path = join(dir, `f${n++}.gcode`);
+      await writeFile(path, bytes);
+      assert.deepEqual(await read(path, chunkSize, max), reference(bytes, max));
+    }), { numRuns: 400 });
+});
+
+test('a 24 MB file without a line break is read at once as one empty line, holding no more than a chunk', async (t) => {
+  const dir = await tempDir(t, 'gantry-lines-');
+  const path = join(dir, 'junk.gcode');
+  await writeFile(path, Buffer.alloc(24 * 1024 * 1024, 'A'));
+  const before = process.memoryUsage().arrayBuffers;
+  let peak = 0;
+  const lines: string[] = [];
+  for await (const batch of fileLineSource(path)) {
+    lines.push(...batch.lines);
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+  }
+  assert.deepEqual(lines, ['']);
+  assert.ok(peak < 4 * 1024 * 1024, `buffers grew by ${peak} bytes`);
+});
+
+const moves = (n: number, br: string) => ['G28', ...Array.from({ length: n }, (_, i) => `G1 X${i + 1} Y${(i % 7) + 1} E${((i + 1) * 0.05).toFixed(2)} F3000`), 'M400', ''].join(br);
+
+test('files with CR or CR LF line breaks print every move as its own line, and are analysed like LF ones', async (t) => {
+  // The terminal keeps every line of these prints (20 by default).
+  const s = await connectedServer(t, { serial: { terminalLogSize: 1000 } });
+  for (const [name, br] of [['cr.gcode', '\r'], ['crlf.gcode', '\r\n'], ['lf.gcode', '\n']] as const) {
+    assert.equal((await uploadFile(s, name, moves(30, br), [{ name: 'select', value: 'true' }, { name: 'print', value: 'true' }])).status, 201);
+    await waitFor(`${name} printed`, async () => {
+      const j = await job(s) as { state: string; progress: { completion: number | null } };
+      return j.state === 'Operational' && j.progress.completion === 100 || undefined;
+    });
+    const sent = s.printer.terminal().filter((l) => /^Send: N\d+ G1 X/.test(l));
+    const xs = sent.slice(-30).map((l) => Number(/ X(\d+) /.exec(l)?.[1]));
+    assert.deepEqual(xs, Array.from({ length: 30 }, (_, i) => i + 1), `${name}: each move sent once, as a line of its own`);
+    assert.ok(sent.slice(-30).every((l) => !l.includes('\r')), name);
+  }
+  const analysed = async (name: string) => {
+    const entry = await waitFor(`${name} analysed`, async () =>
+      ((await (await s.api(`/api/files/local/${name}`)).json()) as Json & { gcodeAnalysis?: { estimatedPrintTime?: number; filament?: unknown } }).gcodeAnalysis?.estimatedPrintTime ? await (await s.api(`/api/files/local/${name}`)).json() as Json : undefined);
+    return (entry as { gcodeAnalysis: { estimatedPrintTime: number; filament: unknown; dimensions: unknown } }).gcodeAnalysis;
+  };
+  const lf = await analysed('lf.gcode');
+  for (const name of ['cr.gcode', 'crlf.gcode']) {
+    const a = await analysed(name);
+    assert.deepEqual([a.estimatedPrintTime, a.filament, a.dimensions], [lf.estimatedPrintTime, lf.filament, lf.dimensions], name);
+  }
+});

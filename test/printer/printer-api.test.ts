@@ -164,6 +164,10 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
     await sent(s, 'M117 single');
     assert.equal((await post(s, '/api/printer/command', { commands: ['M18', 'M106 S0'] })).status, 204);
     await sent(s, 'M106 S0');
+    assert.equal((await post(s, '/api/printer/command', { command: 'M117 one\rM117 two\r\nM117 three\nM117 four' })).status, 204);
+    await sent(s, 'M117 four');
+    assert.deepEqual(s.printer.terminal().filter((l) => /^Send: .*M117 (one|two|three|four)/.test(l)).map((l) => l.replace(/^Send: (N\d+ )?/, '').replace(/\*\d+$/, '')),
+      ['M117 one', 'M117 two', 'M117 three', 'M117 four']);
     assert.equal((await post(s, '/api/printer/command', { command: 'M104 S%(temp)s', parameters: { temp: 180 } })).status, 204);
     await sent(s, 'M104 S180');
     assert.deepEqual(await post(s, '/api/printer/command', { command: 'M1', commands: ['M2'] }), { status: 400, body: { error: "'command' and 'commands' are mutually exclusive" } });

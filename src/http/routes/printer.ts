@@ -157,7 +157,8 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
         throw invalid(`parameters is invalid: ${(err as Error).message}`);
       }
     }
-    printer.commands(out.flatMap((l) => l.split('\n')));
+    // Each line on its own, whatever ends it: a CR inside a line would end the command in the firmware, not here.
+    printer.commands(out.flatMap((l) => l.split(/\r\n|\r|\n/)));
     return reply.code(204).send();
   });
 

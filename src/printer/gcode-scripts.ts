@@ -54,7 +54,7 @@ const MAX_LOOP = 64;
 /** Renders the template subset; unknown tags are dropped rather than sent to the printer. */
 export function renderScript(template: string, ctx: Record<string, unknown>): string[] {
   const out: string[] = [];
-  const lines = template.split(/\r?\n/);
+  const lines = template.split(/\r\n|\r|\n/);
   renderLines(lines, 0, lines.length, ctx, out);
   return out;
 }

@@ -145,4 +145,6 @@ test('scripts: the built-in snippets follow the profile, a configured snippet re
   ].join('\n');
   assert.deepEqual(renderScript(loops, { printer_profile: p }), ['M117 0.1', 'M117 0.2', 'M117 1.1', 'M117 1.2', 'M117 end']);
   assert.equal(renderScript('{% for i in range(100000) %}\nG4 P0\n{% endfor %}', {}).length, 64);
+  // Lines end at LF, CR LF or a lone CR, as in a G-code file.
+  assert.deepEqual(renderScript('M117 a\rM117 b\r\n{% if go %}\rM117 c\r{% endif %}\nM117 d', { go: true }), ['M117 a', 'M117 b', 'M117 c', 'M117 d']);
 });

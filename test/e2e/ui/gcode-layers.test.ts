@@ -33,6 +33,13 @@ test('relative extrusion, relative moves, G92 and retractions', () => {
   assert.deepEqual([...l.segments.slice(12, 16)], [0, 0, 1, 0]);
 });
 
+test('CR and CR LF line breaks give what LF ones do', () => {
+  const program = ['G90', 'M82', 'G92 E0', 'G1 Z0.2 F600', 'G1 X10 Y0 E1', 'G1 X10 Y10 E2 ; comment', 'G1 Z0.4', 'G1 X0 Y0 E4', ''];
+  const lf = parseGcode(program.join('\n'));
+  assert.equal(lf.layers.length, 2);
+  for (const br of ['\r', '\r\n']) assert.deepEqual(parseGcode(program.join(br)), lf, JSON.stringify(br));
+});
+
 test('a file without extrusion has no layers', () => {
   const p = parseGcode('G28\nG1 X10 Y10 Z5\nM104 S0\n');
   assert.equal(p.layers.length, 0);

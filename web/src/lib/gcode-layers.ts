@@ -41,12 +41,25 @@ export function parseGcode(text: string): ParsedGcode {
     return l;
   };
 
+  // Lines end at LF, CR LF or a lone CR, as the server reads files. The next LF and CR are looked up only once a line
+  // passes them (-1: none left), so a file with one kind of break is not scanned to its end for the other at every line.
   let start = 0;
+  let nextLf = -2;
+  let nextCr = -2;
   while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
+    if (nextLf !== -1 && nextLf < start) nextLf = text.indexOf('\n', start);
+    if (nextCr !== -1 && nextCr < start) nextCr = text.indexOf('\r', start);
+    let end = text.length;
+    let next = text.length + 1;
+    if (nextCr !== -1 && (nextLf === -1 || nextCr < nextLf)) {
+      end = nextCr;
+      next = nextLf === nextCr + 1 ? nextCr + 2 : nextCr + 1;
+    } else if (nextLf !== -1) {
+      end = nextLf;
+      next = nextLf + 1;
+    }
     let line = text.slice(start, end);
-    start = end + 1;
+    start = next;
     lines++;
     const semi = line.indexOf(';');
     if (semi >= 0) line = line.slice(0, semi);

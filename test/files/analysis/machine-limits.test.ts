@@ -98,7 +98,6 @@ test('a long analysis reports its progress to push clients and lists the file in
   await blind.next('history');
 
   const analysis = await uploadAndAnalyse(s, 'big.gcode', await openAsBlob(big));
-  const afterAnalysis = client.messages.length;
   assert.ok(analysis.estimatedPrintTime > 0);
   const reports = client.ofType('plugin')
     .filter((p) => (p as { plugin: string }).plugin === 'gantry')
@@ -116,6 +115,9 @@ test('a long analysis reports its progress to push clients and lists the file in
   // Every current sent while the analysis ran names the file as busy; the last one after it does not.
   const busy = client.ofType('current').map((c) => (c as { busyFiles: Array<{ path: string }> }).busyFiles.map((f) => f.path));
   assert.ok(busy.some((paths) => paths.includes('big.gcode')), JSON.stringify(busy));
-  // Once it is done, a current says no file is busy (the wait fails if none does).
-  await client.next('current', (c: { busyFiles: unknown[] }) => c.busyFiles.length === 0, { from: afterAnalysis });
+  // Once it is done, a current after the last one naming it busy says no file is busy (the wait fails if none does).
+  // Counted from there, not from when the API showed the analysis: that current may reach the socket first.
+  const lastBusy = client.messages.findLastIndex((m) => 'current' in m
+    && (m.current as { busyFiles: Array<{ path: string }> }).busyFiles.some((f) => f.path === 'big.gcode'));
+  await client.next('current', (c: { busyFiles: unknown[] }) => c.busyFiles.length === 0, { from: lastBusy + 1 });
 });

@@ -220,7 +220,7 @@ export class EventSubscriptions {
 
   private sendGcode(event: string, lines: string[]): void {
     const sink = this.deps.gcode;
-    const split = lines.flatMap((l) => l.split('\n')).map((l) => l.trim()).filter(Boolean);
+    const split = lines.flatMap((l) => l.split(/\r\n|\r|\n/)).map((l) => l.trim()).filter(Boolean);
     if (!sink || !sink.isOperational()) {
       this.deps.logger.debug({ event, lines: split }, 'gcode event subscription dropped: printer not connected');
       return;

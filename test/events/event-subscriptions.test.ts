@@ -95,7 +95,7 @@ test('gcode subscriptions send their formatted lines to the connected printer, a
   const server = await startTestServer(t, {
     settings: { events: { subscriptions: [
       { event: 'Connected', type: 'gcode', command: ['M117 hello {port}', 'M118 E1 {__eventname} z={__currentZ}'] },
-      { event: 'PrinterProfileModified', type: 'gcode', command: 'M117 profile {identifier}\nM118 E1 second line' },
+      { event: 'PrinterProfileModified', type: 'gcode', command: 'M117 profile {identifier}\nM118 E1 second line\rM118 E1 third line\r\nM118 E1 fourth line' },
     ] } },
   });
   const sent: string[] = [];
@@ -114,7 +114,9 @@ test('gcode subscriptions send their formatted lines to the connected printer, a
   await waitSent('M118 E1 Connected z=');
   server.events.emit('PrinterProfileModified', { identifier: 'p1' });
   await waitSent('M117 profile p1');
-  await waitSent('M118 E1 second line');
+  await waitSent('M118 E1 fourth line');
+  // Each line of the command on its own, whatever ends it.
+  for (const n of ['second', 'third', 'fourth']) assert.ok(sent.some((l) => new RegExp(`^Send: (N\\d+ )?M118 E1 ${n} line(\\*\\d+)?$`).test(l)), n);
   assert.ok(!sent.some((l) => l.includes('while-offline')));
 });
 

@@ -6,6 +6,7 @@ import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { PAYLOADLESS_EVENTS } from '../core/events.ts';
 import { formatCommand, pyIsoNow, pyRepr, UnknownPlaceholderError } from './placeholders.ts';
+import { splitLines } from '../gcode/line-breaks.ts';
 
 /** What placeholders read besides the payload (printer and job services; absent parts give the documented defaults). */
 export interface EventContext {
@@ -220,7 +221,7 @@ export class EventSubscriptions {
 
   private sendGcode(event: string, lines: string[]): void {
     const sink = this.deps.gcode;
-    const split = lines.flatMap((l) => l.split(/\r\n|\r|\n/)).map((l) => l.trim()).filter(Boolean);
+    const split = lines.flatMap(splitLines).map((l) => l.trim()).filter(Boolean);
     if (!sink || !sink.isOperational()) {
       this.deps.logger.debug({ event, lines: split }, 'gcode event subscription dropped: printer not connected');
       return;

@@ -78,3 +78,8 @@ export function afterFirstBreak(buf: Uint8Array): number {
 export function afterLastBreak(buf: Uint8Array): number {
   return Math.max(buf.lastIndexOf(LF), buf.lastIndexOf(CR)) + 1;
 }
+
+/** Text cut into lines at the same breaks (for commands and scripts given as text rather than read as bytes). */
+export function splitLines(text: string): string[] {
+  return text.split(/\r\n|\r|\n/);
+}

@@ -4,6 +4,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_GCODE_SCRIPTS } from '../config/schema.ts';
+import { splitLines } from '../gcode/line-breaks.ts';
 
 export const KNOWN_SCRIPTS = ['afterPrinterConnected', 'beforePrinterDisconnected', 'beforePrintStarted', 'afterPrintDone',
   'afterPrintCancelled', 'afterPrintPaused', 'beforePrintResumed', 'beforeToolChange', 'afterToolChange'];
@@ -54,7 +55,7 @@ const MAX_LOOP = 64;
 /** Renders the template subset; unknown tags are dropped rather than sent to the printer. */
 export function renderScript(template: string, ctx: Record<string, unknown>): string[] {
   const out: string[] = [];
-  const lines = template.split(/\r\n|\r|\n/);
+  const lines = splitLines(template);
   renderLines(lines, 0, lines.length, ctx, out);
   return out;
 }

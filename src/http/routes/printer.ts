@@ -15,6 +15,7 @@ import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
 import { StateSchema, stateWire } from '../../octoprint/state.ts';
 import { NoContent } from '../../octoprint/schema-kit.ts';
 import { TemperaturesSchema } from '../../octoprint/temperature.ts';
+import { splitLines } from '../../gcode/line-breaks.ts';
 
 export interface PrinterRouteDeps {
   printer: PrinterService;
@@ -158,7 +159,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       }
     }
     // Each line on its own, whatever ends it: a CR inside a line would end the command in the firmware, not here.
-    printer.commands(out.flatMap((l) => l.split(/\r\n|\r|\n/)));
+    printer.commands(out.flatMap(splitLines));
     return reply.code(204).send();
   });
 

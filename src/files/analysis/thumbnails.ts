@@ -1,6 +1,7 @@
 // Slicer thumbnails embedded in G-code (PrusaSlicer, OrcaSlicer, Cura): `; thumbnail begin WxH LEN` … `; thumbnail end`
 // comment blocks of base64 PNG near the file's start. Reads only the head of the file.
 import { fileChunks } from '../../core/file-chunks.ts';
+import { splitLines } from '../../gcode/line-breaks.ts';
 
 export interface Thumbnail { width: number; height: number; png: Buffer }
 
@@ -11,13 +12,12 @@ const HEAD_BYTES = 4 * 1024 * 1024;
 const BEGIN = /^;\s*thumbnail(?:_PNG)?\s+begin\s+(\d+)x(\d+)\s+(\d+)/i;
 const END = /^;\s*thumbnail(?:_PNG)?\s+end/i;
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
-const LINE_END = /\r\n|\r|\n/;
 
 /** The lines of the file's head (latin1: base64 and ASCII comments are all it looks for), line ends stripped. */
 async function* headLines(abs: string): AsyncGenerator<string> {
   let carry = '';
   for await (const chunk of fileChunks(abs, { end: HEAD_BYTES })) {
-    const lines = (carry + chunk.toString('latin1')).split(LINE_END);
+    const lines = splitLines(carry + chunk.toString('latin1'));
     carry = lines.pop() ?? '';
     yield* lines;
   }

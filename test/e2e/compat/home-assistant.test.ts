@@ -79,7 +79,8 @@ test('coordinator: job then printer every cycle; 409 = printer offline; all bodi
 });
 
 test('services and entities: connect 204, //api/printer/bed 204, api/printer/tool 204, pause/resume/cancel 204', async (t) => {
-  const s = await server(t);
+  // Paced so the print is still running when the cancel arrives, however loaded the machine (it once ended first: 409).
+  const s = await server(t, { devel: { virtualPrinter: { throttle: 0.02, busyInterval: 0.2 } } });
   const key = s.apiKey;
   // The connect service sends only what the user filled in, here port + baudrate + autoconnect flags.
   const connect = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port: 'VIRTUAL', baudrate: 115200, save: false, autoconnect: false }, key });

@@ -39,6 +39,7 @@ export class AppKeyService {
   private pending = new Map<string, PendingState>(); // by app token
   private approved = new Map<string, Approval>(); // by app token
   private keys: AppKey[] = [];
+  private changes: Promise<unknown> = Promise.resolve();
   private readonly requestListeners = new Listeners<[PendingAppRequest]>();
   private readonly endListeners = new Listeners<[string]>();
   private sweeper: NodeJS.Timeout | undefined;
@@ -139,35 +140,55 @@ export class AppKeyService {
   /** Creates a key for user+app, or returns the existing one (app names compare case-insensitively). */
   async generate(userId: string, appId: string): Promise<AppKey> {
     if (!appId.trim()) throw invalid('No app name provided');
-    const existing = this.keys.find((k) => k.userId === userId && k.appId.toLowerCase() === appId.toLowerCase());
-    if (existing) return { ...existing };
-    const key: AppKey = { appId, apiKey: generateApiKey(), userId };
-    this.keys.push(key);
-    await this.save();
-    return { ...key };
+    return this.change((keys) => {
+      const existing = keys.find((k) => k.userId === userId && k.appId.toLowerCase() === appId.toLowerCase());
+      if (existing) return { result: { ...existing } };
+      const key: AppKey = { appId, apiKey: generateApiKey(), userId };
+      return { next: [...keys, key], result: { ...key } };
+    });
   }
 
   /** Takes over keys made elsewhere (gantry import-octoprint) unchanged, so paired apps need no new pairing. */
   async importKeys(keys: AppKey[]): Promise<void> {
-    await this.load();
-    for (const k of keys) if (!this.keys.some((x) => x.apiKey === k.apiKey)) this.keys.push({ ...k });
-    await this.save();
+    await this.change(async (live) => {
+      const current = await this.read() ?? live;
+      const added = keys.filter((k) => !current.some((x) => x.apiKey === k.apiKey)).map((k) => ({ ...k }));
+      return { next: [...current, ...added], result: undefined };
+    });
   }
 
   /** Revokes a key; owners may revoke their own, admins any. Unknown keys are not an error. */
   async revoke(apiKey: string, byUser: string, isAdmin: boolean): Promise<void> {
-    const key = this.keys.find((k) => safeEqual(k.apiKey, apiKey));
-    if (!key) return;
-    if (!isAdmin && key.userId !== byUser) throw forbidden('Not allowed to revoke this key');
-    this.keys = this.keys.filter((k) => k !== key);
-    await this.save();
+    await this.change((keys) => {
+      const key = keys.find((k) => safeEqual(k.apiKey, apiKey));
+      if (!key) return { result: undefined };
+      if (!isAdmin && key.userId !== byUser) throw forbidden('Not allowed to revoke this key');
+      return { next: keys.filter((k) => k !== key), result: undefined };
+    });
   }
 
   /** Drops every key of a removed user. */
   async removeUser(userId: string): Promise<void> {
-    if (!this.keys.some((k) => k.userId === userId)) return;
-    this.keys = this.keys.filter((k) => k.userId !== userId);
-    await this.save();
+    await this.change((keys) => keys.some((k) => k.userId === userId)
+      ? { next: keys.filter((k) => k.userId !== userId), result: undefined }
+      : { result: undefined });
+  }
+
+  /**
+   * One change at a time: `fn` sees the live keys and returns the next list (or none for no change); that list is
+   * written first and only then becomes the live one, so a failed write changes nothing a client could use.
+   */
+  private change<T>(fn: (keys: readonly AppKey[]) => { next?: AppKey[]; result: T } | Promise<{ next?: AppKey[]; result: T }>): Promise<T> {
+    const run = this.changes.then(async () => {
+      const { next, result } = await fn(this.keys);
+      if (next) {
+        await this.save(next);
+        this.keys = next;
+      }
+      return result;
+    });
+    this.changes = run.catch(() => {});
+    return run;
   }
 
   /** The owner of an app key (constant-time over all keys), for the API key lookup. */
@@ -199,27 +220,38 @@ export class AppKeyService {
   }
 
   private async load(): Promise<void> {
+    this.keys = await this.read() ?? this.keys;
+  }
+
+  /** The keys in keys.yaml, or undefined when there is no such file yet. */
+  private async read(): Promise<AppKey[] | undefined> {
     let doc: unknown;
     try {
       doc = parse(await readFile(this.path, 'utf8'));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new Error(`Cannot read ${this.path}: ${(err as Error).message}`, { cause: err });
     }
-    this.keys = [];
-    if (!doc || typeof doc !== 'object') return;
+    const keys: AppKey[] = [];
+    if (!doc || typeof doc !== 'object') return keys;
     for (const [userId, list] of Object.entries(doc as Record<string, unknown>)) {
       if (!Array.isArray(list)) continue;
       for (const e of list as Array<Record<string, unknown>>) {
-        if (e && typeof e.app_id === 'string' && typeof e.api_key === 'string') this.keys.push({ appId: e.app_id, apiKey: e.api_key, userId });
+        if (e && typeof e.app_id === 'string' && typeof e.api_key === 'string') keys.push({ appId: e.app_id, apiKey: e.api_key, userId });
       }
     }
+    return keys;
   }
 
-  private async save(): Promise<void> {
-    const out: Record<string, Array<{ app_id: string; api_key: string }>> = {};
-    for (const k of this.keys) (out[k.userId] ??= []).push({ app_id: k.appId, api_key: k.apiKey });
-    await writeFileAtomic(this.path, stringify(out), 0o600);
+  private async save(keys: readonly AppKey[]): Promise<void> {
+    // By user name, which may be "constructor" or "__proto__" (an imported user): a Map, then own keys only.
+    const byUser = new Map<string, Array<{ app_id: string; api_key: string }>>();
+    for (const k of keys) {
+      const list = byUser.get(k.userId) ?? [];
+      byUser.set(k.userId, list);
+      list.push({ app_id: k.appId, api_key: k.apiKey });
+    }
+    await writeFileAtomic(this.path, stringify(Object.fromEntries(byUser)), 0o600);
   }
 }
 

@@ -1,5 +1,6 @@
 // Users and groups as stored: the records, the built-in groups, name and settings bounds, and their YAML documents.
 import { PERMISSIONS } from './permissions.ts';
+import { setOwn } from '../core/plain.ts';
 
 export interface GroupRecord {
   key: string;
@@ -40,6 +41,21 @@ export function defaultGroups(): GroupRecord[] {
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 
+/** Group texts stay what a form shows and a URL carries: key and name one short line, the description a paragraph. */
+export const GROUP_TEXT_BOUNDS = { key: 64, name: 128, description: 2048 } as const;
+
+/** What is wrong with a group's key, name or description (those given), or undefined. */
+export function groupTextProblem(g: { key?: string; name?: string; description?: string }): string | undefined {
+  for (const field of ['key', 'name', 'description'] as const) {
+    const v = g[field];
+    if (v === undefined) continue;
+    if (v.length > GROUP_TEXT_BOUNDS[field]) return `Group ${field} too long (at most ${GROUP_TEXT_BOUNDS[field]} characters)`;
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(field === 'description' ? v.replace(/[\r\n\t]/g, '') : v)) return `Group ${field} must not contain control characters`;
+  }
+  return undefined;
+}
+
 /** A user's stored settings stay small and shallow enough for YAML, JSON and the UI to handle (OctoPrint's are tiny). */
 export const USER_SETTINGS_BOUNDS = { maxDepth: 16, maxBytes: 64 * 1024 };
 
@@ -75,7 +91,7 @@ export function usersDocument(users: Map<string, UserRecord>): Record<string, Om
   const out: Record<string, Omit<UserRecord, 'name'>> = {};
   for (const u of users.values()) {
     const { name: _name, ...rest } = u;
-    out[u.name] = rest;
+    setOwn(out, u.name, rest);
   }
   return out;
 }
@@ -84,7 +100,7 @@ export function groupsDocument(groups: Map<string, GroupRecord>): Record<string,
   const out: Record<string, Omit<GroupRecord, 'key'>> = {};
   for (const g of groups.values()) {
     const { key: _key, ...rest } = g;
-    out[g.key] = rest;
+    setOwn(out, g.key, rest);
   }
   return out;
 }

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notFound, forbidden } from '../core/errors.ts';
 import { permissionByKey } from './permissions.ts';
 import {
-  USERNAME_PATTERN, USER_SETTINGS_BOUNDS, defaultGroups, groupFromFile, groupsDocument, userFromFile, usersDocument,
+  USERNAME_PATTERN, USER_SETTINGS_BOUNDS, groupTextProblem, defaultGroups, groupFromFile, groupsDocument, userFromFile, usersDocument,
   type GroupRecord, type UserRecord,
 } from './user-records.ts';
 import { hashPassword, verifyPassword, needsRehash } from './password.ts';
@@ -117,6 +117,8 @@ export class UserStore {
   }
 
   async addGroup(g: Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>): Promise<void> {
+    const problem = groupTextProblem(g);
+    if (problem) throw invalid(problem);
     await this.change((d) => {
       if (d.groups.has(g.key)) throw conflict('A group with this key already exists');
       this.checkGroupRefs(d.groups, g.key, g.permissions, g.subgroups);
@@ -126,6 +128,8 @@ export class UserStore {
   }
 
   async updateGroup(key: string, patch: Partial<Pick<GroupRecord, 'permissions' | 'subgroups' | 'default' | 'description'>>): Promise<void> {
+    const problem = groupTextProblem({ description: patch.description });
+    if (problem) throw invalid(problem);
     await this.change((d) => {
       const g = d.groups.get(key);
       if (!g) throw notFound('Unknown group');

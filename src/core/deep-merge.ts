@@ -1,6 +1,6 @@
 // Bounded deep merge for settings and profiles: hostile depth is a 400, prototype names stay ordinary own keys.
 import { invalid } from './errors.ts';
-import { isPlain, type Plain } from './plain.ts';
+import { isPlain, setOwn, type Plain } from './plain.ts';
 
 /** Deeper than any settings tree or profile needs; anything deeper is an attack or a mistake, refused before recursing. */
 export const MAX_DEPTH = 32;
@@ -22,19 +22,13 @@ export function assertDepth(v: unknown, what = 'Value'): void {
   if (tooDeep(v)) throw invalid(`${what} is nested too deeply (at most ${MAX_DEPTH} levels)`);
 }
 
-function set(out: Plain, key: string, value: unknown): void {
-  // A plain assignment of `__proto__` would replace the prototype instead of storing a key.
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
-}
-
 function merge(base: unknown, patch: unknown): unknown {
   if (!isPlain(base) || !isPlain(patch)) return structuredClone(patch);
   const out: Plain = {};
-  for (const [k, v] of Object.entries(base)) set(out, k, structuredClone(v));
+  for (const [k, v] of Object.entries(base)) setOwn(out, k, structuredClone(v));
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;
-    set(out, k, Object.hasOwn(out, k) ? merge(out[k], v) : structuredClone(v));
+    setOwn(out, k, Object.hasOwn(out, k) ? merge(out[k], v) : structuredClone(v));
   }
   return out;
 }

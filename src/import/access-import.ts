@@ -77,9 +77,11 @@ function readGroups(f: YamlFile | undefined, report: ImportReport): ImportedGrou
   return out;
 }
 
-const builtinName = (key: string): string => ({ users: 'Operator', guests: 'Guests' } as Record<string, string>)[key] ?? key;
-const builtinDescription = (key: string): string =>
-  ({ users: 'Group to gain operator access', guests: 'Anyone who is not currently logged in' } as Record<string, string>)[key] ?? '';
+// Maps, not object literals: a group key from the file may be "constructor", which an object would answer.
+const BUILTIN_NAMES = new Map([['users', 'Operator'], ['guests', 'Guests']]);
+const BUILTIN_DESCRIPTIONS = new Map([['users', 'Group to gain operator access'], ['guests', 'Anyone who is not currently logged in']]);
+const builtinName = (key: string): string => BUILTIN_NAMES.get(key) ?? key;
+const builtinDescription = (key: string): string => BUILTIN_DESCRIPTIONS.get(key) ?? '';
 
 function passwordHash(f: YamlFile, path: string[], raw: unknown, salt: string | undefined, user: string, report: ImportReport): string {
   if (typeof raw !== 'string' || raw === '') throw f.error([...path, 'password'], 'missing password hash');

@@ -251,6 +251,6 @@ export async function reportData(src: OctoPrintSource, report: ImportReport): Pr
   };
   for (const e of await listDir(src.folders.data)) {
     if (e.name === 'appkeys') continue;
-    report.skip(labelOf(src, join(src.folders.data, e.name)), why[e.name] ?? `data of OctoPrint plugin "${e.name}", which Gantry does not have`);
+    report.skip(labelOf(src, join(src.folders.data, e.name)), (Object.hasOwn(why, e.name) ? why[e.name] : undefined) ?? `data of OctoPrint plugin "${e.name}", which Gantry does not have`);
   }
 }

@@ -3,6 +3,7 @@
 // once per answer rather than once per entry.
 import type { StoredEntry, StoredFile, StoredFolder } from '../files/types.ts';
 import type { PrintRecord } from '../files/metadata-store.ts';
+import { setOwn } from '../core/plain.ts';
 import { thumbnailRef } from '../files/analysis/thumbnails.ts';
 import { Type } from '../config/typebox.ts';
 import type { Static } from 'typebox';
@@ -72,26 +73,28 @@ export function printSummary(history: PrintRecord[] | undefined): Pick<WireEntry
   let success = 0;
   let failure = 0;
   let last = history[0];
-  const sums: Record<string, { total: number; n: number }> = {};
-  const lastTimes: Record<string, { at: number; time: number }> = {};
+  // Keyed by printer profile id, which a user chooses ("__proto__" is a valid one): Maps, not objects.
+  const sums = new Map<string, { total: number; n: number }>();
+  const lastTimes = new Map<string, { at: number; time: number }>();
   for (const h of history) {
     if (h.success) success++;
     else failure++;
     if (h.timestamp >= last.timestamp) last = h;
     if (h.success && typeof h.printTime === 'number' && h.printerProfile) {
-      const s = (sums[h.printerProfile] ??= { total: 0, n: 0 });
+      const s = sums.get(h.printerProfile) ?? { total: 0, n: 0 };
+      sums.set(h.printerProfile, s);
       s.total += h.printTime;
       s.n++;
-      const l = lastTimes[h.printerProfile];
-      if (!l || h.timestamp >= l.at) lastTimes[h.printerProfile] = { at: h.timestamp, time: h.printTime };
+      const l = lastTimes.get(h.printerProfile);
+      if (!l || h.timestamp >= l.at) lastTimes.set(h.printerProfile, { at: h.timestamp, time: h.printTime });
     }
   }
   const lastOut: { success: boolean; date: number; printTime?: number } = { success: last.success, date: last.timestamp };
   if (last.success && typeof last.printTime === 'number') lastOut.printTime = last.printTime;
   const averagePrintTime: Record<string, number> = {};
   const lastPrintTime: Record<string, number> = {};
-  for (const [k, s] of Object.entries(sums)) averagePrintTime[k] = s.total / s.n;
-  for (const [k, l] of Object.entries(lastTimes)) lastPrintTime[k] = l.time;
+  for (const [k, s] of sums) setOwn(averagePrintTime, k, s.total / s.n);
+  for (const [k, l] of lastTimes) setOwn(lastPrintTime, k, l.time);
   return { prints: { success, failure, last: lastOut }, statistics: { averagePrintTime, lastPrintTime } };
 }
 

@@ -5,6 +5,7 @@ import { constants } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, delimiter } from 'node:path';
 import { DomainError, invalid } from '../core/errors.ts';
+import { setOwn } from '../core/plain.ts';
 import type { ProfileData, SliceRequest, SlicerAdapter } from './types.ts';
 
 const KEY_PATTERN = /^[a-z0-9_]+$/;
@@ -24,7 +25,7 @@ export function parseIni(text: string): ProfileData {
     if (eq <= 0) throw invalid(`line ${lineNo}: expected "key = value"`);
     const key = line.slice(0, eq).trim();
     if (!KEY_PATTERN.test(key)) throw invalid(`line ${lineNo}: invalid key "${key}"`);
-    out[key] = line.slice(eq + 1).trim();
+    setOwn(out, key, line.slice(eq + 1).trim());
   }
   return out;
 }

@@ -10,7 +10,7 @@ import type { EventBus } from '../../core/event-bus.ts';
 import { invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import { apiToPatch, fieldsToApi, setPath, withoutRestatedDefaults } from '../settings-map.ts';
-import { isPlain } from '../../core/plain.ts';
+import { isPlain, setOwn } from '../../core/plain.ts';
 import { effectiveConfig, type ConfigStore } from '../../config/config-store.ts';
 import { scriptsInFolder } from '../../printer/gcode-scripts.ts';
 import { checkFfmpegPath } from '../../timelapse/ffmpeg.ts';
@@ -213,7 +213,7 @@ function pluginPatch(plugins: unknown): Plain {
     if (id === 'discovery') delete copy.upnpUuid;
     // Echoing back only the generated uuid is not a setting.
     if (id === 'discovery' && Object.keys(copy).length === 0) continue;
-    out[id] = copy;
+    setOwn(out, id, copy);
   }
   return out;
 }

@@ -102,6 +102,12 @@ export class LinkController {
 
   async connect(opts: ConnectOptions, prepare: () => Promise<void>): Promise<void> {
     if (this.closed) return;
+    if (this.engine && this.isBusy()) {
+      // Reconnecting would end the print (and reset most boards through DTR). Farm managers and home-automation
+      // buttons send connect without looking; OctoPrint 1.9.3 ignores it while connected, so the answer stays 204.
+      this.deps.serialLog.info('Connect ignored: a print or an SD upload is in progress (disconnect first to reconnect)');
+      return;
+    }
     if (this.engine && LINK_ACTIVE_STATES.has(this.stateId)) await this.disconnect();
     const attempt = ++this.attempt;
     const { profiles, ports } = this.deps;

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { connectedServer, waitFor } from './helpers.ts';
+import { nextEvent } from '../helpers/wait.ts';
 
 async function post(s: TestServer, path: string, json: unknown): Promise<{ status: number; body: Record<string, unknown> | null }> {
   const r = await s.api(path, { method: 'POST', json });
@@ -187,7 +188,7 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
   });
 });
 
-test('printing: printhead and tool select/extrude answer 409, feed rate and targets still work', async (t) => {
+test('printing: printhead and tool select/extrude answer 409, feed rate and targets still work, a connect keeps the print', async (t) => {
   const s = await connectedServer(t);
   let release!: () => void;
   const gate = new Promise<void>((r) => { release = r; });
@@ -209,10 +210,24 @@ test('printing: printhead and tool select/extrude answer 409, feed rate and targ
   assert.equal((await post(s, '/api/printer/tool', { command: 'flowrate', factor: 100 })).status, 204);
   const p = await get(s, '/api/printer');
   assert.equal((p.body.state as { flags: { ready: boolean } }).flags.ready, false);
+  // A connect while printing (a farm manager's blind "make sure it is connected") keeps the link and the print.
+  const seen: string[] = [];
+  const off = s.events.onAny('test-connect-while-printing', (name) => { seen.push(name); });
+  t.after(off);
+  const connect = { command: 'connect', port: 'VIRTUAL', baudrate: 115200 };
+  assert.deepEqual(await post(s, '/api/connection', connect), { status: 204, body: null });
+  await waitFor('the ignored connect in the terminal', () => s.printer.terminal().some((l) => /Connect ignored: a print/.test(l)) || undefined);
+  assert.equal(s.printer.state().text, 'Printing');
   release();
   await waitFor('job done', () => outcome || undefined);
   assert.equal(outcome, 'done');
   assert.equal(s.printer.state().text, 'Operational');
+  assert.deepEqual(seen.filter((n) => /^(Connecting|Disconnected|Disconnecting|PrintFailed|PrintCancelled)$/.test(n)), []);
+  // Connected and idle, connect reconnects (the interface spec).
+  const reconnecting = nextEvent(s.events, 'Connecting');
+  assert.equal((await post(s, '/api/connection', connect)).status, 204);
+  await reconnecting;
+  await waitFor('Operational again', () => s.printer.state().text === 'Operational' || undefined);
 });
 
 test('a profile without heated bed: bed routes answer 409 and /api/printer has no bed', async (t) => {

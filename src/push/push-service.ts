@@ -7,7 +7,7 @@ import { attachPushTransports, MAX_CLIENT_MESSAGE, type AttachedTransports, type
 import { PushClient, DEFAULT_LIMITS, type ClientLimits } from './push-client.ts';
 import { StatusMonitor, stateKey, type StatusDelta } from './status-monitor.ts';
 import { noJob, offlinePrinter } from './sources.ts';
-import { parseSubscription, shareKey, wantsName } from './subscription.ts';
+import { loadPatternEngine, needsPatternEngine, parseSubscription, shareKey, wantsName } from './subscription.ts';
 import { connectedPayload, currentPayload, encode, historyPayload, isPushedEvent, type OutMessage } from './messages.ts';
 import { EventFanout } from './event-fanout.ts';
 import type { PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
@@ -250,6 +250,19 @@ export class PushService {
   }
 
   private onSubscribe(client: PushClient, value: unknown): void {
+    // The first pattern loads its engine; a client's later subscribes wait their turn, so the last one still wins.
+    if (client.subscribing || needsPatternEngine(value)) {
+      const run = (client.subscribing ?? Promise.resolve()).then(() => loadPatternEngine()).then(
+        () => { if (!client.closed) this.applySubscription(client, value); },
+        (err: unknown) => this.logger.error({ err }, 'push: cannot load the pattern engine'));
+      client.subscribing = run;
+      void run.then(() => { if (client.subscribing === run) client.subscribing = undefined; });
+      return;
+    }
+    this.applySubscription(client, value);
+  }
+
+  private applySubscription(client: PushClient, value: unknown): void {
     const sub = parseSubscription(value);
     if (!sub) return this.ignore(client, 'bad subscribe');
     const wasOn = client.wantsState;
@@ -376,17 +389,16 @@ export class PushService {
     const view = c.view();
     if (due.length === 1) {
       const lk = shareKey(view.logs), mk = shareKey(view.messages);
-      if (lk && mk) {
-        const key = view.terminal ? `t${lk}${mk}` : 'n';
-        let texts = shared.get(due[0]);
-        if (!texts) shared.set(due[0], texts = new Map());
-        let text = texts.get(key);
-        if (!text) {
-          text = encode('current', currentPayload(due, view));
-          texts.set(key, text);
-        }
-        return text;
+      // A pattern's key is its text: JSON keeps two of them apart whatever they contain.
+      const key = !view.terminal ? 'n' : lk.length === 1 && mk.length === 1 ? `t${lk}${mk}` : `t${JSON.stringify([lk, mk])}`;
+      let texts = shared.get(due[0]);
+      if (!texts) shared.set(due[0], texts = new Map());
+      let text = texts.get(key);
+      if (!text) {
+        text = encode('current', currentPayload(due, view));
+        texts.set(key, text);
       }
+      return text;
     }
     return encode('current', currentPayload(due, view, this.deps.clock.now() / 1000));
   }

@@ -1,7 +1,13 @@
 // Push `subscribe` filters: parsing a client's opt-in message and applying its log/message/event/plugin filters.
+import type * as Re2Module from 're2js';
 
-/** true = every line, false = none, RegExp = matching lines only. */
-export type LineFilter = boolean | RegExp;
+type Re2 = typeof Re2Module;
+
+/** A client's pattern for terminal lines, matched anywhere in a line (Python's `re.search`, as OctoPrint does). */
+export interface LinePattern { test(line: string): boolean; pattern(): string }
+
+/** true = every line, false = none, a pattern = matching lines only. */
+export type LineFilter = boolean | LinePattern;
 
 export interface Subscription {
   /** false: no `history`/`current` at all. */
@@ -14,14 +20,35 @@ export interface Subscription {
 export const EVERYTHING: Subscription = Object.freeze({ state: { logs: true, messages: true }, events: true, plugins: true });
 
 const MAX_PATTERN = 200;
-/** A quantified group that itself contains a quantifier (`(a+)+`, `(.*)*`) can backtrack for ages on a log line. */
-const NESTED_QUANTIFIER = /\([^)]*[+*}][^)]*\)\s*[+*{]/;
+
+/**
+ * Patterns come from any client with the terminal permission and run on every line the printer exchanges, so they
+ * are compiled by RE2 (re2js), whose matching time is linear in the line: `(a|a)+$` against a line of 28 `a`s held
+ * the event loop for 20 s with JavaScript's backtracking RegExp. RE2 has no look-around or back-references; a
+ * pattern using them is refused like any invalid one. re2js is loaded with the first pattern (≈ 30 ms and 3 MB that
+ * most installations never need): see needsPatternEngine.
+ */
+let re2: Re2 | undefined;
+let loading: Promise<void> | undefined;
+
+export function loadPatternEngine(): Promise<void> {
+  return loading ??= import('re2js').then((m) => { re2 = m; });
+}
+
+/** True while `subscribe` value `v` has a pattern and the engine for it is not loaded yet. */
+export function needsPatternEngine(v: unknown): boolean {
+  if (re2 || !v || typeof v !== 'object') return false;
+  const state = (v as Record<string, unknown>).state;
+  if (!state || typeof state !== 'object') return false;
+  const { logs, messages } = state as Record<string, unknown>;
+  return typeof logs === 'string' || typeof messages === 'string';
+}
 
 function lineFilter(v: unknown): LineFilter | undefined {
   if (typeof v === 'boolean') return v;
-  if (typeof v !== 'string' || v.length > MAX_PATTERN || NESTED_QUANTIFIER.test(v)) return undefined;
+  if (typeof v !== 'string' || v.length > MAX_PATTERN || !re2) return undefined;
   try {
-    return new RegExp(v);
+    return re2.RE2JS.compile(v);
   } catch {
     return undefined;
   }
@@ -64,7 +91,7 @@ export function filterLines(lines: readonly string[], filter: LineFilter): strin
   return lines.filter((l) => filter.test(l));
 }
 
-/** Filters that let clients share one serialised `current` (no per-client regex work). */
-export function shareKey(f: LineFilter): string | undefined {
-  return f === true ? 'a' : f === false ? 'n' : undefined;
+/** Clients whose filters have the same key share one serialised `current` (and the filtering work behind it). */
+export function shareKey(f: LineFilter): string {
+  return f === true ? 'a' : f === false ? 'n' : `r${f.pattern()}`;
 }

@@ -7,9 +7,9 @@ import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/er
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ConfigSlice } from '../config/config-slice.ts';
-import { LocalStorage } from './local-storage.ts';
+import { LocalStorage, filesOf, heightOf } from './local-storage.ts';
 import { UploadSink, TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
-import { parseStoredPath, sanitizeName, sanitizePath, joinPath } from './safe-path.ts';
+import { MAX_PATH_PARTS, parseStoredPath, sanitizeName, sanitizePath, joinPath, tooDeep } from './safe-path.ts';
 import { isGcode, type FileTypes } from './file-types.ts';
 import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
@@ -316,7 +316,12 @@ export class FileService {
     if (mode === 'move' && (await this.inUseBelow(src, kind))) {
       throw new DomainError(ErrorCodes.FILE_IN_USE, 'Trying to move a file or folder that is currently in use');
     }
-    const srcFiles = mode === 'move' && kind === 'folder' ? await this.storage.filesBelow(src) : [];
+    let srcFiles: string[] = [];
+    if (kind === 'folder') {
+      const tree = await this.storage.folderEntry(src, Infinity);
+      if (dst.length + heightOf(tree) > MAX_PATH_PARTS) throw tooDeep();
+      if (mode === 'move') srcFiles = filesOf(tree);
+    }
     try {
       await this.storage.transfer(src, dst, mode);
     } catch (err) {

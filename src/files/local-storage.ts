@@ -8,7 +8,7 @@ import { digestFile } from '../core/file-chunks.ts';
 import type { Logger } from '../core/logger.ts';
 import { MetadataStore, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
-import { resolveInside, joinPath } from './safe-path.ts';
+import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 
 const contentKey = (st: Stats): string => `${st.size}:${Math.floor(st.mtimeMs)}`;
@@ -133,12 +133,19 @@ export class LocalStorage {
    * children: 0 = none, 1 = immediate children only, Infinity = everything.
    */
   async folderEntry(parts: readonly string[], depth: number, filter?: string): Promise<StoredFolder> {
-    const abs = this.abs(parts);
-    const children = await this.walk(parts, filter);
+    const st = await this.statOf(parts);
+    return this.folderWithin(parts, depth, filter, st ? [folderId(st)] : []);
+  }
+
+  /**
+   * `ancestors`: the folders (device and inode) this one is inside, itself included. A folder at the deepest level a
+   * path may have is listed without what is in it.
+   */
+  private async folderWithin(parts: readonly string[], depth: number, filter: string | undefined, ancestors: readonly string[]): Promise<StoredFolder> {
+    const children = parts.length < MAX_PATH_PARTS ? await this.walk(parts, filter, ancestors) : [];
     const size = children.reduce((n, c) => n + (c.size ?? 0), 0);
     const name = parts[parts.length - 1] ?? '';
     const meta = parts.length ? await this.metadata.get(this.abs(parts.slice(0, -1)), name) : undefined;
-    void abs;
     return {
       kind: 'folder', origin: 'local', name, display: meta?.display ?? name, path: joinPath(parts), size,
       children: trimDepth(children, depth), meta: passThroughMeta(meta),
@@ -150,7 +157,7 @@ export class LocalStorage {
    * are looked at WALK_BATCH at a time: one after the other, a listing of 10,000 files waited out 10,000 stat round trips
    * through libuv's thread pool in turn (≈ 2.3 s, folders only; the pool has four threads).
    */
-  private async walk(parts: readonly string[], filter?: string): Promise<StoredEntry[]> {
+  private async walk(parts: readonly string[], filter: string | undefined, ancestors: readonly string[]): Promise<StoredEntry[]> {
     const abs = this.abs(parts);
     let names: string[];
     try {
@@ -161,12 +168,12 @@ export class LocalStorage {
     names = names.filter((name) => !name.startsWith('.')).sort();
     const out: (StoredEntry | undefined)[] = [];
     for (let i = 0; i < names.length; i += WALK_BATCH) {
-      out.push(...(await Promise.all(names.slice(i, i + WALK_BATCH).map((name) => this.walkEntry(parts, abs, name, filter)))));
+      out.push(...(await Promise.all(names.slice(i, i + WALK_BATCH).map((name) => this.walkEntry(parts, abs, name, filter, ancestors)))));
     }
     return out.filter((e): e is StoredEntry => e !== undefined);
   }
 
-  private async walkEntry(parts: readonly string[], abs: string, name: string, filter?: string): Promise<StoredEntry | undefined> {
+  private async walkEntry(parts: readonly string[], abs: string, name: string, filter: string | undefined, ancestors: readonly string[]): Promise<StoredEntry | undefined> {
     let st: Stats;
     try {
       st = await stat(join(abs, name));
@@ -174,7 +181,13 @@ export class LocalStorage {
       return undefined;
     }
     const childParts = [...parts, name];
-    if (st.isDirectory()) return this.folderEntry(childParts, Infinity, filter);
+    if (st.isDirectory()) {
+      // A link (symlink, bind mount) back to a folder this one is inside would be walked for ever, each turn listing
+      // everything again: it is left out.
+      const id = folderId(st);
+      if (ancestors.includes(id)) return undefined;
+      return this.folderWithin(childParts, Infinity, filter, [...ancestors, id]);
+    }
     if (st.isFile() && this.types.typePathOf(name) && (!filter || this.types.matchesFilter(name, filter))) return this.fileEntry(childParts, st);
     return undefined;
   }
@@ -267,15 +280,7 @@ export class LocalStorage {
 
   /** Every file path (relative) below a folder, for in-use checks before folder operations. */
   async filesBelow(parts: readonly string[]): Promise<string[]> {
-    const out: string[] = [];
-    const visit = (entries: StoredEntry[]) => {
-      for (const e of entries) {
-        if (e.kind === 'file') out.push(e.path);
-        else visit(e.children);
-      }
-    };
-    visit((await this.folderEntry(parts, Infinity)).children);
-    return out;
+    return filesOf(await this.folderEntry(parts, Infinity));
   }
 
   async diskUsage(): Promise<{ free: number; total: number }> {
@@ -286,6 +291,27 @@ export class LocalStorage {
       return { free: 0, total: 0 };
     }
   }
+}
+
+const folderId = (st: Stats): string => `${st.dev}:${st.ino}`;
+
+/** Every file path below a folder entry (with its children). */
+export function filesOf(folder: StoredFolder): string[] {
+  const out: string[] = [];
+  const visit = (entries: StoredEntry[]) => {
+    for (const e of entries) {
+      if (e.kind === 'file') out.push(e.path);
+      else visit(e.children);
+    }
+  };
+  visit(folder.children);
+  return out;
+}
+
+/** How many names below an entry its deepest content adds to a path (0 for a file or an empty folder). */
+export function heightOf(e: StoredEntry): number {
+  if (e.kind === 'file' || e.children.length === 0) return 0;
+  return 1 + e.children.reduce((h, c) => Math.max(h, heightOf(c)), 0);
 }
 
 function trimDepth(entries: StoredEntry[], depth: number): StoredEntry[] {

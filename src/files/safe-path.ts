@@ -1,7 +1,7 @@
 // Path safety for the uploads folder: name sanitising (OctoPrint's rules), validation of paths that come from users,
 // and the last check that a resolved path is still inside the root. Nothing a client sends may escape the root.
 import { resolve, sep } from 'node:path';
-import { invalid, notFound } from '../core/errors.ts';
+import { invalid, notFound, type DomainError } from '../core/errors.ts';
 
 // Characters illegal on at least one common file system, plus every control character (NUL included).
 // eslint-disable-next-line no-control-regex
@@ -58,10 +58,20 @@ export function sanitizePath(path: string, reallyUniversal = false): string[] {
 export const MAX_NAME_BYTES = 255;
 
 /**
+ * The most names a stored path has (63 folders and a file). Listings, their renderings and the JSON answers walk the
+ * tree recursively; a tree 2,000 folders deep (a path still under Linux's 4,096 bytes) overflowed the stack, so every
+ * file listing answered 500 from then on.
+ */
+export const MAX_PATH_PARTS = 64;
+
+export const tooDeep = (): DomainError => invalid(`Folders nest too deeply (at most ${MAX_PATH_PARTS} names in a path)`);
+
+/**
  * Absolute on-disk path of components under root; throws if the result would leave the root, and INVALID_REQUEST for a
- * name the file system could not hold (it would fail later as ENAMETOOLONG).
+ * name the file system could not hold (it would fail later as ENAMETOOLONG) or a path nested too deeply.
  */
 export function resolveInside(root: string, parts: readonly string[]): string {
+  if (parts.length > MAX_PATH_PARTS) throw tooDeep();
   for (const p of parts) {
     if (Buffer.byteLength(p) > MAX_NAME_BYTES) throw invalid(`File or folder name too long (at most ${MAX_NAME_BYTES} bytes): ${p.slice(0, 40)}…`);
   }

@@ -10,6 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
 import type { SlicingService } from './slicing-service.ts';
 import { truthy } from '../core/values.ts';
+import { setOwn } from '../core/plain.ts';
 import { fileChunks } from '../core/file-chunks.ts';
 
 export interface SliceCommandDeps {
@@ -59,7 +60,7 @@ export function createSliceCommand(deps: SliceCommandDeps) {
       position = { x: pos.x, y: pos.y };
     }
     const overrides: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(p)) if (k.startsWith('profile.')) overrides[k.slice('profile.'.length)] = v;
+    for (const [k, v] of Object.entries(p)) if (k.startsWith('profile.')) setOwn(overrides, k.slice('profile.'.length), v);
 
     const select = truthy(p.select);
     const print = truthy(p.print);

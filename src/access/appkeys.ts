@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
 import type { Clock } from '../core/clock.ts';
 import { writeFileAtomic } from '../core/atomic-file.ts';
-import { invalid, notFound, forbidden } from '../core/errors.ts';
+import { DomainError, ErrorCodes, invalid, notFound, forbidden } from '../core/errors.ts';
 import { Listeners } from '../core/listeners.ts';
 import { SecretProbe, generateApiKey, safeEqual } from './keys.ts';
 
@@ -30,9 +30,15 @@ export interface AppKeyTimeouts {
   idleMs: number;
   /** Absolute limit for a request, decided or not. */
   maxMs: number;
+  /** Requests awaiting a decision from one address at most, and from everyone together (429 beyond). */
+  maxPendingPerClient: number;
+  maxPending: number;
 }
 
-interface PendingState extends PendingAppRequest { lastPoll: number }
+/** App names are what a dialog shows ("PrusaSlicer", "OctoPrint Anywhere"): one short line. */
+export const MAX_APP_NAME = 256;
+
+interface PendingState extends PendingAppRequest { lastPoll: number; client: string }
 interface Approval { appId: string; userId: string; created: number }
 
 export class AppKeyService {
@@ -47,7 +53,7 @@ export class AppKeyService {
   private readonly timeouts: AppKeyTimeouts;
 
   constructor(private readonly path: string, private readonly clock: Clock, timeouts: Partial<AppKeyTimeouts> = {}) {
-    this.timeouts = { idleMs: 5_000, maxMs: 600_000, ...timeouts };
+    this.timeouts = { idleMs: 5_000, maxMs: 600_000, maxPendingPerClient: 10, maxPending: 100, ...timeouts };
   }
 
   async start(): Promise<void> {
@@ -81,11 +87,24 @@ export class AppKeyService {
     return this.endListeners.add(fn);
   }
 
-  request(appId: string, userId: string | null): PendingAppRequest {
+  /**
+   * Anyone may ask, without credentials, and each request waits for a person; so what is held is bounded: names of at
+   * most MAX_APP_NAME characters, `maxPendingPerClient` requests per address (`client`) and `maxPending` in all.
+   * Unbounded, a flood of 60 KB names grew the server by 100 MB in 5 s, and polling kept them for 10 minutes.
+   */
+  request(appId: string, userId: string | null, client = ''): PendingAppRequest {
     this.sweep();
     if (!appId.trim()) throw invalid('No app name provided');
+    // eslint-disable-next-line no-control-regex
+    if (appId.length > MAX_APP_NAME || /[\u0000-\u001f\u007f]/.test(appId)) throw invalid(`Invalid app name (one line of at most ${MAX_APP_NAME} characters)`);
+    if (userId !== null && userId.length > 64) throw invalid('Invalid user name');
+    let mine = 0;
+    for (const p of this.pending.values()) if (p.client === client) mine++;
+    if (mine >= this.timeouts.maxPendingPerClient || this.pending.size >= this.timeouts.maxPending) {
+      throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'Too many app key requests awaiting a decision, try again later');
+    }
     const now = this.clock.now();
-    const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now };
+    const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now, client };
     this.pending.set(r.appToken, r);
     this.sweepWhileWaiting();
     const pub = publicRequest(r);

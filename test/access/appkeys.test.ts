@@ -143,6 +143,32 @@ test('a request nobody polls times out', async (t) => {
   assert.equal((await poll(s, token)).status, 404);
 });
 
+test('requests without credentials are bounded: one-line names of at most 256 characters, 10 waiting per address, 100 in all', async (t) => {
+  const clock = new OffsetClock();
+  const s = await startTestServer(t, { clock });
+  const long = await request(s, { app: 'A'.repeat(257) });
+  assert.equal(long.res.status, 400);
+  assert.match(long.json.error, /app name/);
+  assert.equal((await request(s, { app: 'Two\nlines' })).res.status, 400);
+  assert.equal((await request(s, { app: 'A'.repeat(256) })).res.status, 201);
+  const tokens: string[] = [];
+  for (let i = 1; i < 10; i++) tokens.push((await request(s, { app: `App ${i}` })).token);
+  const refused = await request(s, { app: 'Eleventh' });
+  assert.equal(refused.res.status, 429);
+  assert.deepEqual(refused.json, { error: 'Too many app key requests awaiting a decision, try again later' });
+  // Polled ones stay (up to their 10 minutes); the unpolled first one ends after 5 s, which frees a place.
+  clock.advance(4_000);
+  for (const token of tokens) assert.equal((await poll(s, token)).status, 202);
+  clock.advance(2_000);
+  s.access.appKeys.sweep();
+  assert.equal((await request(s, { app: 'Eleventh' })).res.status, 201);
+  assert.equal((await request(s, { app: 'Twelfth' })).res.status, 429);
+  assert.equal(Object.keys((await (await s.api('/api/plugin/appkeys')).json() as { pending: Record<string, unknown> }).pending).length, 10);
+  // 90 more from other addresses make 100: then nobody gets one.
+  for (let i = 0; i < 90; i++) s.access.appKeys.request(`App ${i}`, null, `10.0.${i >> 4}.${i & 15}`);
+  assert.throws(() => s.access.appKeys.request('One more', null, '10.9.9.9'), /Too many app key requests/);
+});
+
 test('abandoned requests end by themselves, also after a spell without requests (the sweep runs only while some wait)', async (t) => {
   const clock = new OffsetClock();
   const s = await startTestServer(t, { clock });

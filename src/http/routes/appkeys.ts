@@ -44,7 +44,7 @@ export function registerAppKeyRoutes(app: GantryApp, deps: { access: AccessServi
     reply.header('Cache-Control', 'no-cache');
     const body = request.body;
     if (!body || typeof body.app !== 'string' || !body.app.trim()) return sendError(reply, 400, 'No app name provided');
-    const r = appKeys.request(body.app, body.user ?? null);
+    const r = appKeys.request(body.app, body.user ?? null, request.ip);
     const dialog = absoluteUrl(request, `/plugin/appkeys/auth/${r.appToken}`) + (r.userId ? `?user=${encodeURIComponent(r.userId)}` : '');
     return reply.code(201).header('Location', absoluteUrl(request, `/plugin/appkeys/request/${r.appToken}`))
       .send({ app_token: r.appToken, auth_dialog: dialog });

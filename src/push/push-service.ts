@@ -19,9 +19,13 @@ let instances = 0;
 const SESSION_KEEPALIVE_MS = 60_000;
 /** How long closing connections may take to deliver what they were sent (at shutdown). */
 const CLOSE_GRACE_MS = 1000;
+/** Close code (SockJS and websocket application range) for a push connection over the per-address cap. */
+export const PUSH_CAP_CLOSE_CODE = 4029;
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
+  /** Open clients per remote address, for `server.connections.maxPerAddress`. */
+  private readonly perAddress = new Map<string, number>();
   private readonly monitor: StatusMonitor;
   private readonly limits: ClientLimits;
   private readonly intervalMs: number;
@@ -134,6 +138,17 @@ export class PushService {
   // --- connections ----------------------------------------------------------------------------------------------------
 
   private open(conn: PushConnection): void {
+    // SockJS polling sessions hold no socket between polls, so the socket cap does not see them; without this cap one
+    // address opening them as fast as it could grew the server by 60 MB in 10 s (no credentials needed).
+    const address = conn.remoteAddress;
+    const { maxPerAddress, uncapped } = this.deps.config.current.server.connections;
+    const open = this.perAddress.get(address) ?? 0;
+    if (maxPerAddress > 0 && open >= maxPerAddress && !uncapped.includes(address)) {
+      this.logger.warn({ remoteAddress: address, open }, 'push: too many connections from one address, closing the new one');
+      conn.close(PUSH_CAP_CLOSE_CODE, 'Too many push connections from this address');
+      return;
+    }
+    this.perAddress.set(address, open + 1);
     const client = new PushClient(conn, this.deps.access.anonymous(), this.limits, (c, reason) => this.drop(c, reason));
     this.clients.add(client);
     if (this.timer === undefined) this.startTicking();
@@ -153,6 +168,9 @@ export class PushService {
 
   private closed(client: PushClient): void {
     if (!this.clients.delete(client)) return;
+    const left = (this.perAddress.get(client.remoteAddress) ?? 1) - 1;
+    if (left > 0) this.perAddress.set(client.remoteAddress, left);
+    else this.perAddress.delete(client.remoteAddress);
     client.closed = true;
     if (this.clients.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);

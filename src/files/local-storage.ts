@@ -38,6 +38,9 @@ export function listingReuseMs(walkMs: number): number {
   return Math.max(LISTING_REUSE_MS, 4 * walkMs);
 }
 
+/** Listings kept (by depth and filter); clients use a few (flat or recursive, all or one type). */
+const MAX_LISTINGS = 8;
+
 /** Entries of one folder looked at together while walking (stat, metadata, a hash to make): enough to keep the thread pool busy. */
 const WALK_BATCH = 32;
 
@@ -207,7 +210,13 @@ export class LocalStorage {
       return f.children;
     });
     const { entries } = slot;
+    this.listings.delete(key);
     this.listings.set(key, slot);
+    // One per depth and filter a client asked for, and `filter` is any text: the oldest go beyond a handful.
+    for (const old of this.listings.keys()) {
+      if (this.listings.size <= MAX_LISTINGS) break;
+      this.listings.delete(old);
+    }
     entries.catch(() => { if (this.listings.get(key) === slot) this.listings.delete(key); });
     return entries;
   }

@@ -145,3 +145,14 @@ test('a listing is reused for four times what its walk took when that is over a 
   assert.deepEqual(again.map((e) => e.name), ['a.gcode', 'behind-its-back.gcode']);
   assert.equal(listingReuseMs(5), LISTING_REUSE_MS, 'a small library: as before');
 });
+
+test('listings kept are bounded whatever filters clients send; the recent ones stay shared', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  await storage.list(Infinity);
+  const kept = (): number => (storage as unknown as { listings: Map<string, unknown> }).listings.size;
+  for (let i = 0; i < 200; i++) await storage.list(Infinity, `filter-${i}`);
+  assert.ok(kept() <= 8, `${kept()} listings kept`);
+  const recent = await storage.list(Infinity, 'filter-199');
+  assert.equal(await storage.list(Infinity, 'filter-199'), recent, 'the newest is still shared');
+});

@@ -13,8 +13,11 @@ const SRC = join(ROOT, 'src/');
 const INPUTS = ['src', 'package.json', 'scripts/build.mjs'];
 /** The files whose presence (and age) stand for a complete build. */
 export const OUTPUTS = ['cli.js', 'analysis-worker.js', 'link-worker.js'];
-/** Not bundled (see buildServer); ws's optional native helpers are looked up with try/require. */
-const EXTERNAL = ['serialport', '@serialport/*', '@node-rs/argon2', 'sockjs', 'esbuild', 'tsx', 'bufferutil', 'utf-8-validate'];
+/**
+ * Not bundled (see buildServer); ws's optional native helpers are looked up with try/require; re2js is required on
+ * first use (push/subscription.ts), synchronously, which needs a module of its own.
+ */
+const EXTERNAL = ['serialport', '@serialport/*', '@node-rs/argon2', 'sockjs', 'esbuild', 'tsx', 'bufferutil', 'utf-8-validate', 're2js'];
 
 async function newestMtime(path) {
   const s = await stat(path);

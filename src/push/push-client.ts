@@ -40,8 +40,6 @@ export class PushClient {
   needsCurrent = false;
   throttle = 1;
   subscription: Subscription = EVERYTHING;
-  /** A `subscribe` waiting for the pattern engine; the client's next ones queue behind it. */
-  subscribing: Promise<void> | undefined;
   lastCurrentAt = Number.NEGATIVE_INFINITY;
   closed = false;
   private backlog: Array<{ msg: OutMessage; permissions: readonly string[] }> = [];

@@ -7,7 +7,7 @@ import { attachPushTransports, MAX_CLIENT_MESSAGE, type AttachedTransports, type
 import { PushClient, DEFAULT_LIMITS, type ClientLimits } from './push-client.ts';
 import { StatusMonitor, stateKey, type StatusDelta } from './status-monitor.ts';
 import { noJob, offlinePrinter } from './sources.ts';
-import { loadPatternEngine, needsPatternEngine, parseSubscription, shareKey, wantsName } from './subscription.ts';
+import { parseSubscription, shareKey, wantsName } from './subscription.ts';
 import { connectedPayload, currentPayload, encode, historyPayload, isPushedEvent, type OutMessage } from './messages.ts';
 import { EventFanout } from './event-fanout.ts';
 import type { PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
@@ -268,19 +268,6 @@ export class PushService {
   }
 
   private onSubscribe(client: PushClient, value: unknown): void {
-    // The first pattern loads its engine; a client's later subscribes wait their turn, so the last one still wins.
-    if (client.subscribing || needsPatternEngine(value)) {
-      const run = (client.subscribing ?? Promise.resolve()).then(() => loadPatternEngine()).then(
-        () => { if (!client.closed) this.applySubscription(client, value); },
-        (err: unknown) => this.logger.error({ err }, 'push: cannot load the pattern engine'));
-      client.subscribing = run;
-      void run.then(() => { if (client.subscribing === run) client.subscribing = undefined; });
-      return;
-    }
-    this.applySubscription(client, value);
-  }
-
-  private applySubscription(client: PushClient, value: unknown): void {
     const sub = parseSubscription(value);
     if (!sub) return this.ignore(client, 'bad subscribe');
     const wasOn = client.wantsState;

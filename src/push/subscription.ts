@@ -1,4 +1,5 @@
 // Push `subscribe` filters: parsing a client's opt-in message and applying its log/message/event/plugin filters.
+import { createRequire } from 'node:module';
 import type * as Re2Module from 're2js';
 
 type Re2 = typeof Re2Module;
@@ -25,30 +26,20 @@ const MAX_PATTERN = 200;
  * Patterns come from any client with the terminal permission and run on every line the printer exchanges, so they
  * are compiled by RE2 (re2js), whose matching time is linear in the line: `(a|a)+$` against a line of 28 `a`s held
  * the event loop for 20 s with JavaScript's backtracking RegExp. RE2 has no look-around or back-references; a
- * pattern using them is refused like any invalid one. re2js is loaded with the first pattern (≈ 30 ms and 3 MB that
- * most installations never need): see needsPatternEngine.
+ * pattern using them is refused like any invalid one. re2js is required with the first pattern (≈ 30 ms once, and
+ * 3 MB that most installations never need), synchronously so a subscribe takes effect before anything else is sent;
+ * the build leaves it out of the bundle for that (scripts/build.mjs).
  */
 let re2: Re2 | undefined;
-let loading: Promise<void> | undefined;
-
-export function loadPatternEngine(): Promise<void> {
-  return loading ??= import('re2js').then((m) => { re2 = m; });
-}
-
-/** True while `subscribe` value `v` has a pattern and the engine for it is not loaded yet. */
-export function needsPatternEngine(v: unknown): boolean {
-  if (re2 || !v || typeof v !== 'object') return false;
-  const state = (v as Record<string, unknown>).state;
-  if (!state || typeof state !== 'object') return false;
-  const { logs, messages } = state as Record<string, unknown>;
-  return typeof logs === 'string' || typeof messages === 'string';
-}
+const patternEngine = (): Re2 => (re2 ??= createRequire(import.meta.url)('re2js') as Re2);
 
 function lineFilter(v: unknown): LineFilter | undefined {
   if (typeof v === 'boolean') return v;
-  if (typeof v !== 'string' || v.length > MAX_PATTERN || !re2) return undefined;
+  if (typeof v !== 'string' || v.length > MAX_PATTERN) return undefined;
+  // A missing re2js is a broken installation, not a bad pattern: it throws (the caller logs it).
+  const { RE2JS } = patternEngine();
   try {
-    return re2.RE2JS.compile(v);
+    return RE2JS.compile(v);
   } catch {
     return undefined;
   }

@@ -49,6 +49,7 @@ import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
 import { registerSystemInfoRoutes } from './routes/system-info.ts';
 import { registerUtilRoutes } from './routes/util.ts';
+import { firstQueryValues } from './query-string.ts';
 import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
@@ -129,7 +130,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     // A URL parameter holds a file, log, timelapse or profile name: up to 255 bytes, so up to 255 characters once
     // decoded, which is what the router counts (its default of 100 made a timelapse of a long file name impossible to
     // fetch or delete).
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: firstQueryValues },
     // A URL the router cannot take (bad percent-encoding, a parameter over that length) is answered like any other error.
     frameworkErrors: errorHandler,
     // Validators are compiled on each route's first request (a third of the start-up CPU otherwise), and once per

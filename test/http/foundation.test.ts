@@ -48,6 +48,22 @@ test('a doubled slash is answered as the single-slash path, not redirected', asy
   assert.equal(res.redirected, false);
 });
 
+test('a query parameter given twice keeps its first value, as Flask reads it (Fastify alone made an array: 400)', async (t) => {
+  const s = await startTestServer(t);
+  const form = new FormData();
+  form.append('file', new Blob(['G1 X1\n']), 'a.gcode');
+  form.append('path', 'dir');
+  assert.equal((await s.api('/api/files/local', { method: 'POST', body: form })).status, 201);
+  const listed = async (query: string): Promise<unknown> => {
+    const res = await s.api(`/api/files?${query}`);
+    assert.equal(res.status, 200, query);
+    return ((await res.json()) as { files: Array<{ name: string; children?: unknown[] }> }).files.map((f) => [f.name, f.children?.length]);
+  };
+  assert.deepEqual(await listed('recursive=true&recursive=false'), [['dir', 1]]);
+  assert.deepEqual(await listed('recursive=false&recursive=true'), [['dir', 0]]);
+  assert.deepEqual(await listed('force=true&force=1&__proto__=1&a=1&a=2'), [['dir', 0]]);
+});
+
 test('connections are kept alive between requests', async (t) => {
   const s = await startTestServer(t);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

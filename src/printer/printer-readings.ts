@@ -5,6 +5,9 @@ import { param } from '../gcode/line.ts';
 import { TemperatureHistory } from './temperature-history.ts';
 import type { HeaterReading, LinkProfile, Position, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot } from './types.ts';
 
+/** Heaters and sensors kept per connection (tools, bed, chamber and the firmware's own: P, A, W …). */
+export const MAX_HEATERS = 32;
+
 interface Heater {
   actual: number | null;
   target: number | null;
@@ -37,6 +40,8 @@ export class PrinterReadings {
   /** Merges a report field by field (a report without a target keeps the previous target); returns the history point. */
   applyReport(t: CanonicalTemperatures, profile: LinkProfile, nowMs: number): TemperatureHistoryEntry {
     const set = (key: string, r: RawReading) => {
+      // Every `word:number` on a report line is a sensor; a noisy line or debug output could name new ones for ever.
+      if (!this.heaters.has(key) && this.heaters.size >= MAX_HEATERS) return;
       const h = this.heaters.get(key) ?? { actual: null, target: null };
       h.actual = r.actual;
       if (r.target !== null) h.target = r.target;

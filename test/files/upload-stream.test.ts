@@ -106,6 +106,18 @@ test('uploads over server.uploads.maxSize are refused with 413 and leave nothing
   assert.deepEqual((await readdir(uploads)).filter((n) => n.endsWith('.gcode')), ['under.gcode']);
 });
 
+test('a form of very many fields is refused with 400 and leaves nothing, empty fields included (their names count)', async (t) => {
+  const s = await startTestServer(t);
+  for (const value of ['', 'v']) {
+    const fields = Array.from({ length: 100_000 }, (_, i) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="field-number-${i}"\r\n\r\n${value}\r\n`);
+    const file = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="many.gcode"\r\n\r\nG1 X1\n\r\n--${BOUNDARY}--\r\n`;
+    const res = await s.api('/api/files/local', { method: 'POST', body: fields.join('') + file, headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` } });
+    assert.equal(res.status, 400, `fields of ${JSON.stringify(value)}`);
+    assert.deepEqual(await res.json(), { error: 'Form fields are too large' });
+  }
+  assert.deepEqual(await leftovers(s.paths.uploads), []);
+});
+
 test('downloads: attachment headers, Range → 206 with the exact bytes, suffix ranges, 416, HTML 404', async (t) => {
   const s = await startTestServer(t);
   const content = Buffer.concat(Array.from({ length: 2000 }, (_, i) => Buffer.from(`G1 X${i} Y${i}\n`)));

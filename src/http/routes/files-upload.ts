@@ -15,6 +15,8 @@ import type { FilesRouteDeps } from './files.ts';
 const MAX_FIELD_BYTES = 1024 * 1024;
 /** All non-file fields together: a form of many small fields must not grow memory without bound either. */
 const MAX_FORM_FIELD_BYTES = 4 * 1024 * 1024;
+/** What a field costs besides its name and value (its map entry, strings' headers), counted against that limit. */
+const FIELD_OVERHEAD_BYTES = 64;
 const LocationParams = Type.Object({ location: Type.String() });
 
 type ParsedForm = UploadForm;
@@ -43,6 +45,9 @@ async function readForm(request: FastifyRequest, boundary: string, deps: FilesRo
           fieldName = ev.part.name;
           fieldChunks = [];
           fieldSize = 0;
+          // A field's name and its place in the map count too: a million empty fields are no smaller than their names.
+          formFieldBytes += Buffer.byteLength(fieldName) + FIELD_OVERHEAD_BYTES;
+          if (formFieldBytes > MAX_FORM_FIELD_BYTES) throw invalid('Form fields are too large');
         }
       } else if (ev.type === 'data') {
         if (target === 'file') await form.sink!.write(ev.chunk);

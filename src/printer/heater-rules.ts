@@ -2,7 +2,7 @@
 // and speed, flow rate factor, and which heaters a profile has. Each rule returns the checked value or throws
 // INVALID_REQUEST with the text clients show.
 import { invalid } from '../core/errors.ts';
-import { factorPercent } from './printer-commands.ts';
+import { MAX_FEED_MM_MIN, MAX_MOVE_MM, factorPercent } from './printer-commands.ts';
 
 export const TOOL_KEY = /^tool(\d+)$/;
 /** Highest target a client may set, in °C. */
@@ -59,8 +59,9 @@ export function heaterOffset(v: unknown): number {
 
 export function extrusion(amount: unknown, speed: unknown): { amount: number; speed?: number } {
   if (!isNumber(amount)) throw invalid(`Not a number for extrusion amount: ${JSON.stringify(amount)}`);
+  if (Math.abs(amount) > MAX_MOVE_MM) throw invalid(`Extrusion amount out of range [-${MAX_MOVE_MM}, ${MAX_MOVE_MM}]: ${amount}`);
   if (speed === undefined) return { amount };
-  if (!isNumber(speed) || speed <= 0) throw invalid(`speed is invalid: ${JSON.stringify(speed)}`);
+  if (!isNumber(speed) || speed <= 0 || speed > MAX_FEED_MM_MIN) throw invalid(`speed is invalid: ${JSON.stringify(speed)}`);
   return { amount, speed };
 }
 

@@ -1,7 +1,19 @@
 // G-code for the printer controls (jog, home, extrude, temperatures, rates), built from the printer profile.
 import type { LinkProfile } from './types.ts';
 
-const fmt = (n: number): string => String(Math.round(n * 10000) / 10000);
+/**
+ * Moves and speeds a client may ask for: far beyond any printer (10 m, 100 m/min), near enough that a number always
+ * prints as G-code's plain decimal. Past them `1e308` went out as `XInfinity` and `E-1e+300` (firmware reads C's strtod:
+ * an endless move).
+ */
+export const MAX_MOVE_MM = 10_000;
+export const MAX_FEED_MM_MIN = 100_000;
+
+/** A plain decimal with at most 4 places: G-code has no exponents (`1e-7` → `0`). */
+const fmt = (n: number): string => {
+  const s = n.toFixed(4).replace(/\.?0+$/, '');
+  return s === '-0' ? '0' : s;
+};
 
 export function jogCommands(
   profile: LinkProfile,

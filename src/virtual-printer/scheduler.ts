@@ -1,5 +1,8 @@
 // Simulated time: scaled, cancellable sleeps and real-time intervals; every timer is unref'd and dies with stop().
 
+/** The longest delay setTimeout takes (2^31 − 1 ms); beyond it Node warns and fires after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export class Scheduler {
   private timers = new Set<NodeJS.Timeout>();
   private sleepers = new Set<() => void>();
@@ -8,9 +11,13 @@ export class Scheduler {
   /** `timeScale` multiplies simulated durations (0: everything instant). */
   constructor(readonly timeScale: number) {}
 
-  /** Real milliseconds for a simulated duration. */
+  /**
+   * Real milliseconds for a simulated duration. A command with an absurd number (`G4 S1e308`, `G1 X1e308`) takes as
+   * long as a timer can wait (≈ 24.8 days, cancelled by stop()), as the hardware would: no zero-length Infinity timer.
+   */
   real(simMs: number): number {
-    return Math.max(0, simMs * this.timeScale);
+    const ms = simMs * this.timeScale;
+    return Number.isNaN(ms) ? 0 : Math.min(Math.max(0, ms), MAX_TIMER_MS);
   }
 
   get isStopped(): boolean {

@@ -91,6 +91,9 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
     await sent(s, 'G1 Z2 F100');
     assert.equal((await post(s, '/api/printer/printhead', { command: 'jog', x: 1, speed: false })).status, 204);
     await sent(s, 'G1 X1');
+    // G-code has no exponents: tiny values are 0, and four places at most.
+    assert.equal((await post(s, '/api/printer/printhead', { command: 'jog', x: 1e-7, y: 123.456789, speed: 100000 })).status, 204);
+    await sent(s, 'G1 X0 Y123.4568 F100000');
     assert.equal((await post(s, '/api/printer/printhead', { command: 'home', axes: ['x', 'y'] })).status, 204);
     await sent(s, 'G28 X0 Y0');
     assert.equal((await post(s, '/api/printer/printhead', { command: 'feedrate', factor: 150 })).status, 204);
@@ -99,6 +102,8 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
     await sent(s, 'M220 S50');
     const bad: unknown[] = [
       { command: 'jog', x: 'ten' }, { command: 'jog', x: 1, speed: 'fast' }, { command: 'jog', x: 1, absolute: 'yes' },
+      // Past 10 m or 100 m/min `1e308` went out as `G1 XInfinity`.
+      { command: 'jog', x: 1e308 }, { command: 'jog', z: -10_001 }, { command: 'jog', x: 1, speed: 100_001 },
       { command: 'home', axes: ['x', 'q'] }, { command: 'home', axes: [] }, { command: 'home' },
       { command: 'feedrate', factor: 300 }, { command: 'feedrate', factor: 0.2 }, { command: 'feedrate', factor: 'max' },
       { command: 'feedrate' }, { command: 'fly' }, {},
@@ -125,6 +130,8 @@ test('operational on the virtual printer: state, temperatures, printhead, tool, 
       { command: 'offset', offsets: { tool0: 51 } }, { command: 'offset', offsets: { bed: 5 } },
       { command: 'select', tool: 'tool1' }, { command: 'select', tool: 0 },
       { command: 'extrude', amount: 'lots' }, { command: 'extrude', amount: 1, speed: -5 },
+      // `G1 E1e+308` is an endless extrusion to a firmware's strtod.
+      { command: 'extrude', amount: 1e308 }, { command: 'extrude', amount: -10_001 }, { command: 'extrude', amount: 1, speed: 1e300 },
       { command: 'flowrate', factor: 130 }, { command: 'flowrate', factor: 0.5 }, { command: 'melt' },
     ];
     for (const b of bad) assert.equal((await post(s, '/api/printer/tool', b)).status, 400, JSON.stringify(b));

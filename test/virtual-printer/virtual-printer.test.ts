@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { VirtualPrinter, HANDLERS } from '../../src/virtual-printer/virtual-printer.ts';
 import type { VirtualPrinterOptions } from '../../src/virtual-printer/options.ts';
 import { FolderSdStorage } from '../../src/virtual-printer/sd-card.ts';
+import { Scheduler } from '../../src/virtual-printer/scheduler.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -282,4 +283,13 @@ test('unknown commands are echoed like Marlin and still acknowledged; M220/M221 
   const lines = await r.take(4);
   assert.deepEqual(lines, ['echo:Unknown command: "M9999 X"', 'ok', 'ok', 'ok', 'FR:150%', 'ok']);
   assert.equal(r.fw.state.flowFactor, 90);
+});
+
+test('absurd durations (G4 S1e308, an endless move) wait as long as a timer can, never a zero-length Infinity timer', () => {
+  const s = new Scheduler(1);
+  assert.equal(s.real(Infinity), 2_147_483_647);
+  assert.equal(s.real(1e308 * 1000), 2_147_483_647);
+  assert.equal(s.real(NaN), 0);
+  assert.equal(s.real(-5), 0);
+  assert.equal(new Scheduler(0.5).real(1000), 500);
 });

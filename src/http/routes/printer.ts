@@ -7,7 +7,7 @@ import type { ConfigStore } from '../../config/config-store.ts';
 import type { PrinterService } from '../../printer/printer-service.ts';
 import type { TemperatureHistoryEntry } from '../../printer/types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound, notOperational } from '../../core/errors.ts';
-import { factorPercent } from '../../printer/printer-commands.ts';
+import { MAX_FEED_MM_MIN, MAX_MOVE_MM, factorPercent } from '../../printer/printer-commands.ts';
 import { formatParameters } from '../../gcode/line.ts';
 import { CommandBody, Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 import { truthy } from '../../core/values.ts';
@@ -86,6 +86,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       for (const a of ['x', 'y', 'z'] as const) {
         if (body[a] === undefined) continue;
         if (!isNumber(body[a])) throw invalid(`Not a number for axis ${a}: ${JSON.stringify(body[a])}`);
+        if (Math.abs(body[a]) > MAX_MOVE_MM) throw invalid(`Out of range for axis ${a} [-${MAX_MOVE_MM}, ${MAX_MOVE_MM}]: ${body[a]}`);
         axes[a] = body[a];
       }
       const absolute = body.absolute;
@@ -93,7 +94,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       let speed: number | false | undefined;
       if (body.speed !== undefined && body.speed !== true) {
         if (body.speed === false) speed = false;
-        else if (isNumber(body.speed) && body.speed > 0) speed = body.speed;
+        else if (isNumber(body.speed) && body.speed > 0 && body.speed <= MAX_FEED_MM_MIN) speed = body.speed;
         else throw invalid(`speed is invalid: ${JSON.stringify(body.speed)}`);
       }
       if (Object.keys(axes).length > 0) printer.jog(axes, { relative: absolute !== true, speed });

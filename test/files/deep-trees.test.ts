@@ -1,5 +1,7 @@
-// Trees the listing must survive: folders nested deeper than a path may be (made on disk, 1,990 levels) and links
-// back to an enclosing folder; the API refuses to make such depth, for uploads, folders, copies and moves.
+// Trees the listing must survive: folders nested deeper than a path may be (made on disk) and links back to an
+// enclosing folder; the API refuses to make such depth, for uploads, folders, copies and moves. (A tree 1,990 deep,
+// uploaded one level at a time before the cap, overflowed the stack of every listing; 300 levels show the cap at work
+// without the seconds a recursive mkdir and rm of 1,990 levels take.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -26,10 +28,10 @@ function deepest(entries: Entry[]): Entry[] {
   return chain;
 }
 
-test('a tree 1,990 folders deep on disk lists, down to the deepest level a path may have', async (t) => {
+test('a tree 300 folders deep on disk lists, down to the deepest level a path may have', async (t) => {
   const s = await startTestServer(t);
   const uploads = join(s.baseDir, 'uploads');
-  const deep = join(uploads, ...Array<string>(1990).fill('e'));
+  const deep = join(uploads, ...Array<string>(300).fill('e'));
   await mkdir(deep, { recursive: true });
   await writeFile(join(deep, 'bottom.gcode'), 'G1 X1\n');
   await writeFile(join(uploads, 'top.gcode'), 'G1 X1\n');

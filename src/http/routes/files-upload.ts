@@ -15,6 +15,11 @@ import type { FilesRouteDeps } from './files.ts';
 const MAX_FIELD_BYTES = 1024 * 1024;
 /** All non-file fields together: a form of many small fields must not grow memory without bound either. */
 const MAX_FORM_FIELD_BYTES = 4 * 1024 * 1024;
+/**
+ * Parts in one upload form (OctoPrint's forms have a handful). Each costs parsing and events whatever it holds: a form
+ * of 100,000 empty parts took seconds of CPU before its fields' size gave out.
+ */
+const MAX_FORM_PARTS = 1000;
 /** What a field costs besides its name and value (its map entry, strings' headers), counted against that limit. */
 const FIELD_OVERHEAD_BYTES = 64;
 const LocationParams = Type.Object({ location: Type.String() });
@@ -29,9 +34,11 @@ async function readForm(request: FastifyRequest, boundary: string, deps: FilesRo
   let fieldChunks: Buffer[] = [];
   let fieldSize = 0;
   let formFieldBytes = 0;
+  let parts = 0;
   try {
     for await (const ev of readMultipart(request.raw, boundary)) {
       if (ev.type === 'part') {
+        if (++parts > MAX_FORM_PARTS) throw invalid(`Too many parts in the form (at most ${MAX_FORM_PARTS})`);
         if (ev.part.filename !== undefined) {
           if (ev.part.name === 'file' && !form.sink) {
             form.sink = await deps.files.newUploadSink();

@@ -26,6 +26,7 @@ export class PushService {
   private readonly clients = new Set<PushClient>();
   /** Open clients per remote address, for `server.connections.maxPerAddress`. */
   private readonly perAddress = new Map<string, number>();
+  private readonly cappedWarned = new Set<string>();
   private readonly monitor: StatusMonitor;
   private readonly limits: ClientLimits;
   private readonly intervalMs: number;
@@ -144,7 +145,9 @@ export class PushService {
     const { maxPerAddress, uncapped } = this.deps.config.current.server.connections;
     const open = this.perAddress.get(address) ?? 0;
     if (maxPerAddress > 0 && open >= maxPerAddress && !uncapped.includes(address)) {
-      this.logger.warn({ remoteAddress: address, open }, 'push: too many connections from one address, closing the new one');
+      // Once per address while it stays at the cap: a flood must not become a flood of log lines.
+      if (!this.cappedWarned.has(address)) this.logger.warn({ remoteAddress: address, open }, 'push: too many connections from one address, closing new ones');
+      this.cappedWarned.add(address);
       conn.close(PUSH_CAP_CLOSE_CODE, 'Too many push connections from this address');
       return;
     }
@@ -171,6 +174,7 @@ export class PushService {
     const left = (this.perAddress.get(client.remoteAddress) ?? 1) - 1;
     if (left > 0) this.perAddress.set(client.remoteAddress, left);
     else this.perAddress.delete(client.remoteAddress);
+    this.cappedWarned.delete(client.remoteAddress);
     client.closed = true;
     if (this.clients.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);

@@ -313,15 +313,11 @@ export class FileService {
     if (kind === 'file' && !this.types.typePathOf(dst[dst.length - 1])) {
       throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, `Could not ${mode} ${path} to ${destination}, invalid type`);
     }
-    if (mode === 'move' && (await this.inUseBelow(src, kind))) {
-      throw new DomainError(ErrorCodes.FILE_IN_USE, 'Trying to move a file or folder that is currently in use');
-    }
-    let srcFiles: string[] = [];
-    if (kind === 'folder') {
-      const tree = await this.storage.folderEntry(src, Infinity);
-      if (dst.length + heightOf(tree) > MAX_PATH_PARTS) throw tooDeep();
-      if (mode === 'move') srcFiles = filesOf(tree);
-    }
+    // One walk of a folder for its files (in use?) and its height (too deep at the destination?).
+    const tree = kind === 'folder' ? await this.storage.folderEntry(src, Infinity) : undefined;
+    const srcFiles = tree ? filesOf(tree) : [joinPath(src)];
+    if (mode === 'move' && srcFiles.some((p) => this.busy(p))) throw new DomainError(ErrorCodes.FILE_IN_USE, 'Trying to move a file or folder that is currently in use');
+    if (tree && dst.length + heightOf(tree) > MAX_PATH_PARTS) throw tooDeep();
     try {
       await this.storage.transfer(src, dst, mode);
     } catch (err) {
@@ -330,7 +326,7 @@ export class FileService {
       throw failed('', err);
     }
     // Whatever the job side held at the old place is released before anyone hears of the move.
-    if (mode === 'move') for (const f of kind === 'file' ? [joinPath(src)] : srcFiles) this.usage.released('local', f);
+    if (mode === 'move') for (const f of srcFiles) this.usage.released('local', f);
     emitTransfer(this.deps.events, this.types, kind, mode, src, dst);
     this.emitChanged();
     return kind === 'file' ? this.storage.fileEntry(dst) : this.storage.folderEntry(dst, 0);

@@ -10,6 +10,7 @@ import { noJob, offlinePrinter } from './sources.ts';
 import { parseSubscription, shareKey, wantsName } from './subscription.ts';
 import { connectedPayload, currentPayload, encode, historyPayload, isPushedEvent, type OutMessage } from './messages.ts';
 import { EventFanout } from './event-fanout.ts';
+import { AddressCap, PUSH_CAP_CLOSE_CODE } from './address-cap.ts';
 import type { PushServiceDeps, ReauthReason, TimelapseSource } from './push-deps.ts';
 
 // The channel's ports live in push-deps.ts; the host imports them from here.
@@ -19,14 +20,10 @@ let instances = 0;
 const SESSION_KEEPALIVE_MS = 60_000;
 /** How long closing connections may take to deliver what they were sent (at shutdown). */
 const CLOSE_GRACE_MS = 1000;
-/** Close code (SockJS and websocket application range) for a push connection over the per-address cap. */
-export const PUSH_CAP_CLOSE_CODE = 4029;
 
 export class PushService {
   private readonly clients = new Set<PushClient>();
-  /** Open clients per remote address, for `server.connections.maxPerAddress`. */
-  private readonly perAddress = new Map<string, number>();
-  private readonly cappedWarned = new Set<string>();
+  private readonly addressCap: AddressCap;
   private readonly monitor: StatusMonitor;
   private readonly limits: ClientLimits;
   private readonly intervalMs: number;
@@ -44,6 +41,7 @@ export class PushService {
 
   constructor(private readonly deps: PushServiceDeps) {
     this.logger = deps.logger;
+    this.addressCap = new AddressCap(() => deps.config.current.server.connections, deps.logger);
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
     this.intervalMs = deps.intervalMs ?? 500;
     this.monitor = new StatusMonitor(deps.printer ?? offlinePrinter, deps.jobs ?? noJob, () => deps.clock.now(),
@@ -139,19 +137,10 @@ export class PushService {
   // --- connections ----------------------------------------------------------------------------------------------------
 
   private open(conn: PushConnection): void {
-    // SockJS polling sessions hold no socket between polls, so the socket cap does not see them; without this cap one
-    // address opening them as fast as it could grew the server by 60 MB in 10 s (no credentials needed).
-    const address = conn.remoteAddress;
-    const { maxPerAddress, uncapped } = this.deps.config.current.server.connections;
-    const open = this.perAddress.get(address) ?? 0;
-    if (maxPerAddress > 0 && open >= maxPerAddress && !uncapped.includes(address)) {
-      // Once per address while it stays at the cap: a flood must not become a flood of log lines.
-      if (!this.cappedWarned.has(address)) this.logger.warn({ remoteAddress: address, open }, 'push: too many connections from one address, closing new ones');
-      this.cappedWarned.add(address);
+    if (!this.addressCap.admit(conn.remoteAddress)) {
       conn.close(PUSH_CAP_CLOSE_CODE, 'Too many push connections from this address');
       return;
     }
-    this.perAddress.set(address, open + 1);
     const client = new PushClient(conn, this.deps.access.anonymous(), this.limits, (c, reason) => this.drop(c, reason));
     this.clients.add(client);
     if (this.timer === undefined) this.startTicking();
@@ -171,10 +160,7 @@ export class PushService {
 
   private closed(client: PushClient): void {
     if (!this.clients.delete(client)) return;
-    const left = (this.perAddress.get(client.remoteAddress) ?? 1) - 1;
-    if (left > 0) this.perAddress.set(client.remoteAddress, left);
-    else this.perAddress.delete(client.remoteAddress);
-    this.cappedWarned.delete(client.remoteAddress);
+    this.addressCap.release(client.remoteAddress);
     client.closed = true;
     if (this.clients.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);

@@ -1,6 +1,6 @@
 // Push `subscribe` patterns for terminal lines: matched in time linear in the line (a pattern that backtracks for
 // ever in JavaScript's RegExp cannot hold the server), unsupported ones refused, a client's subscribes applied in order.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.ts';
 import { rawClient, userWithKey, sleep } from './push-clients.ts';
@@ -21,18 +21,24 @@ async function filterInEffect(sp: Awaited<ReturnType<typeof startScriptedPush>>,
   return c.ofType('current').length;
 }
 
-test('a pattern that backtracks for ever in a JavaScript RegExp filters in linear time; the API answers meanwhile', async (t) => {
+/** A server with a scripted printer and `count` raw push clients of one user, each authenticated and past its history. */
+async function authedClients(t: TestContext, user: string, count: number) {
   const server = await startTestServer(t);
   const sp = await startScriptedPush(t, server);
-  const { auth } = await userWithKey(server, 'eve');
-  const [evil, same] = await Promise.all([rawClient(sp), rawClient(sp)]);
-  t.after(() => { evil.close(); same.close(); });
-  for (const c of [evil, same]) {
+  const { auth } = await userWithKey(server, user);
+  const clients = await Promise.all(Array.from({ length: count }, () => rawClient(sp)));
+  t.after(() => { for (const c of clients) c.close(); });
+  for (const c of clients) {
     c.send({ auth });
     await c.next('history');
-    // (a|a)+$ against 40 a's and a "!" is 2^40 steps of backtracking for JavaScript's RegExp.
-    c.send({ subscribe: { state: { logs: '(a|a)+$', messages: false } } });
   }
+  return { server, sp, clients };
+}
+
+test('a pattern that backtracks for ever in a JavaScript RegExp filters in linear time; the API answers meanwhile', async (t) => {
+  const { server, sp, clients: [evil, same] } = await authedClients(t, 'eve', 2);
+  // (a|a)+$ against 40 a's and a "!" is 2^40 steps of backtracking for JavaScript's RegExp.
+  for (const c of [evil, same]) c.send({ subscribe: { state: { logs: '(a|a)+$', messages: false } } });
   await filterInEffect(sp, evil, 'Recv: aa');
   await filterInEffect(sp, same, 'Recv: aa');
   const seenEvil = evil.ofType('current').length;
@@ -50,13 +56,7 @@ test('a pattern that backtracks for ever in a JavaScript RegExp filters in linea
 });
 
 test('a pattern with look-around or a back-reference is refused like an invalid one: the client keeps its filter', async (t) => {
-  const server = await startTestServer(t);
-  const sp = await startScriptedPush(t, server);
-  const { auth } = await userWithKey(server, 'gil');
-  const c = await rawClient(sp);
-  t.after(() => c.close());
-  c.send({ auth });
-  await c.next('history');
+  const { sp, clients: [c] } = await authedClients(t, 'gil', 1);
   c.send({ subscribe: { state: { logs: '^Recv:', messages: false } } });
   const seen = await filterInEffect(sp, c, 'Recv: probe');
   for (const logs of ['Recv:(?=ok)', '(Recv)\\1', '(?<!Send)x', '[']) c.send({ subscribe: { state: { logs, messages: false } } });
@@ -67,13 +67,7 @@ test('a pattern with look-around or a back-reference is refused like an invalid 
 });
 
 test("a client's subscribes apply in the order sent", async (t) => {
-  const server = await startTestServer(t);
-  const sp = await startScriptedPush(t, server);
-  const { auth } = await userWithKey(server, 'fay');
-  const c = await rawClient(sp);
-  t.after(() => c.close());
-  c.send({ auth });
-  await c.next('history');
+  const { sp, clients: [c] } = await authedClients(t, 'fay', 1);
   c.send({ subscribe: { state: { logs: '^Recv:', messages: false } } });
   c.send({ subscribe: { state: false } });
   c.send({ subscribe: { state: { logs: 'second', messages: false } } });

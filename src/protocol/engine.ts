@@ -10,6 +10,7 @@ import { FirmwareState } from './firmware-state.ts';
 import { detectPort, type DetectionCandidate } from './detection.ts';
 import type { LineTransport, TransportFactory } from './line-transport.ts';
 import { commandCode, param } from '../gcode/line.ts';
+import { trimLineNoise } from './line-noise.ts';
 
 export type { JobFeed, LineRules, LineContext } from './line-sender.ts';
 
@@ -24,14 +25,6 @@ export interface MachineShape {
   toolCount: number;
   heatedBed: boolean;
 }
-
-/**
- * What no firmware reply starts or ends with: control characters, spaces, DEL and bytes outside ASCII at the start
- * (line noise after a reset or on a bad cable, as in `\0\xff\xfeok`), control characters and spaces at the end. The
- * reference strips whitespace and NUL from both ends; the wider set at the start recovers a reply behind the noise.
- */
-// eslint-disable-next-line no-control-regex
-const EDGE_NOISE = /^[^\x21-\x7e]+|[\s\x00-\x1f\x7f]+$/g;
 
 export class ProtocolEngine {
   /** The configured settings; `effectiveSettings` adds what the detected firmware needs. */
@@ -301,10 +294,7 @@ export class ProtocolEngine {
   // ---------------------------------------------------------------- receiving
 
   private onLine = (raw: string): void => {
-    let line = raw;
-    const last = line.charCodeAt(line.length - 1);
-    const first = line.charCodeAt(0);
-    if (last <= 32 || last === 127 || first <= 32 || first >= 127) line = line.replace(EDGE_NOISE, '');
+    const line = trimLineNoise(raw);
     this.supervisor.lineReceived();
     this.hooks.received?.(line);
     if (line === '') return;

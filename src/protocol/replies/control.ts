@@ -72,8 +72,11 @@ export function parseAdvancedOk(line: string): AdvancedOk | null {
 
 /** The line number of a resend request, or null if none can be read. */
 export function parseResend(line: string): number | null {
-  const m = /(?:N:?|:|\s)\s*(\d+)/.exec(line.slice(2));
-  return m ? Number(m[1]) : null;
+  // The first number right after white space, `N` or `:` (`Resend: 5`, `rs N5`, `Resend:N:5`), found by the one
+  // character behind it: as `(?:N:?|:|\s)\s*(\d+)`, a run of 16 K spaces without a number took a second (every space
+  // started a scan of the rest of the run).
+  const m = /(?<=[\sN:])\d+/.exec(line.slice(2));
+  return m ? Number(m[0]) : null;
 }
 
 export type ErrorClass = 'resendFollows' | 'recoverable' | 'sd' | 'unknownCommand' | 'fatal' | 'commandFailed';

@@ -20,8 +20,11 @@ export function isPositionLine(line: string): boolean {
   return line.includes('X:') && line.includes('Y:') && line.includes('Z:');
 }
 
-const POS = /X:\s*([-+]?\d*\.?\d+)\s*Y:\s*([-+]?\d*\.?\d+)\s*Z:\s*([-+]?\d*\.?\d+)\s*(?:E:\s*([-+]?\d*\.?\d+)|((?:E\d+:\s*[-+]?\d*\.?\d+\s*)+))/;
-const PER_E = /E(\d+):\s*([-+]?\d*\.?\d+)/g;
+// A number has one way to be read (`1.5`, `.5`, `15`; not `1.`): as `\d*\.?\d+` a run of digits splits between the
+// two quantifiers in every way, and a 16 K-digit X not followed by Y: took seconds.
+const NUM = String.raw`[-+]?(?:\d+(?:\.\d+)?|\.\d+)`;
+const POS = new RegExp(String.raw`X:\s*(${NUM})\s*Y:\s*(${NUM})\s*Z:\s*(${NUM})\s*(?:E:\s*(${NUM})|((?:E\d+:\s*${NUM}\s*)+))`);
+const PER_E = new RegExp(String.raw`E(\d+):\s*(${NUM})`, 'g');
 
 export function parsePosition(line: string): ParsedPosition | null {
   const m = POS.exec(line);

@@ -29,7 +29,8 @@ export function parseSdReply(line: string): SdReply | null {
   if (text === 'Begin file list') return { kind: 'listBegin' };
   if (text === 'End file list') return { kind: 'listEnd' };
   if (text.startsWith('SD printing byte')) {
-    const m = /(\d+)\s*\/\s*(\d+)/.exec(text);
+    // From the first digit of a number only (not from each digit of a 16 K-digit one: a second).
+    const m = /(?<!\d)(\d+)\s*\/\s*(\d+)/.exec(text);
     return m ? { kind: 'status', position: Number(m[1]), total: Number(m[2]) } : null;
   }
   if (text.startsWith('Not SD printing')) return { kind: 'notPrinting' };

@@ -2,6 +2,7 @@
 // and the last check that a resolved path is still inside the root. Nothing a client sends may escape the root.
 import { resolve, sep } from 'node:path';
 import { invalid, notFound, type DomainError } from '../core/errors.ts';
+import { withoutTrailing } from '../core/text.ts';
 
 // Characters illegal on at least one common file system, plus every control character (NUL included).
 // eslint-disable-next-line no-control-regex
@@ -27,7 +28,7 @@ export function sanitizeName(name: string, reallyUniversal = false): string {
  * "not found": a path that could not have been produced by this server does not name anything.
  */
 export function parseStoredPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
+  const trimmed = withoutTrailing(path.replace(/^\/+/, ''), '/');
   if (trimmed === '') return [];
   const parts = trimmed.split('/');
   for (const p of parts) {
@@ -41,7 +42,7 @@ export function parseStoredPath(path: string): string[] {
  * always relative to the uploads folder); `.`/`..` components are refused rather than silently dropped.
  */
 export function sanitizePath(path: string, reallyUniversal = false): string[] {
-  const trimmed = path.replace(/\\/g, '/').replace(/^\/+/, '').replace(/\/+$/, '');
+  const trimmed = withoutTrailing(path.replace(/\\/g, '/').replace(/^\/+/, ''), '/');
   if (trimmed === '') return [];
   const out: string[] = [];
   for (const raw of trimmed.split('/')) {

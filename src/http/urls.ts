@@ -1,5 +1,6 @@
 // Absolute URLs for responses (`Location`, `refs`, `resource`), honouring the reverse-proxy headers OctoPrint honours.
 import type { FastifyRequest } from 'fastify';
+import { withoutTrailing } from '../core/text.ts';
 
 function first(h: string | string[] | undefined): string | undefined {
   const v = Array.isArray(h) ? h[0] : h;
@@ -21,7 +22,7 @@ export function externalBase(request: FastifyRequest): string {
 /** The path prefix a reverse proxy mounts this server under (X-Script-Name, X-Forwarded-Prefix), '' or `/p`. */
 export function externalPrefix(request: FastifyRequest): string {
   const h = request.headers;
-  return (first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '').replace(/\/+$/, '');
+  return withoutTrailing(first(h['x-script-name']) ?? first(h['x-forwarded-prefix']) ?? '', '/');
 }
 
 /** `externalBase` + a path that starts with `/`; path segments are percent-encoded by the caller. */

@@ -12,7 +12,7 @@ import type { TimelapseService } from '../../timelapse/timelapse-service.ts';
 import { isMovieName } from '../../timelapse/timelapse-folders.ts';
 import { invalid } from '../../core/errors.ts';
 import { fileStream } from '../../core/file-chunks.ts';
-import { externalBase } from '../urls.ts';
+import { externalBase, externalPrefix } from '../urls.ts';
 import { sendError } from '../error-mapper.ts';
 import { parseRange } from './downloads.ts';
 
@@ -44,13 +44,6 @@ function truthy(v: unknown): boolean {
   return typeof v === 'string' && ['true', 'yes', 'y', '1', 'on'].includes(v.trim().toLowerCase());
 }
 
-/** The reverse-proxy script root for server-relative URLs. */
-function scriptRoot(request: FastifyRequest): string {
-  const h = request.headers['x-script-name'] ?? request.headers['x-forwarded-prefix'];
-  const v = Array.isArray(h) ? h[0] : h;
-  return v ? v.split(',')[0].trim().replace(/\/+$/, '') : '';
-}
-
 function htmlError(reply: FastifyReply, status: number, text: string): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(`<html><title>${status}: ${text}</title><body>${status}: ${text}</body></html>`);
 }
@@ -64,7 +57,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
   if (!tl) return;
 
   async function listing(request: FastifyRequest, unrendered: boolean): Promise<Static<typeof Listing>> {
-    const body: Static<typeof Listing> = { config: tl!.current(), enabled: tl!.enabled(), files: await tl!.listMovies(scriptRoot(request)) };
+    const body: Static<typeof Listing> = { config: tl!.current(), enabled: tl!.enabled(), files: await tl!.listMovies(externalPrefix(request)) };
     if (unrendered) body.unrendered = await tl!.listUnrendered();
     return body;
   }

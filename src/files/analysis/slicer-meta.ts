@@ -11,7 +11,9 @@ const UNIT_SECONDS: Record<string, number> = { d: 86400, h: 3600, m: 60, s: 1 };
 
 /** Parses "1d 2h 3m 4s", "3 hours 45 minutes", "58m 5s" into seconds; null when no duration is found. */
 export function parseDuration(text: string): number | null {
-  const re = /(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])/gi;
+  // A number is tried from its first digit only: from each digit of a run, a comment's 200,000-digit "time" held the
+  // analysis 4 minutes.
+  const re = /(?<!\d)(\d+(?:\.\d+)?)\s*(days?|d|hours?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-z])/gi;
   let total = 0;
   let found = false;
   for (const m of text.matchAll(re)) {
@@ -30,8 +32,12 @@ function numberList(text: string): number[] | null {
 function parseCuraSettings(joined: string, config: Map<string, string>): void {
   const text = joined.replace(/\\\\n/g, '\n').replace(/\\n/g, '\n');
   for (const line of text.split('\n')) {
-    const m = /^\s*([a-z_][a-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (m && !config.has(m[1])) config.set(m[1], m[2]);
+    // `key = value`, the value trimmed (as `=\s*(.*?)\s*$` read it, which for a value with a long run of spaces inside
+    // retried the run from each of its spaces: seconds for 20,000), and without a line break inside.
+    const m = /^\s*([a-z_][a-z0-9_]*)\s*=/.exec(line);
+    if (m === null || config.has(m[1])) continue;
+    const value = line.slice(m[0].length).trim();
+    if (!/[\r\u2028\u2029]/.test(value)) config.set(m[1], value);
   }
 }
 
@@ -111,7 +117,7 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
   if (prusaLength !== undefined) report.filamentLength = numberList(prusaLength);
   else if (curaLength !== undefined) report.filamentLength = numberList(curaLength.replace(/m/g, ''))?.map((m) => m * 1000) ?? null;
   else if (s3dLength !== undefined) {
-    const m = /([\d.]+)\s*mm/.exec(s3dLength);
+    const m = /(?<![\d.])([\d.]+)\s*mm/.exec(s3dLength); // from the first digit of a number only, as in parseDuration
     if (m) report.filamentLength = [Number.parseFloat(m[1])];
   }
 

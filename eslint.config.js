@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import regexp from 'eslint-plugin-regexp';
 import { readdirSync } from 'node:fs';
 
 // The layering, executable (issue #16): which other top folders of src/ each folder may import. Every folder may
@@ -98,6 +99,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    // The server reads text from outside (firmware lines, uploads, headers, form fields) with regular expressions; one
+    // that backtracks read a 16 KB firmware line for seconds, an upload's path for 88 s. These two rules refuse an
+    // expression whose time can grow faster than its input, within one start (backtracking) or over the starts a search
+    // tries (move). They see literal expressions only: one built with `new RegExp` needs the same care by hand.
+    files: ['src/**'],
+    plugins: { regexp },
+    rules: {
+      'regexp/no-super-linear-backtracking': 'error',
+      'regexp/no-super-linear-move': ['error', { ignoreSticky: false, ignorePartial: false }],
     },
   },
   ...FOLDERS.map((folder) => boundaryRule(folder)),

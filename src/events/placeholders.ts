@@ -28,18 +28,30 @@ export function pyRepr(v: unknown): string {
 
 /** Resolves `name[key].attr[0]` against the values; throws UnknownPlaceholderError when any step is missing. */
 function resolveField(field: string, values: Record<string, unknown>): unknown {
-  const m = /^([^.[]*)(.*)$/.exec(field);
-  const head = m ? m[1] : field;
+  // Read by index, step by step: an expression per step (`^(?:\.([^.[]+)|…)(.*)$`) could retry a long name from each
+  // of its characters.
+  const steps = /[.[]/;
+  const first = field.search(steps);
+  const head = first < 0 ? field : field.slice(0, first);
   if (!Object.prototype.hasOwnProperty.call(values, head)) throw new UnknownPlaceholderError(field);
   let cur: unknown = values[head];
-  let rest = m ? m[2] : '';
-  while (rest) {
-    const step = /^(?:\.([^.[]+)|\[([^\]]*)\])(.*)$/.exec(rest);
-    if (!step) throw new UnknownPlaceholderError(field);
-    const key = step[1] ?? step[2];
+  let at = first < 0 ? field.length : first;
+  while (at < field.length) {
+    let key: string;
+    if (field[at] === '.') {
+      const next = field.slice(at + 1).search(steps);
+      const end = next < 0 ? field.length : at + 1 + next;
+      if (end === at + 1) throw new UnknownPlaceholderError(field);
+      key = field.slice(at + 1, end);
+      at = end;
+    } else {
+      const end = field.indexOf(']', at + 1);
+      if (end < 0) throw new UnknownPlaceholderError(field);
+      key = field.slice(at + 1, end);
+      at = end + 1;
+    }
     if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, key)) throw new UnknownPlaceholderError(field);
     cur = (cur as Record<string, unknown>)[key];
-    rest = step[3];
   }
   return cur;
 }

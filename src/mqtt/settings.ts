@@ -56,7 +56,14 @@ const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v
 /** A `{placeholder}` sub topic filled in, or null when the category is off (inactive flag or empty topic). */
 function subTopic(base: string, template: string, active: boolean, value: string): string | null {
   if (!active || template === '') return null;
-  return base + template.replace(/\{[^}]*\}/, value);
+  return base + fillPlaceholder(template, value);
+}
+
+/** The first `{…}` of a topic template replaced by `value` (found by index: no expression to retry from each `{`). */
+function fillPlaceholder(template: string, value: string): string {
+  const open = template.indexOf('{');
+  const close = open < 0 ? -1 : template.indexOf('}', open + 1);
+  return close < 0 ? template : template.slice(0, open) + value + template.slice(close + 1);
 }
 
 /** The settings in effect, or null while no broker is configured (MQTT is off). */
@@ -98,8 +105,8 @@ export function mqttSettings(c: Pick<Config, MqttSections>): MqttSettings | null
       temperature: (heater) => subTopic(base, p.temperatureTopic, p.temperatureActive, heater),
       metadata: (key) => subTopic(base, p.metadataTopic, p.metadataActive, key),
       lw,
-      hassSub: (name) => p.hassTopic.replace(/\{[^}]*\}/, name),
-      controlSub: (name) => p.controlTopic.replace(/\{[^}]*\}/, name),
+      hassSub: (name) => fillPlaceholder(p.hassTopic, name),
+      controlSub: (name) => fillPlaceholder(p.controlTopic, name),
     },
     retain: b.retain,
     lwRetain: b.lwRetain,

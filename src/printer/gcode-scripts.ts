@@ -48,7 +48,8 @@ function lookup(ctx: Record<string, unknown>, path: string): unknown {
 }
 
 const TAG = /^\s*\{%-?\s*(if|elif|else|endif|for|endfor)\b(.*?)-?%\}\s*$/;
-const FOR = /^\s*([A-Za-z_]\w*)\s+in\s+range\(\s*([^)]*?)\s*\)\s*$/;
+// The range's arguments are trimmed after the match: `\(\s*([^)]*?)\s*\)` could split a run of spaces every way.
+const FOR = /^\s*([A-Za-z_]\w*)\s+in\s+range\(([^)]*)\)\s*$/;
 /** A loop bound from a setting must not make a script of thousands of lines (profiles have at most a few tools). */
 const MAX_LOOP = 64;
 
@@ -72,7 +73,7 @@ function renderLines(lines: string[], from: number, to: number, ctx: Record<stri
         const end = loopEnd(lines, i + 1, to);
         const loop = FOR.exec(expr);
         if (loop && active()) {
-          const count = Math.min(MAX_LOOP, loopCount(loop[2], ctx));
+          const count = Math.min(MAX_LOOP, loopCount(loop[2].trim(), ctx));
           for (let k = 0; k < count; k++) renderLines(lines, i + 1, end, { ...ctx, [loop[1]]: k }, out);
         }
         i = end;
@@ -83,8 +84,10 @@ function renderLines(lines: string[], from: number, to: number, ctx: Record<stri
     }
     if (!active()) continue;
     if (/\{%.*%\}/.test(raw)) continue;
-    const line = raw.replace(/\{\{\s*([^}]+?)\s*\}\}/g, (_m, p: string) => {
-      const v = lookup(ctx, p);
+    // From the first of a run of `{` only, the name trimmed after (each `{` of a run, and each split of the spaces
+    // around the name, would be tried in turn).
+    const line = raw.replace(/(?<!\{)\{\{([^}]+)\}\}/g, (_m, p: string) => {
+      const v = lookup(ctx, p.trim());
       return v === undefined || v === null ? '' : String(v);
     }).trim();
     if (line !== '' && !line.startsWith(';')) out.push(line);

@@ -1,5 +1,6 @@
 // G-code for the printer controls (jog, home, extrude, temperatures, rates), built from the printer profile.
 import type { LinkProfile } from './types.ts';
+import { withoutTrailing } from '../core/text.ts';
 
 /**
  * Moves and speeds a client may ask for: far beyond any printer (10 m, 100 m/min), near enough that a number always
@@ -11,7 +12,7 @@ export const MAX_FEED_MM_MIN = 100_000;
 
 /** A plain decimal with at most 4 places: G-code has no exponents (`1e-7` → `0`). */
 const fmt = (n: number): string => {
-  const s = n.toFixed(4).replace(/\.?0+$/, '');
+  const s = withoutTrailing(withoutTrailing(n.toFixed(4), '0'), '.');
   return s === '-0' ? '0' : s;
 };
 

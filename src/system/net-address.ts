@@ -6,7 +6,9 @@ interface Parsed { v: 4 | 6; value: bigint }
 
 /** IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is treated as the IPv4 address it carries. */
 export function normaliseAddress(address: string): string {
-  const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bare = address.replace(/^\[|\]$/g, '');
+  const zone = bare.indexOf('%');
+  const a = zone < 0 ? bare : bare.slice(0, zone);
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
   return mapped ? mapped[1] : a;
 }

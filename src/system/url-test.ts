@@ -89,7 +89,7 @@ function send(url: URL, method: string, headers: Record<string, string>, p: UrlT
 function digestHeader(challenge: string, method: string, url: URL, auth: { username: string; password: string }): string | undefined {
   if (!/^digest\s/i.test(challenge)) return undefined;
   const params: Record<string, string> = {};
-  for (const m of challenge.slice(7).matchAll(/(\w+)=(?:"([^"]*)"|([^,\s]*))/g)) params[m[1].toLowerCase()] = m[2] ?? m[3];
+  for (const m of challenge.slice(7).matchAll(/(?<!\w)(\w+)=(?:"([^"]*)"|([^,\s]*))/g)) params[m[1].toLowerCase()] = m[2] ?? m[3];
   const algorithm = (params.algorithm ?? 'MD5').toUpperCase();
   const hashName = algorithm.startsWith('SHA-256') ? 'sha256' : algorithm.startsWith('MD5') ? 'md5' : undefined;
   if (!hashName || !params.nonce) return undefined;

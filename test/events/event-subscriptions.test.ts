@@ -2,13 +2,14 @@
 // subscriptions on the virtual printer, bad entries and the master switch; plus the placeholder formatter's rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtemp, readFile, rm, access, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.ts';
 import { waitFor as waitUntil, waitForFile } from '../helpers/wait.ts';
 import { splitArgs } from '../../src/events/event-subscriptions.ts';
-import { formatCommand, pyRepr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
+import { formatCommand, pyRepr, pyStr, UnknownPlaceholderError } from '../../src/events/placeholders.ts';
 import { sleep } from '../push/push-clients.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -25,6 +26,39 @@ test('placeholders follow str.format: nesting, escaped braces, repr, unknown nam
   assert.throws(() => formatCommand('echo {', v));
   assert.equal(pyRepr({ a: [true, null, "it's"] }), "{'a': [True, None, 'it\\'s']}");
   assert.deepEqual(splitArgs(`touch "/tmp/a b" 'c d' e`), ['touch', '/tmp/a b', 'c d', 'e']);
+});
+
+test('placeholder fields are read step by step as the expressions before read them, and long ones in linear time (property)', () => {
+  // The reading the formatter had, as the oracle: a head, then `.name` or `[key]` steps.
+  const oldResolve = (field: string, values: Record<string, unknown>): unknown => {
+    const m = /^([^.[]*)(.*)$/.exec(field);
+    const head = m ? m[1] : field;
+    if (!Object.hasOwn(values, head)) throw new UnknownPlaceholderError(field);
+    let cur: unknown = values[head];
+    let rest = m ? m[2] : '';
+    while (rest) {
+      const step = /^(?:\.([^.[]+)|\[([^\]]*)\])(.*)$/.exec(rest);
+      if (!step) throw new UnknownPlaceholderError(field);
+      const key = step[1] ?? step[2];
+      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, key)) throw new UnknownPlaceholderError(field);
+      cur = (cur as Record<string, unknown>)[key];
+      rest = step[3];
+    }
+    return cur;
+  };
+  const values = { a: { b: { a: 1, '': 2, 'b.a': 3, '[': 4 }, a: 'x' }, b: ['y', 'z'] };
+  const read = (f: () => unknown): unknown => { try { return f(); } catch (err) { return err instanceof UnknownPlaceholderError ? 'unknown' : err; } };
+  fc.assert(fc.property(fc.string({ maxLength: 12, unit: fc.constantFrom(...'ab01.[]') }), (field) => {
+    fc.pre(field !== '' && !/[{}:!]/.test(field));
+    assert.deepEqual(read(() => formatCommand(`{${field}}`, values)), read(() => pyStr(oldResolve(field, values))));
+  }), { numRuns: 5000 });
+  const t0 = performance.now();
+  assert.throws(() => formatCommand(`{a.${'b'.repeat(50_000)}[}`, values), UnknownPlaceholderError);
+  assert.throws(() => formatCommand(`{a${'.a'.repeat(20_000)}}`, values), UnknownPlaceholderError);
+  // A line break after a step, which `(.*)$` cannot pass: the head's expression retried every split of the name.
+  assert.throws(() => formatCommand(`{${'a'.repeat(50_000)}.\n}`, values), UnknownPlaceholderError);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1500, `${ms.toFixed(0)} ms`);
 });
 
 test('system subscriptions run real shell commands with placeholders, in order, stopping at a failure', async (t) => {

@@ -23,6 +23,8 @@ const SHAPES: Array<[string, string]> = [
   ['a firmware line with an endless gap', `NAME:x${' '.repeat(N)}a`],
   ['a resend request with no number', `rs${' '.repeat(N)}x`],
   ['an SD progress report with an endless number', `SD printing byte ${'1'.repeat(N)} x`],
+  // Cubic before: three quantifiers could share the spaces (it did not end in minutes).
+  ['an SD file report of spaces', `File opened:${' '.repeat(N)}x`],
 ];
 
 test('long lines in backtracking shapes are read by the engine in linear time, and the link keeps working', async () => {
@@ -61,6 +63,8 @@ test('the parsers read each long shape as they read its short form', () => {
   assert.equal(parseSdReply(`SD printing byte ${'1'.repeat(N)} x`), null);
   assert.deepEqual(parseSdReply('SD printing byte 12 / 345'), { kind: 'status', position: 12, total: 345 });
   assert.deepEqual(parseSdReply('SD printing byte 12/345'), { kind: 'status', position: 12, total: 345 });
+  assert.equal(parseSdReply(`File opened:${' '.repeat(N)}x`), null);
+  assert.deepEqual(parseSdReply('File opened: cube 2.gco Size: 1234'), { kind: 'fileOpened', name: 'cube 2.gco', size: 1234 });
   assert.equal(trimLineNoise(` a${' '.repeat(N)}a`), `a${' '.repeat(N)}a`);
   assert.equal(trimLineNoise('\0\xff\xfeok T:20.0 \r\x7f\t'), 'ok T:20.0');
   assert.equal(trimLineNoise('ok\u00a0\u2028'), 'ok', 'Unicode spaces at the end go too');
@@ -111,6 +115,11 @@ test('the linear readings agree with the expressions they replace on every short
     const m = /(\d+)\s*\/\s*(\d+)/.exec(body);
     assert.deepEqual(parseSdReply(`SD printing byte ${body}`), m ? { kind: 'status', position: Number(m[1]), total: Number(m[2]) } : null);
   }), { numRuns: 3000 });
+  fc.assert(fc.property(lineOf('ab. \tSize:0123'), (body) => {
+    const line = `File opened:${body}`;
+    const m = /File opened:\s*(.*?)\s+Size:\s*(\d+)/.exec(line);
+    assert.deepEqual(parseSdReply(line), m ? { kind: 'fileOpened', name: m[1], size: Number(m[2]) } : null);
+  }), { numRuns: 5000 });
   fc.assert(fc.property(lineOf('ok \t\r\0\x7f\xa0\xff\u2028\u3000'), (line) => {
     assert.equal(trimLineNoise(line), line.replace(OLD_EDGE, ''));
   }), { numRuns: 5000 });

@@ -79,10 +79,10 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
     }
     // Bambu/Orca write both on one line: the model time, and the total with an allowance for the start sequence.
     const bambu = line.startsWith('; model printing time:')
-      ? /^; model printing time:\s*([^;]+);\s*total estimated time:\s*(.+)$/.exec(line) : null;
+      ? /^; model printing time:([^;]+);\s*total estimated time:(.+)$/.exec(line) : null;
     if (bambu) {
-      config.set('model printing time', bambu[1]);
-      config.set('total estimated time', bambu[2]);
+      config.set('model printing time', bambu[1].trim());
+      config.set('total estimated time', bambu[2].trim());
       continue;
     }
     // `; key = value` / `;key:value`: the key runs to the first = or :, and must start with a letter or _.

@@ -39,8 +39,11 @@ export function parseSdReply(line: string): SdReply | null {
   if (text.startsWith('SD init fail') || text.includes('volume.init failed') || text.startsWith('No SD card')) return { kind: 'cardFail' };
   if (text.startsWith('SD card released')) return { kind: 'cardReleased' };
   if (text.startsWith('File opened:')) {
-    const m = /File opened:\s*(.*?)\s+Size:\s*(\d+)/.exec(text);
-    return m ? { kind: 'fileOpened', name: m[1], size: Number(m[2]) } : null;
+    // The name runs to the white space before the first `Size:` with a number, that run matched from its start only:
+    // as `File opened:\s*(.*?)\s+Size:\s*(\d+)` a line of spaces was tried in every split of them (hours for 16 KB).
+    const rest = text.slice(12);
+    const m = /(?<!\s)\s+Size:\s*(\d+)/.exec(rest);
+    return m ? { kind: 'fileOpened', name: rest.slice(0, m.index).trimStart(), size: Number(m[1]) } : null;
   }
   if (text.startsWith('File selected')) return { kind: 'fileSelected' };
   return null;

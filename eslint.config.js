@@ -105,8 +105,9 @@ export default tseslint.config(
     // The server reads text from outside (firmware lines, uploads, headers, form fields) with regular expressions; one
     // that backtracks read a 16 KB firmware line for seconds, an upload's path for 88 s. These two rules refuse an
     // expression whose time can grow faster than its input, within one start (backtracking) or over the starts a search
-    // tries (move). They see literal expressions only: one built with `new RegExp` needs the same care by hand.
-    files: ['src/**'],
+    // tries (move). The UI is held to the same: it reads paths and names it is given. They see literal expressions
+    // only: one built with `new RegExp` needs the same care by hand.
+    files: ['src/**', 'web/src/**'],
     plugins: { regexp },
     rules: {
       'regexp/no-super-linear-backtracking': 'error',

@@ -5,7 +5,8 @@ import './styles.css';
 import 'uplot/dist/uPlot.min.css';
 import { LoginPage } from './components/Login.tsx';
 import { App } from './components/App.tsx';
+import { withoutTrailing } from './lib/text.ts';
 
 const root = document.getElementById('app')!;
-const onLogin = pagePath().replace(/\/+$/, '') === '/login';
+const onLogin = withoutTrailing(pagePath(), '/') === '/login';
 render(onLogin ? <LoginPage /> : <App />, root);

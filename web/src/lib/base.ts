@@ -1,7 +1,8 @@
 // Where the server is mounted: '' normally, '/prefix' behind a reverse proxy (the server writes it into index.html).
+import { withoutTrailing } from './text.ts';
 
 /** The path prefix the page was served under, from `<meta name="gantry-base">`; without it, the site root. */
-export const BASE: string = (document.querySelector('meta[name="gantry-base"]')?.getAttribute('content') ?? '').replace(/\/+$/, '');
+export const BASE: string = withoutTrailing(document.querySelector('meta[name="gantry-base"]')?.getAttribute('content') ?? '', '/');
 
 /** A server path (`/api/…`, `/login`) as the browser must ask for it; full URLs and relative paths pass unchanged. */
 export function at(path: string): string {

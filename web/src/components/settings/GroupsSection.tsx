@@ -5,12 +5,13 @@ import { confirmDialog } from '../../lib/dialogs.ts';
 import { attempt, userName } from '../../lib/store.ts';
 import type { UserRecord } from '../../lib/types.ts';
 import { Section } from './fields.tsx';
+import { withoutTrailing } from '../../lib/text.ts';
 
 interface Permission { key: string; name: string; dangerous: boolean; description?: string }
 interface Group { key: string; name: string; description?: string; permissions: string[]; removable: boolean; changeable: boolean; dangerous?: boolean }
 
 /** A group's key from its name, as OctoPrint's UI makes it: lower case, anything but letters and digits as `_`. */
-const keyOf = (name: string) => name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'group';
+const keyOf = (name: string) => withoutTrailing(name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_/, ''), '_') || 'group';
 
 export function GroupsSection() {
   const [perms, setPerms] = useState<Permission[]>([]);

@@ -184,11 +184,14 @@ function dropStream(): void {
   asked = false;
 }
 
+/** Commands from the main thread's `enqueue` messages queued so far (LinkMirror.enqueued). */
+let enqueued = 0;
+
 function mirror(): LinkMirror {
   const snap = engine.snapshot();
   const m: LinkMirror = {
     state: engine.state, error: engine.error, port: engine.connectedPort, baudrate: engine.connectedBaudrate,
-    inFlight: engine.linesInFlight, consumed, queued: snap.queued, staged: snap.staged, tool: engine.currentTool,
+    inFlight: engine.linesInFlight, consumed, queued: snap.queued, enqueued, staged: snap.staged, tool: engine.currentTool,
     firmware: engine.firmwareName, flow: engine.flowControl, sawStart: engine.sawStart, resends: engine.resendStats(),
     z: rules.currentZ, f: rules.currentF,
   };
@@ -208,7 +211,7 @@ port.on('message', (msg: ToLinkThread) => {
     case 'connect': void engine.connect({ transport: create(msg.port, msg.baudrate), port: msg.port, baudrate: msg.baudrate }).finally(() => reply(msg.id)); break;
     case 'auto': void engine.connectAuto(msg.candidates, create).finally(() => reply(msg.id)); break;
     case 'disconnect': void engine.disconnect().finally(() => reply(msg.id)); break;
-    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll }); break;
+    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll }); enqueued++; break;
     case 'marker': marker(msg.id); break;
     case 'stream':
       for (const item of msg.items) if (typeof item === 'string') lines++;

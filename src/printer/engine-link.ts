@@ -25,6 +25,8 @@ export interface EngineLink {
   readonly linesInFlight: number;
   /** Job lines handed to the link that it has not taken for the wire yet (the link thread's prefetch). */
   readonly unsentLines: number;
+  /** Commands queued for the link and not yet written: in its queue, or on their way to its thread. */
+  readonly queuedCommands: number;
   readonly firmwareName: string;
   readonly currentTool: number;
   readonly sawStart: boolean;
@@ -76,6 +78,7 @@ export class LocalLink implements EngineLink {
   get connectedBaudrate(): number { return this.engine.connectedBaudrate; }
   get linesInFlight(): number { return this.engine.linesInFlight; }
   get unsentLines(): number { return 0; }
+  get queuedCommands(): number { return this.engine.queuedCommands; }
   get firmwareName(): string { return this.engine.firmwareName; }
   get currentTool(): number { return this.engine.currentTool; }
   get sawStart(): boolean { return this.engine.sawStart; }

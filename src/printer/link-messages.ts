@@ -47,6 +47,8 @@ export interface LinkMirror {
   /** Stream lines taken by the feed, or dropped with the stream, so far (the main thread counts those it sent). */
   consumed: number;
   queued: number;
+  /** Commands the main thread sent that reached the engine's queue, so far (the main thread counts those it sent). */
+  enqueued: number;
   staged: boolean;
   tool: number;
   firmware: string;

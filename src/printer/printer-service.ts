@@ -13,6 +13,8 @@ import { SerialLog } from './serial-log.ts';
 import { actionHooks, readingHooks, terminalHooks } from './link-hooks.ts';
 import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
 import { renderJobScript, type ScriptSource } from './scripts.ts';
+import { conflict } from '../core/errors.ts';
+import { commandCode } from '../gcode/line.ts';
 import { ToolChangeScripts } from './tool-change-scripts.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, ConnectionStateId, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
@@ -20,6 +22,13 @@ import type {
 } from './types.ts';
 
 export type { PortProvider, ProfileSource } from './link-controller.ts';
+
+/**
+ * How many commands may wait unwritten for the link. Each costs ≈ 90 bytes, and a printer writes a few hundred a second
+ * at best: 300 API requests of 8,000 `G4 P1000` had queued 2.4 million (28 days of waiting) and grown the server by
+ * 210 MB. The most one request of the default 100 KB body holds (≈ 34,000 one-letter lines) always fits an empty queue.
+ */
+export const MAX_WAITING_COMMANDS = 50_000;
 
 /** The printer's slice of the configuration (ConfigStore satisfies it). */
 export interface PrinterConfig {
@@ -223,8 +232,19 @@ export class PrinterService implements Printer {
     }
   }
 
+  clientCommands(lines: string[]): void {
+    const waiting = this.link.link().queuedCommands;
+    // An emergency stop on its own always goes: it is written ahead of the queue.
+    const emergency = this.deps.config.current.serial.emergencyCommands;
+    const urgent = lines.every((l) => emergency.includes(commandCode(l.trim()) ?? ''));
+    if (!urgent && waiting + lines.length > MAX_WAITING_COMMANDS) {
+      throw conflict(`The printer's command queue is full: ${waiting} commands wait to be sent (at most ${MAX_WAITING_COMMANDS}); send more once they have gone`);
+    }
+    this.commands(lines);
+  }
+
   setTemperature(heater: string, target: number): void {
-    this.commands([targetCommand(heater, target)]);
+    this.clientCommands([targetCommand(heater, target)]);
   }
 
   setTemperatureOffsets(offsets: Record<string, number>): void {
@@ -235,25 +255,25 @@ export class PrinterService implements Printer {
 
   jog(axes: { x?: number; y?: number; z?: number }, opts: { relative?: boolean; speed?: number | false } = {}): void {
     this.link.link();
-    this.commands(jogCommands(this.profile(), axes, opts));
+    this.clientCommands(jogCommands(this.profile(), axes, opts));
   }
 
   home(axes: Array<'x' | 'y' | 'z'>): void {
     this.link.link();
-    this.commands(homeCommands(axes));
+    this.clientCommands(homeCommands(axes));
   }
 
   extrude(amount: number, speed?: number): void {
     this.link.link();
-    this.commands(extrudeCommands(this.profile(), amount, speed));
+    this.clientCommands(extrudeCommands(this.profile(), amount, speed));
   }
 
   selectTool(tool: number): void {
-    this.commands([`T${tool}`]);
+    this.clientCommands([`T${tool}`]);
   }
 
-  feedRate(percent: number): void { this.commands([`M220 S${percent}`]); }
-  flowRate(percent: number): void { this.commands([`M221 S${percent}`]); }
+  feedRate(percent: number): void { this.clientCommands([`M220 S${percent}`]); }
+  flowRate(percent: number): void { this.clientCommands([`M221 S${percent}`]); }
 
   sdReady(): boolean { return this.readings.sdReady && this.isOperational(); }
   sdLongNames(): boolean { return this.readings.lfnWrite && this.deps.config.current.serial.capabilities.lfn_write; }

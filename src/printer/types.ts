@@ -152,8 +152,13 @@ export interface Printer {
   /** Recent terminal lines (serial.terminalLogSize). */
   terminal(): string[];
 
-  /** Queue lines for the firmware (user commands). Throws notOperational when not connected. */
+  /** Queue lines for the firmware (the host's own: scripts, SD control). Throws notOperational when not connected. */
   commands(lines: string[], opts?: { tags?: string[] }): void;
+  /**
+   * Queue lines a client sent (the API, the terminal, MQTT). Throws notOperational when not connected, and conflict
+   * when they do not fit the MAX_WAITING_COMMANDS the link may hold unwritten.
+   */
+  clientCommands(lines: string[]): void;
   setTemperature(heater: string, target: number): void;
   setTemperatureOffsets(offsets: Record<string, number>): void;
   jog(axes: { x?: number; y?: number; z?: number }, opts?: { relative?: boolean; speed?: number | false }): void;

@@ -16,7 +16,7 @@ const CLOSED: ReadonlySet<string> = new Set(['OFFLINE', 'CLOSED', 'CLOSED_WITH_E
 
 export class WorkerLink implements EngineLink {
   private m: LinkMirror = {
-    state: 'OFFLINE', error: '', port: '', baudrate: 0, inFlight: 0, consumed: 0, queued: 0, staged: false, tool: 0, firmware: '',
+    state: 'OFFLINE', error: '', port: '', baudrate: 0, inFlight: 0, consumed: 0, queued: 0, enqueued: 0, staged: false, tool: 0, firmware: '',
     flow: 'ping-pong', sawStart: false, resends: { count: 0, transmitted: 0, ratio: 0 }, z: null, f: null,
   };
   private stateId: LinkStateId = 'OFFLINE';
@@ -34,6 +34,8 @@ export class WorkerLink implements EngineLink {
   private filling: StreamItem[] | null = null;
   /** Stream lines sent to the thread so far (see LinkMirror.consumed). */
   private posted = 0;
+  /** Commands sent to the thread so far (see LinkMirror.enqueued). */
+  private commandsPosted = 0;
   private targetsActive = false;
   /** The thread asked for more lines and has not had any since. */
   private wanted = false;
@@ -68,6 +70,7 @@ export class WorkerLink implements EngineLink {
   }
 
   get unsentLines(): number { return Math.max(0, this.posted - this.m.consumed); }
+  get queuedCommands(): number { return this.m.queued + Math.max(0, this.commandsPosted - this.m.enqueued); }
 
   // ---------------------------------------------------------------- the link's lifecycle
 
@@ -218,7 +221,10 @@ export class WorkerLink implements EngineLink {
     }
     for (const c of cmds) {
       if (this.filling) this.filling.push({ e: c });
-      else this.post({ t: 'enqueue', cmd: c, poll: opts.poll });
+      else {
+        this.commandsPosted++;
+        this.post({ t: 'enqueue', cmd: c, poll: opts.poll });
+      }
     }
   }
 

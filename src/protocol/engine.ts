@@ -81,6 +81,8 @@ export class ProtocolEngine {
   get connectedPort(): string { return this.port; }
   get connectedBaudrate(): number { return this.baudrate; }
   get linesInFlight(): number { return this.sender.linesInFlight; }
+  /** Commands queued and not yet written (read per client command, not per line: the snapshot is an object). */
+  get queuedCommands(): number { return this.sender.snapshot().queued; }
   /** See LineSender.sentTail: the recovery's re-sync after a dropped link reads which lines the firmware holds. */
   sentTail(max: number): { lines: Array<{ n: number; wire: string }>; staged: boolean } { return this.sender.sentTail(max); }
   get strayOks(): number { return this.sender.acks.strayOks; }

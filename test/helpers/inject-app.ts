@@ -71,6 +71,7 @@ export class FakePrinter {
   firmwareName(): string | null { return null; }
 
   commands(lines: string[]): void { this.record('commands', lines); this.lines.push(...lines); }
+  clientCommands(lines: string[]): void { this.record('clientCommands', lines); this.lines.push(...lines); }
   async runScript(name: string, context: Record<string, unknown>): Promise<boolean> {
     this.record('runScript', name, context);
     return this.scripts.has(name);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { connectedServer, waitFor } from './helpers.ts';
 import { nextEvent } from '../helpers/wait.ts';
+import { MAX_WAITING_COMMANDS } from '../../src/printer/printer-service.ts';
 
 async function post(s: TestServer, path: string, json: unknown): Promise<{ status: number; body: Record<string, unknown> | null }> {
   const r = await s.api(path, { method: 'POST', json });
@@ -235,6 +236,28 @@ test('printing: printhead and tool select/extrude answer 409, feed rate and targ
   assert.equal((await post(s, '/api/connection', connect)).status, 204);
   await reconnecting;
   await waitFor('Operational again', () => s.printer.state().text === 'Operational' || undefined);
+});
+
+test('commands from clients: at most MAX_WAITING_COMMANDS wait unwritten, more answer 409, an emergency stop still goes', async (t) => {
+  const s = await connectedServer(t);
+  // A dwell of ten minutes (the test's printer runs 1,000 times fast) holds everything behind it in the queue.
+  assert.equal((await post(s, '/api/printer/command', { command: 'G4 S600000' })).status, 204);
+  await waitFor('the dwell sent', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?G4 S600000/.test(l)) || undefined);
+  const batch = Array.from({ length: 7_500 }, (_, i) => `M117 ${i}`);
+  const full = Math.floor(MAX_WAITING_COMMANDS / batch.length);
+  for (let i = 0; i < full; i++) assert.equal((await post(s, '/api/printer/command', { commands: batch })).status, 204, `batch ${i + 1}`);
+  const refused = await post(s, '/api/printer/command', { commands: batch });
+  assert.equal(refused.status, 409);
+  assert.match(String(refused.body?.error), /^The printer's command queue is full: \d+ commands wait to be sent \(at most 50000\)/);
+  assert.equal((await post(s, '/api/printer/printhead', { command: 'jog', x: 1 })).status, 204, 'a jog still fits');
+  // Filled to the last place, in ever smaller requests: then a jog does not fit either.
+  for (const size of [1000, 100, 10, 1]) {
+    while ((await post(s, '/api/printer/command', { commands: batch.slice(0, size) })).status === 204);
+  }
+  assert.equal((await post(s, '/api/printer/printhead', { command: 'jog', x: 1 })).status, 409, 'until the queue is full');
+  // Without a bound, 300 requests like these had queued 2.4 million commands and grown the server by 210 MB.
+  assert.equal((await post(s, '/api/printer/command', { command: 'M112' })).status, 204);
+  await waitFor('the emergency stop', () => s.printer.terminal().some((l) => /^Send: (N\d+ )?M112/.test(l)) || undefined);
 });
 
 test('a profile without heated bed: bed routes answer 409 and /api/printer has no bed', async (t) => {

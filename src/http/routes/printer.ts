@@ -160,7 +160,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       }
     }
     // Each line on its own, whatever ends it: a CR inside a line would end the command in the firmware, not here.
-    printer.commands(out.flatMap(splitLines));
+    printer.clientCommands(out.flatMap(splitLines));
     return reply.code(204).send();
   });
 

@@ -11,7 +11,7 @@ test('commands reach the printer line by line, in order; parameters are filled i
   // A command holding newlines is several lines.
   assert.deepEqual(await a.request('POST', '/api/printer/command', { commands: ['G28\nG1 Z5', 'M400'] }), { status: 204, body: '' });
   assert.deepEqual(a.printer.lines, ['M117 single', 'M18', 'M106 S0', 'M104 S180', 'G28', 'G1 Z5', 'M400']);
-  assert.deepEqual(a.printer.calls.map((c) => c[0]), ['commands', 'commands', 'commands', 'commands']);
+  assert.deepEqual(a.printer.calls.map((c) => c[0]), ['clientCommands', 'clientCommands', 'clientCommands', 'clientCommands']);
 });
 
 test('a script runs by name with its context and parameters; an unknown one is 404', async (t) => {

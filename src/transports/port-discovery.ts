@@ -28,25 +28,63 @@ export interface BaudrateSettings {
   blacklistedBaudrates: readonly number[];
 }
 
-/** fnmatch-style glob (`*`, `?`, `[...]`) → anchored RegExp for one path segment or a whole name. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
+type GlobToken = { star: true } | { star: false; test: (c: string) => boolean };
+
+/** `[...]` at `i` (`!` or `^` first negates, `a-z` ranges, a `]` right after the opening is a member): its test and end. */
+function globClass(glob: string, i: number): { test: (c: string) => boolean; end: number } | null {
+  const end = glob.indexOf(']', i + 2);
+  if (end === -1) return null;
+  let body = glob.slice(i + 1, end);
+  const negate = body[0] === '!' || body[0] === '^';
+  if (negate) body = body.slice(1);
+  const ranges: Array<[string, string]> = [];
+  for (let k = 0; k < body.length; k++) {
+    if (body[k + 1] === '-' && k + 2 < body.length) {
+      ranges.push([body[k], body[k + 2]]);
+      k += 2;
+    } else ranges.push([body[k], body[k]]);
+  }
+  return { test: (c) => ranges.some(([lo, hi]) => c >= lo && c <= hi) !== negate, end };
+}
+
+/**
+ * fnmatch-style glob (`*`, `?`, `[...]`) → a test of a whole name (one path segment, or a whole path: `*` crosses `/`).
+ * Matched by the two-pointer walk that backs up only to the last `*`: time at most name × glob. As a regular expression
+ * (`.*` per `*`) a glob of many stars took time exponential in their number against every name listed.
+ */
+export function globMatcher(glob: string): (name: string) => boolean {
+  const tokens: GlobToken[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end === -1) re += '\\[';
-      else {
-        let body = glob.slice(i + 1, end).replace(/\\/g, '\\\\');
-        if (body.startsWith('!')) body = '^' + body.slice(1);
-        re += `[${body}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^${}()|\\/]/g, '\\$&');
+    if (c === '*') {
+      if (!tokens.at(-1)?.star) tokens.push({ star: true });
+    } else if (c === '?') tokens.push({ star: false, test: () => true });
+    else {
+      const cls = c === '[' ? globClass(glob, i) : null;
+      if (cls) {
+        tokens.push({ star: false, test: cls.test });
+        i = cls.end;
+      } else tokens.push({ star: false, test: (x) => x === c });
+    }
   }
-  return new RegExp(`^${re}$`);
+  return (name) => {
+    let t = 0, n = 0, starT = -1, starN = 0;
+    while (n < name.length) {
+      const tok = tokens[t];
+      if (tok !== undefined && !tok.star && tok.test(name[n])) {
+        t++;
+        n++;
+      } else if (tok?.star) {
+        starT = t++;
+        starN = n;
+      } else if (starT >= 0) {
+        t = starT + 1;
+        n = ++starN;
+      } else return false;
+    }
+    while (tokens[t]?.star) t++;
+    return t === tokens.length;
+  };
 }
 
 const hasMagic = (s: string) => /[*?[]/.test(s);
@@ -65,9 +103,9 @@ export async function expandGlob(pattern: string): Promise<string[]> {
         next.push(join(base, seg));
         continue;
       }
-      const re = globToRegExp(seg);
+      const matches = globMatcher(seg);
       const names = await readdir(base).catch(() => [] as string[]);
-      for (const n of names) if (re.test(n) && (n[0] !== '.' || seg[0] === '.')) next.push(join(base, n));
+      for (const n of names) if (matches(n) && (n[0] !== '.' || seg[0] === '.')) next.push(join(base, n));
     }
     bases = next;
   }
@@ -147,8 +185,8 @@ export async function listPorts(s: PortDiscoverySettings): Promise<string[]> {
   for (const g of [...(s.deviceGlobs ?? DEFAULT_PORT_GLOBS), ...s.additionalPorts]) {
     for (const p of await expandGlob(g)) found.add(p);
   }
-  const blacklist = s.blacklistedPorts.map(globToRegExp);
-  const ports = [...found].filter((p) => !blacklist.some((re) => re.test(p)));
+  const blacklist = s.blacklistedPorts.map(globMatcher);
+  const ports = [...found].filter((p) => !blacklist.some((matches) => matches(p)));
   if (s.virtualPrinter) ports.push(VIRTUAL_PORT);
   return ports.sort(natural);
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { listPorts, baudrateOptions, detectionBaudrates, globToRegExp, natural, VIRTUAL_PORT } from '../../src/transports/port-discovery.ts';
+import { listPorts, baudrateOptions, detectionBaudrates, globMatcher, natural, VIRTUAL_PORT } from '../../src/transports/port-discovery.ts';
 import { LineSplitter } from '../../src/transports/line-splitter.ts';
 import { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
@@ -43,12 +43,23 @@ test('listing with the default globs never throws, even without udevadm', async 
   assert.ok(ports.includes(VIRTUAL_PORT));
 });
 
-test('globs follow fnmatch', () => {
-  assert.ok(globToRegExp('/dev/tty[AU]*').test('/dev/ttyUSB0'));
-  assert.ok(!globToRegExp('/dev/tty[!U]*').test('/dev/ttyUSB0'));
-  assert.ok(globToRegExp('/dev/ttyACM?').test('/dev/ttyACM1'));
-  assert.ok(!globToRegExp('/dev/ttyACM?').test('/dev/ttyACM10'));
-  assert.ok(!globToRegExp('/dev/tty.USB').test('/dev/ttyxUSB'));
+test('globs follow fnmatch, in time at most name × glob', () => {
+  const m = (glob: string, name: string) => globMatcher(glob)(name);
+  assert.ok(m('/dev/tty[AU]*', '/dev/ttyUSB0'));
+  assert.ok(!m('/dev/tty[!U]*', '/dev/ttyUSB0'));
+  assert.ok(m('/dev/ttyACM?', '/dev/ttyACM1'));
+  assert.ok(!m('/dev/ttyACM?', '/dev/ttyACM10'));
+  assert.ok(!m('/dev/tty.USB', '/dev/ttyxUSB'));
+  assert.ok(m('tty[A-Z][0-9]', 'ttyS0') && !m('tty[A-Z][0-9]', 'ttyS10') && !m('tty[A-Z][0-9]', 'tty_0'));
+  assert.ok(m('a[]b]c', 'a]c') && m('a[]b]c', 'abc'), 'a ] first in a class is a member');
+  assert.ok(m('a[b', 'a[b') && !m('a[b', 'ab'), 'an unclosed [ is itself');
+  assert.ok(m('*', '') && m('**a**', 'xa') && !m('*a', 'ab') && m('*a*b*', 'xaybz') && !m('*a*b*', 'xbya'));
+  assert.ok(m('/dev/serial/*', '/dev/serial/by-id/usb-x'), 'a star crosses /');
+  // Many stars against a name that nearly matches: as a regular expression, exponential in their number (minutes).
+  const t0 = performance.now();
+  assert.ok(!m(`${'*a'.repeat(40)}b`, 'a'.repeat(60)));
+  assert.ok(!m(`${'*?'.repeat(40)}x`, 'y'.repeat(60)));
+  assert.ok(performance.now() - t0 < 1000);
 });
 
 test('port names sort as ICU collation with numeric ordering would, without loading ICU', () => {

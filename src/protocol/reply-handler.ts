@@ -40,6 +40,15 @@ export interface ReplyHost {
 /** One to three characters that are no word or field of a reply (no letters run into `ok`, no `:`), then an ok. */
 const GLUED_OK = /^(?=[^\s:]{1,3}ok(?: |$))(?![a-z]+ok)[^\s:]{1,3}(ok(?: .*)?)$/i;
 
+/** Files one SD listing holds at most (a card of more is cut, and said so in the terminal). */
+export const MAX_SD_LISTING = 10_000;
+
+/**
+ * Lines that interrupt an SD listing without being an entry: reports by how they start (`T:`, `B:`, `T0:`, `X:`,
+ * `echo:`, `SD printing`). An entry starts with the file's name, and no FAT name holds a `:`.
+ */
+const LISTING_INTERRUPTION = /^(?:[TBC]\d*:|X:|echo:|SD printing)/;
+
 /** Firmware errors announcing a kill, whose consequence follows on a second line. */
 const KILL_CAUSE = /Heating failed|Thermal Runaway|Thermal Malfunction|MAXTEMP triggered|MINTEMP triggered|Invalid extruder number|Watchdog barked|KILL caused/i;
 
@@ -170,18 +179,27 @@ export class ReplyHandler {
     return isTemperatureLine(line) || isPositionLine(line) || line.startsWith('echo:busy') || line.startsWith('SD printing');
   }
 
+  private endSdListing(): void {
+    const entries = this.sdListing ?? [];
+    this.sdListing = null;
+    this.hooks.sdList?.(entries);
+  }
+
   private route(line: string, fromOk: boolean): void {
-    if (this.sdListing !== null && !fromOk) {
-      if (line === 'End file list' || line === 'echo:End file list') {
-        const entries = this.sdListing;
-        this.sdListing = null;
-        this.hooks.sdList?.(entries);
-        return;
-      }
+    // A listing's lines are its entries, up to its end; a report in between (a temperature autoreport, an echo) is read
+    // as what it is. Without an end (a line lost to noise) the listing would otherwise take every later report for a
+    // file, for good, and grow with each.
+    if (this.sdListing !== null && !fromOk && !LISTING_INTERRUPTION.test(line)) {
+      if (line === 'End file list') return this.endSdListing();
       const entry = parseSdListEntry(line);
       if (entry) this.sdListing.push(entry);
+      if (this.sdListing.length >= MAX_SD_LISTING) {
+        this.hooks.message?.(`SD card listing cut at ${MAX_SD_LISTING} files (no "End file list" came before)`);
+        this.endSdListing();
+      }
       return;
     }
+    if (this.sdListing !== null && line === 'echo:End file list') return this.endSdListing();
     if (isPositionLine(line)) {
       const pos = parsePosition(line);
       if (pos) this.hooks.position?.(pos);

@@ -10,6 +10,7 @@ import { parseResend } from '../../src/protocol/replies/control.ts';
 import { parseFirmwareLine } from '../../src/protocol/replies/firmware-info.ts';
 import { parseSdReply } from '../../src/protocol/replies/sd-card.ts';
 import { trimLineNoise } from '../../src/protocol/line-noise.ts';
+import { MAX_SD_LISTING } from '../../src/protocol/reply-handler.ts';
 
 // The line splitter cuts a line without a newline at 8 KB plus the rest of the read it arrived in.
 const N = 16_384;
@@ -123,4 +124,28 @@ test('the linear readings agree with the expressions they replace on every short
   fc.assert(fc.property(lineOf('ok \t\r\0\x7f\xa0\xff\u2028\u3000'), (line) => {
     assert.equal(trimLineNoise(line), line.replace(OLD_EDGE, ''));
   }), { numRuns: 5000 });
+});
+
+test('an SD listing whose end never comes: reports in it are read as reports, and it ends at MAX_SD_LISTING files', async () => {
+  const messages: string[] = [];
+  const rig = makeRig({}, { message: (text) => { messages.push(text); } });
+  await runTranscript(rig, '! ready Marlin');
+  const count = (name: string) => rig.events.filter(([n]) => n === name).length;
+  const temps = count('temperatures');
+  rig.transport.reply('Begin file list');
+  rig.transport.reply('CUBE.GCO 1234');
+  // Before, this autoreport (and every later one) was taken for a file named `T:210.0`, for as long as no end came.
+  rig.transport.reply(' T:210.0 /210.0 B:60.0 /60.0 @:64 B@:30');
+  rig.transport.reply('X:1.00 Y:2.00 Z:3.00 E:0.00 Count X:0 Y:0 Z:0');
+  assert.equal(count('temperatures'), temps + 1);
+  assert.equal(count('position'), 1);
+  for (let i = 1; i < MAX_SD_LISTING + 5; i++) rig.transport.reply(`F${i}.GCO ${i}`);
+  const lists = rig.events.filter(([n]) => n === 'sdList').map(([, l]) => l as Array<{ name: string }>);
+  assert.equal(lists.length, 1, 'the listing ended at its limit');
+  assert.equal(lists[0].length, MAX_SD_LISTING);
+  assert.deepEqual(lists[0].slice(0, 2).map((e) => e.name), ['CUBE.GCO', 'F1.GCO']);
+  assert.match(messages.join('\n'), /SD card listing cut at 10000 files/);
+  // What follows the cut is not a file.
+  rig.transport.reply('End file list');
+  assert.equal(rig.events.filter(([n]) => n === 'sdList').length, 1);
 });

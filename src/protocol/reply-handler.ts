@@ -40,6 +40,9 @@ export interface ReplyHost {
 /** One to three characters that are no word or field of a reply (no letters run into `ok`, no `:`), then an ok. */
 const GLUED_OK = /^(?=[^\s:]{1,3}ok(?: |$))(?![a-z]+ok)[^\s:]{1,3}(ok(?: .*)?)$/i;
 
+/** Capabilities kept at most (`Cap:NAME:0|1` lines). */
+export const MAX_CAPABILITIES = 256;
+
 /** Files one SD listing holds at most (a card of more is cut, and said so in the terminal). */
 export const MAX_SD_LISTING = 10_000;
 
@@ -215,6 +218,8 @@ export class ReplyHandler {
     if ((c0 === 67 || c0 === 99) && line.length > 4) {
       const cap = parseCapability(line);
       if (cap) {
+        // Marlin reports about 30; a board that makes up names without end (noise in the right shape) stops being heard.
+        if (this.caps.size >= MAX_CAPABILITIES && !this.caps.has(cap[0])) return;
         this.caps.set(cap[0], cap[1]);
         this.hooks.capability?.(cap[0], cap[1]);
         if (cap[1]) this.host.capabilityEnabled(cap[0]);

@@ -10,7 +10,7 @@ import { parseResend } from '../../src/protocol/replies/control.ts';
 import { parseFirmwareLine } from '../../src/protocol/replies/firmware-info.ts';
 import { parseSdReply } from '../../src/protocol/replies/sd-card.ts';
 import { trimLineNoise } from '../../src/protocol/line-noise.ts';
-import { MAX_SD_LISTING } from '../../src/protocol/reply-handler.ts';
+import { MAX_CAPABILITIES, MAX_SD_LISTING } from '../../src/protocol/reply-handler.ts';
 
 // The line splitter cuts a line without a newline at 8 KB plus the rest of the read it arrived in.
 const N = 16_384;
@@ -148,4 +148,15 @@ test('an SD listing whose end never comes: reports in it are read as reports, an
   // What follows the cut is not a file.
   rig.transport.reply('End file list');
   assert.equal(rig.events.filter(([n]) => n === 'sdList').length, 1);
+});
+
+test('capabilities are kept up to MAX_CAPABILITIES names; those known still change', async () => {
+  const rig = makeRig();
+  await runTranscript(rig, '! ready Marlin');
+  rig.transport.reply('Cap:AUTOREPORT_TEMP:0');
+  for (let i = 0; i < MAX_CAPABILITIES + 100; i++) rig.transport.reply(`Cap:MADE_UP_${i}:1`);
+  const caps = rig.engine.capabilities();
+  assert.equal(Object.keys(caps).length, MAX_CAPABILITIES);
+  rig.transport.reply('Cap:AUTOREPORT_TEMP:1');
+  assert.equal(rig.engine.capabilities().AUTOREPORT_TEMP, true);
 });

@@ -64,7 +64,7 @@ export const MqttSection = obj({
     api: obj({
       enabled: bool(true, 'Answer API requests on <base>api/request (each request needs an API key)'),
       maxPayload: int(1024 * 1024 + 4096, 'Largest request message in bytes', { minimum: 1024 }),
-      concurrency: int(8, 'API requests handled at once; more are refused with 503', { minimum: 1, maximum: 256 }),
+      concurrency: int(8, 'API requests (and, apart, Home Assistant commands) handled at once; more are refused with 503', { minimum: 1, maximum: 256 }),
     }),
     control: obj({
       enabled: bool(false, 'Obey the Home Assistant hassControl/* command topics'),

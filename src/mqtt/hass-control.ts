@@ -64,6 +64,9 @@ export function commandCall(command: string, payload: string): Call | { error: s
 }
 
 export class HassControl {
+  /** Commands dispatched and not answered yet; capped like the API bridge's requests (`api.concurrency`). */
+  private inFlight = 0;
+
   constructor(
     private readonly s: MqttSettings,
     private readonly publish: Publish,
@@ -93,10 +96,13 @@ export class HassControl {
       this.logger.warn({ command }, 'MQTT: command refused, commands over MQTT are off');
       return this.result(command, 403, enabled ? 'No user is configured for MQTT commands' : 'Commands over MQTT are off');
     }
+    // Anyone who may publish to the broker may send these: a flood waits in the broker, not here.
+    if (this.inFlight >= this.s.api.concurrency) return this.result(command, 503, 'Too many commands in flight, try again');
+    this.inFlight++;
     void this.run(command, payload, user).catch((err: unknown) => {
       this.logger.error({ err, command }, 'MQTT: command failed');
       this.result(command, 500, 'Internal error');
-    });
+    }).finally(() => { this.inFlight--; });
   }
 
   private async run(command: string, payload: string, user: string): Promise<void> {

@@ -31,14 +31,13 @@ import type { PrinterProfiles } from '../printer/printer-profiles.ts';
 import type { FileService } from '../files/file-service.ts';
 import type { SdCardFiles } from '../files/sd-card.ts';
 import type { JobControl } from '../printer/job-types.ts';
-import type { JobRunner } from '../printer/job-runner.ts';
-import { registerJobRoutes } from './routes/job.ts';
+import { registerJobRoutes, type JobApi } from './routes/job.ts';
 import type { SliceHook } from './routes/files-commands.ts';
 import { registerFilesRoutes } from './routes/files.ts';
 import { registerDownloadRoutes } from './routes/downloads.ts';
 import { registerConnectionRoutes } from './routes/connection.ts';
 import { registerPrinterRoutes } from './routes/printer.ts';
-import type { PrinterService, PortProvider } from '../printer/printer-service.ts';
+import type { PortChoices, PrinterApi } from '../printer/printer-service.ts';
 import { registerSettingsRoutes, type SerialOptionsProvider } from './routes/settings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
@@ -76,7 +75,7 @@ export interface AppServices {
   files: FileService;
   /** The job runner, once the printer link exists. */
   jobs?: JobControl;
-  jobRunner?: JobRunner;
+  jobRunner?: JobApi;
   /** The files API's `slice` command (slicing module); without it `slice` answers 415 "no slicer available". */
   slice?: SliceHook;
   /** The printer's SD card as the `sdcard` files location. */
@@ -89,8 +88,8 @@ export interface AppServices {
   /** Live serial port/baudrate choices for /api/settings (the printer link's); config-only fallback when absent. */
   serialOptions?: SerialOptionsProvider;
   /** The printer link and the ports it can use. */
-  printer?: PrinterService;
-  ports?: PortProvider;
+  printer?: PrinterApi;
+  ports?: PortChoices;
   /** The print journal: resume offers for interrupted prints (/api/plugin/recovery). */
   recovery?: PrintJournal;
   logger: Logger;

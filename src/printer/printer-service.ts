@@ -24,6 +24,18 @@ import type {
 export type { PortProvider, ProfileSource } from './link-controller.ts';
 
 /**
+ * What the HTTP API asks of the printer. The routes take this, not the whole service, so that a stand-in (the inject
+ * tests' printer) is checked against it: a route calling something new fails the type check, not a test at run time.
+ */
+export type PrinterApi = Pick<PrinterService,
+  | 'connect' | 'disconnect' | 'fakeAck' | 'state' | 'connection' | 'isOperational' | 'isBusy' | 'profile' | 'firmwareName'
+  | 'temperatures' | 'temperatureHistory' | 'clientCommands' | 'runScript' | 'setTemperature' | 'setTemperatureOffsets'
+  | 'jog' | 'home' | 'extrude' | 'selectTool' | 'feedRate' | 'flowRate' | 'sdReady' | 'sdInit' | 'sdRefresh' | 'sdRelease'>;
+
+/** The port choices the connection API offers and checks against. */
+export type PortChoices = Pick<PortProvider, 'listPorts' | 'baudrates'>;
+
+/**
  * How many commands may wait unwritten for the link. Each costs ≈ 90 bytes, and a printer writes a few hundred a second
  * at best: 300 API requests of 8,000 `G4 P1000` had queued 2.4 million (28 days of waiting) and grown the server by
  * 210 MB. The most one request of the default 100 KB body holds (≈ 34,000 one-letter lines) always fits an empty queue.

@@ -16,7 +16,10 @@ import { AccessService } from '../../src/access/access-service.ts';
 import { PrinterProfiles } from '../../src/printer/printer-profiles.ts';
 import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
 import { stateFlags } from '../../src/protocol/connection-state.ts';
-import type { PrinterService, PortProvider } from '../../src/printer/printer-service.ts';
+import type { PortChoices, PrinterApi } from '../../src/printer/printer-service.ts';
+import type { JobApi } from '../../src/http/routes/job.ts';
+import type { JobInterruption, JobSnapshot } from '../../src/printer/job-types.ts';
+import type { PrintHistoryEntry } from '../../src/printer/print-history.ts';
 import { JobRunner } from '../../src/printer/job-runner.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, LinkProfile, Printer, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
@@ -31,10 +34,11 @@ installWireCheck();
 export type Call = [string, ...unknown[]];
 
 /**
- * The printer as the routes see it. Every call is recorded in `calls` (in order); `commands()` also appends its lines
- * to `lines`. State is plain fields the test sets before a request.
+ * The printer as the routes see it (PrinterApi, so a route calling something new fails the type check here). Every
+ * call is recorded in `calls` (in order); `commands()` and `clientCommands()` also append their lines to `lines`. State
+ * is plain fields the test sets before a request. The members beyond PrinterApi are what the real JobRunner uses.
  */
-export class FakePrinter {
+export class FakePrinter implements PrinterApi {
   readonly calls: Call[] = [];
   readonly lines: string[] = [];
   operational = true;
@@ -68,7 +72,7 @@ export class FakePrinter {
     return { id, text: !this.operational ? 'Offline' : this.busy ? 'Printing' : 'Operational', error: this.error, flags: stateFlags(id, false) };
   }
   sdReady(): boolean { return false; }
-  firmwareName(): string | null { return null; }
+  firmwareName(): string { return ''; }
 
   commands(lines: string[]): void { this.record('commands', lines); this.lines.push(...lines); }
   clientCommands(lines: string[]): void { this.record('clientCommands', lines); this.lines.push(...lines); }
@@ -94,24 +98,33 @@ export class FakePrinter {
 }
 
 /** Port choices the connection routes offer and check against. */
-export class FakePorts {
+export class FakePorts implements PortChoices {
   readonly calls: Call[] = [];
   ports = ['/dev/ttyUSB0', 'VIRTUAL'];
   rates = [250000, 115200];
   async listPorts(): Promise<string[]> { this.calls.push(['listPorts']); return this.ports; }
   baudrates(): number[] { return this.rates; }
-  detectionBaudrates(): number[] { return this.rates; }
-  transports(): never { throw new Error('the inject layer opens no transport'); }
 }
 
-/** JobRunner as /api/job uses it: `command` is recorded, and throws `commandError` when one is set. */
-export class FakeJobs {
+/**
+ * The job runner as the API uses it, with no file selected: `command` is recorded, and throws `commandError` when one
+ * is set.
+ */
+export class FakeJobs implements JobApi {
   readonly calls: Call[] = [];
   commandError: Error | undefined;
-  async command(command: string, opts: { action?: string; user?: string }): Promise<void> {
+  /** Prints the history route lists. */
+  history: PrintHistoryEntry[] = [];
+  async command(command: string, opts: { action?: string; user?: string } = {}): Promise<void> {
     this.calls.push(['command', command, opts]);
     if (this.commandError) throw this.commandError;
   }
+  snapshot(): JobSnapshot {
+    return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress: null };
+  }
+  interruption(): JobInterruption | null { return null; }
+  stateText(): string { return 'Operational'; }
+  async printHistory(): Promise<PrintHistoryEntry[]> { return this.history; }
 }
 
 /** A service the printer routes never use: any touch throws, so a test cannot lean on it by accident. */
@@ -172,18 +185,18 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
   const printer = new FakePrinter();
   const ports = new FakePorts();
   const jobs = new FakeJobs();
-  const jobRunner = opts.realJobRunner
+  // The real runner drives more of the printer than the API does (streams, replies): what it asks beyond the fake is
+  // not part of these tests, so the fake stands in for the whole Printer here.
+  const jobRunner: JobApi = opts.realJobRunner
     ? new JobRunner({ printer: printer as unknown as Printer, files: unused('files'), events, logger, clock: systemClock,
       history: unused('history'), scripts: unused('scripts') })
-    : jobs as unknown as JobRunner;
+    : jobs;
   const services: AppServices = {
     config, paths, events, access, printerProfiles, logger, version: '0.0.0-inject',
     slicing: unused('slicing'), files: unused('files'), systemCommands: unused('systemCommands'),
     languagePacks: unused('languagePacks'), logFiles: unused('logFiles'),
-    // The boundary: fakes typed as the services the routes take.
-    printer: printer as unknown as PrinterService,
-    ports: ports as unknown as PortProvider,
-    jobRunner,
+    // The boundary: fakes that implement what the routes take.
+    printer, ports, jobRunner,
   };
   const app = await buildApp(services);
   await app.ready();

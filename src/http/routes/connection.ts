@@ -5,14 +5,14 @@ import type { GantryApp } from '../types.ts';
 import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
-import type { PrinterService, PortProvider } from '../../printer/printer-service.ts';
+import type { PortChoices, PrinterApi } from '../../printer/printer-service.ts';
 import type { PrinterProfiles } from '../../printer/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
 import { Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 
 export interface ConnectionRouteDeps {
-  printer: PrinterService;
-  ports: PortProvider;
+  printer: PrinterApi;
+  ports: PortChoices;
   printerProfiles: PrinterProfiles;
   config: ConfigStore;
 }

@@ -3,7 +3,7 @@
 import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
-import type { JobRunner } from '../../printer/job-runner.ts';
+import type { JobApi } from './job.ts';
 import { readThumbnail } from '../../files/analysis/thumbnails.ts';
 import { DomainError } from '../../core/errors.ts';
 import { FileBytes, OpenObject } from '../../octoprint/schema-kit.ts';
@@ -15,7 +15,7 @@ const NotFound = Type.Object({ error: Type.String() });
 /** Recently served previews by `path@size:date`: a list of files asks for each one at once. */
 const CACHE_MAX = 64;
 
-export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobRunner?: JobRunner }): void {
+export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobRunner?: JobApi }): void {
   if (deps.jobRunner) {
     const jobs = deps.jobRunner;
     app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' }, schema: { response: { 200: History } } }, async () => ({ prints: await jobs.printHistory() }));

@@ -3,7 +3,7 @@ import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { JobRunner } from '../../printer/job-runner.ts';
 import { JobReplySchema, jobWire, progressWire } from '../../octoprint/job.ts';
-import type { Printer } from '../../printer/types.ts';
+import type { PrinterApi } from '../../printer/printer-service.ts';
 import { invalid } from '../../core/errors.ts';
 import { commandUnion } from './command-body.ts';
 import { NoContent } from '../../octoprint/schema-kit.ts';
@@ -11,7 +11,10 @@ import { NoContent } from '../../octoprint/schema-kit.ts';
 const JobCommand = commandUnion<{ command?: string; action?: string }>({ start: {}, cancel: {}, restart: {}, pause: { action: Type.Optional(Type.String()) } },
   { command: Type.Optional(Type.String()), action: Type.Optional(Type.String()) });
 
-export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobRunner; printer: Printer }): void {
+/** What the API asks of the job runner: /api/job and the print history (a test's stand-in is checked against it). */
+export type JobApi = Pick<JobRunner, 'snapshot' | 'interruption' | 'stateText' | 'command' | 'printHistory'>;
+
+export function registerJobRoutes(app: GantryApp, deps: { jobRunner: JobApi; printer: PrinterApi }): void {
   const { jobRunner, printer } = deps;
 
   app.get('/api/job', { config: { access: 'STATUS' }, schema: { response: { 200: JobReplySchema } } }, async () => {

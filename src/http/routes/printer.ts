@@ -4,7 +4,7 @@ import { Type } from '../../config/typebox.ts';
 import type { Static } from 'typebox';
 import type { GantryApp } from '../types.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
-import type { PrinterService } from '../../printer/printer-service.ts';
+import type { PrinterApi } from '../../printer/printer-service.ts';
 import type { TemperatureHistoryEntry } from '../../printer/types.ts';
 import { DomainError, ErrorCodes, conflict, invalid, notFound, notOperational } from '../../core/errors.ts';
 import { MAX_FEED_MM_MIN, MAX_MOVE_MM, factorPercent } from '../../printer/printer-commands.ts';
@@ -18,7 +18,7 @@ import { TemperaturesSchema } from '../../octoprint/temperature.ts';
 import { splitLines } from '../../gcode/line-breaks.ts';
 
 export interface PrinterRouteDeps {
-  printer: PrinterService;
+  printer: PrinterApi;
   config: ConfigStore;
 }
 
@@ -45,7 +45,7 @@ const SdCommand = commandUnion({ init: {}, refresh: {}, release: {} });
 const CustomControlsReply = Type.Object({ controls: Type.Array(Type.Unknown()) });
 
 /** `?history=..&limit=..` → the history points (limit -1 = all), or undefined when not asked for. */
-export function historyOf(printer: PrinterService, q: { history?: string; limit?: string }): TemperatureHistoryEntry[] | undefined {
+export function historyOf(printer: PrinterApi, q: { history?: string; limit?: string }): TemperatureHistoryEntry[] | undefined {
   if (!truthy(q.history)) return undefined;
   let limit: number | undefined;
   if (q.limit !== undefined && q.limit !== '') {

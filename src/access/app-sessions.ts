@@ -18,8 +18,12 @@ export interface AppSessionTimeouts {
   maxPending: number;
 }
 
-/** `client` is the address that asked for an unverified key. */
-interface KeyState { key: string; verified: boolean; validUntil: number; client?: string }
+/**
+ * `client` is the address that asked for an unverified key. `expires` is on the monotonic clock, so a jump of the wall
+ * clock (NTP setting a board's time after boot) neither ends a key early nor keeps it; `validUntil` is what the app
+ * is told, in milliseconds since the epoch.
+ */
+interface KeyState { key: string; verified: boolean; validUntil: number; expires: number; client?: string }
 
 export class AppSessionKeys {
   private keys = new Map<string, KeyState>();
@@ -37,7 +41,8 @@ export class AppSessionKeys {
    */
   createTemporary(client = ''): { key: string; validUntil: number } {
     this.prune();
-    const s: KeyState = { key: generateApiKey(), verified: false, validUntil: this.clock.now() + this.timeouts.unverifiedMs, client };
+    const s: KeyState = { key: generateApiKey(), verified: false, validUntil: this.clock.now() + this.timeouts.unverifiedMs,
+      expires: this.clock.monotonic() + this.timeouts.unverifiedMs, client };
     if (!Object.values(this.apps()).some((a) => a.enabled !== false)) return { key: s.key, validUntil: s.validUntil };
     let pending = 0, mine = 0;
     for (const k of this.keys.values()) {
@@ -84,7 +89,8 @@ export class AppSessionKeys {
       ok = false;
     }
     if (!ok) throw forbidden('Invalid signature');
-    const verified: KeyState = { key, verified: true, validUntil: this.clock.now() + this.timeouts.verifiedMs };
+    const verified: KeyState = { key, verified: true, validUntil: this.clock.now() + this.timeouts.verifiedMs,
+      expires: this.clock.monotonic() + this.timeouts.verifiedMs };
     this.keys.set(key, verified);
     return { key, validUntil: verified.validUntil };
   }
@@ -92,15 +98,15 @@ export class AppSessionKeys {
   /** True when `key` is a verified, unexpired app session key. */
   isValid(key: string | SecretProbe): boolean {
     const probe = typeof key === 'string' ? new SecretProbe(key) : key;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     let hit = false;
-    for (const s of this.keys.values()) if (s.verified && s.validUntil > now && probe.matches(s.key)) hit = true;
+    for (const s of this.keys.values()) if (s.verified && s.expires > now && probe.matches(s.key)) hit = true;
     return hit;
   }
 
   private prune(): void {
-    const now = this.clock.now();
-    for (const [k, s] of this.keys) if (s.validUntil <= now) this.keys.delete(k);
+    const now = this.clock.monotonic();
+    for (const [k, s] of this.keys) if (s.expires <= now) this.keys.delete(k);
   }
 }
 

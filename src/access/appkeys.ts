@@ -14,6 +14,7 @@ export interface PendingAppRequest {
   /** The only user allowed to approve it, or null for anyone with the grant permission. */
   userId: string | null;
   userToken: string;
+  /** When it was asked for, on the monotonic clock (ms): its timeouts hold whatever the wall clock does. */
   created: number;
 }
 
@@ -103,7 +104,7 @@ export class AppKeyService {
     if (mine >= this.timeouts.maxPendingPerClient || this.pending.size >= this.timeouts.maxPending) {
       throw new DomainError(ErrorCodes.TOO_MANY_REQUESTS, 'Too many app key requests awaiting a decision, try again later');
     }
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     const r: PendingState = { appId, appToken: generateApiKey(), userId, userToken: generateApiKey(), created: now, lastPoll: now, client };
     this.pending.set(r.appToken, r);
     this.sweepWhileWaiting();
@@ -117,7 +118,7 @@ export class AppKeyService {
     this.sweep();
     const p = this.pending.get(appToken);
     if (p) {
-      p.lastPoll = this.clock.now();
+      p.lastPoll = this.clock.monotonic();
       return { state: 'pending' };
     }
     const a = this.approved.get(appToken);
@@ -220,7 +221,7 @@ export class AppKeyService {
 
   /** Drops requests that timed out; exposed so tests with a controlled clock need not wait for the timer. */
   sweep(): void {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     for (const [token, p] of this.pending) {
       if (now - p.lastPoll > this.timeouts.idleMs || now - p.created > this.timeouts.maxMs) {
         this.pending.delete(token);

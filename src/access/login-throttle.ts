@@ -8,6 +8,7 @@ const WINDOWS: ReadonlyArray<{ ms: number; limit: number }> = [
   { ms: 3_600_000, limit: 10 },
 ];
 
+/** `expires` on the monotonic clock: a jump of the wall clock must not lift a block early nor keep it for an hour. */
 interface Counter { count: number; expires: number }
 
 /** One login attempt that was counted before its password is checked. */
@@ -24,13 +25,13 @@ export class LoginThrottle {
   /** True when the key used up a window; then even correct credentials are refused until it expires. */
   blocked(key: string): boolean {
     const counters = this.live(key);
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     return counters !== undefined && counters.some((c, i) => c.expires > now && c.count >= WINDOWS[i].limit);
   }
 
   /** Seconds until a blocked address may try again (the latest of its used-up windows), 0 when it is not blocked. */
   retryAfter(address: string): number {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     let until = now;
     for (const [i, c] of (this.live(address) ?? []).entries()) if (c.expires > now && c.count >= WINDOWS[i].limit) until = Math.max(until, c.expires);
     return Math.ceil((until - now) / 1000);
@@ -59,7 +60,7 @@ export class LoginThrottle {
    * keeps trying stays blocked.
    */
   recordFailure(key: string): void {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     const counters = this.live(key) ?? WINDOWS.map(() => ({ count: 0, expires: 0 }));
     counters.forEach((c, i) => {
       if (c.expires <= now) c.count = 0;
@@ -73,7 +74,7 @@ export class LoginThrottle {
   private live(key: string): Counter[] | undefined {
     const counters = this.failures.get(key);
     if (!counters) return undefined;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     if (counters.every((c) => c.expires <= now)) {
       this.failures.delete(key);
       return undefined;

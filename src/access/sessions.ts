@@ -8,6 +8,7 @@ export interface Session {
   id: string;
   user: string;
   mechanism: LoginMechanism;
+  /** On the monotonic clock (ms), like lastSeen: a jump of the wall clock neither ends sessions nor keeps them. */
   created: number;
   lastSeen: number;
 }
@@ -35,7 +36,7 @@ export class SessionStore {
 
   create(user: string, mechanism: LoginMechanism): Session {
     this.prune();
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     const s: Session = { id: generateSessionId(), user, mechanism, created: now, lastSeen: now };
     const mine = this.byUser.get(user) ?? new Set<string>();
     while (mine.size >= MAX_SESSIONS_PER_USER) {
@@ -62,7 +63,7 @@ export class SessionStore {
   get(id: string): Session | undefined {
     const s = this.sessions.get(id);
     if (!s) return undefined;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     if (now - s.lastSeen > this.validityMs()) {
       this.end(s, 'stale');
       return undefined;
@@ -82,7 +83,7 @@ export class SessionStore {
 
   /** Passive logins by API-key clients create sessions often; expired ones are dropped whenever a new one is made. */
   private prune(): void {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     const validity = this.validityMs();
     for (const s of [...this.sessions.values()]) if (now - s.lastSeen > validity) this.end(s, 'stale');
   }

@@ -117,7 +117,7 @@ export class SdCardFiles {
     const remote = this.deps.printer.sdLongNames?.() ? base : dosName(base, taken);
     const abs = await this.deps.files.absolutePath(localPath);
     const { events, logger } = this.deps;
-    const started = Date.now();
+    const started = performance.now(); // a span: the wall clock may jump meanwhile
     this.transferring = remote;
     // The local copy may not be moved or deleted while it is being read.
     const release = this.deps.files.hold(localPath);
@@ -125,7 +125,7 @@ export class SdCardFiles {
     void this.deps.transfer!(abs, remote).then(async () => {
       release();
       this.transferring = undefined;
-      events.emit('TransferDone', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });
+      events.emit('TransferDone', { path: localPath, local: localPath, remote, time: (performance.now() - started) / 1000 });
       this.deps.printer.sdRefresh();
       events.emit('UpdatedFiles', { type: 'printables' });
       if ((after.select || after.print) && this.deps.afterTransfer) {
@@ -137,14 +137,14 @@ export class SdCardFiles {
       release();
       this.transferring = undefined;
       logger.warn({ err, remote }, 'SD transfer failed');
-      events.emit('TransferFailed', { path: localPath, local: localPath, remote, time: (Date.now() - started) / 1000 });
+      events.emit('TransferFailed', { path: localPath, local: localPath, remote, time: (performance.now() - started) / 1000 });
     }).catch((err: unknown) => logger.warn({ err }, 'select after SD transfer failed'));
     return remote;
   }
 
   private async waitListed(remote: string, timeoutMs = 10_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
+    const end = performance.now() + timeoutMs;
+    while (performance.now() < end) {
       if (this.deps.printer.sdFiles().some((f) => sameSdFile(f, remote))) return;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -63,7 +63,7 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Without a body there is nothing to trickle (most requests): no watch, no listeners.
     if (req.complete || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
-    const w: BodyWatch = { socket: req.socket, req, since: Date.now(), bytesAtStart: req.socket.bytesRead };
+    const w: BodyWatch = { socket: req.socket, req, since: performance.now(), bytesAtStart: req.socket.bytesRead };
     watches.add(w);
     watchWhileBodies();
     const done = () => watches.delete(w);
@@ -76,7 +76,8 @@ export function guardConnections(server: Server, limits: () => ConnectionLimits,
   const check = (): void => {
     const { bodyTimeout, bodyMinRate } = limits();
     const windowMs = bodyTimeout * 1000;
-    const now = Date.now();
+    // The monotonic clock: a jump of the wall clock (NTP after boot) must neither cut a body nor let a stalled one stay.
+    const now = performance.now();
     for (const w of watches) {
       if (w.req.complete || w.socket.destroyed) { watches.delete(w); continue; }
       // The server is not reading (a slow disk behind an upload): the client is not to blame, start a new window.

@@ -105,7 +105,7 @@ export function registerPrintFirst(app: GantryApp, opts: PrintFirstOptions): Loo
   const pressure = new LoopPressure(opts.printing, opts.sampleIntervalMs ?? 200, {
     delayMs: opts.maxEventLoopDelayMs ?? 20, utilization: opts.maxEventLoopUtilization ?? 0.9,
   });
-  let windowStart = 0;
+  let windowStart = -Infinity;
   let answered = 0;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || !request.url.startsWith('/api/')) { done(); return; }
@@ -113,7 +113,7 @@ export function registerPrintFirst(app: GantryApp, opts: PrintFirstOptions): Loo
     if (!pressure.sampling) { if (opts.printing()) pressure.wake(); done(); return; }
     if (!pressure.saturated || !opts.printing()) { done(); return; }
     // A fast print can saturate the loop by itself; a few polls a second still get their answer, a flood does not.
-    const now = Date.now();
+    const now = performance.now(); // a jump of the wall clock must not stop the budget renewing
     if (now - windowStart >= 1000) { windowStart = now; answered = 0; }
     if (answered < budget) { answered++; done(); return; }
     void reply.code(503).header('Retry-After', retryAfter)

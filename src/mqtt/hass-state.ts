@@ -22,7 +22,8 @@ export class HassState {
   private socTimer: NodeJS.Timeout | undefined;
   private lastPercent: number | null = null;
   private ticks = 0;
-  private lastPrinting = 0;
+  /** When hass/printing was last sent, on the monotonic clock (a jump of the wall clock must not hold it back). */
+  private lastPrinting = -Infinity;
   private printingTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -62,7 +63,7 @@ export class HassState {
    * every ZChange, which in vase mode is every line, and a ~1 KB document per line is a cost to nobody's benefit.
    */
   private publishPrinting(): void {
-    const now = Date.now();
+    const now = performance.now();
     if (this.printingTimer) return;
     const wait = this.lastPrinting + PRINTING_MIN_INTERVAL_MS - now;
     if (wait <= 0) {
@@ -72,7 +73,7 @@ export class HassState {
     }
     this.printingTimer = setTimeout(() => {
       this.printingTimer = undefined;
-      this.lastPrinting = Date.now();
+      this.lastPrinting = performance.now();
       this.state('printing', this.printingData());
     }, wait);
     this.printingTimer.unref();

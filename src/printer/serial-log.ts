@@ -40,14 +40,14 @@ export class SerialLog {
 
   /** Where serial.log goes while the setting is on; after a write error (disk full) it is opened again later. */
   private fileDir: string | null = null;
-  private fileRetryAt = 0;
+  private fileRetryAt = -Infinity;
 
   private openFile(logsDir: string): void {
     const file = createWriteStream(join(logsDir, 'serial.log'), { flags: 'a' });
     file.on('error', (err) => {
       if (this.file !== file) return;
       this.file = null;
-      this.fileRetryAt = Date.now() + FILE_RETRY_MS;
+      this.fileRetryAt = performance.now() + FILE_RETRY_MS; // monotonic: the wall clock may jump
       this.fileFailed(err);
     });
     this.file = file;
@@ -71,7 +71,7 @@ export class SerialLog {
     if (this.size < cap) this.size++;
     else this.head = (this.head + 1) % cap;
     this.unflushed++;
-    if (!this.file && this.fileDir !== null && Date.now() >= this.fileRetryAt) this.openFile(this.fileDir);
+    if (!this.file && this.fileDir !== null && performance.now() >= this.fileRetryAt) this.openFile(this.fileDir);
     if (this.file) this.pending.push(format(text, dir));
     if (this.flushTimer === null) {
       this.flushTimer = setTimeout(() => this.flush(), this.batchMs);

@@ -135,7 +135,8 @@ export class AutoReconnect {
   private async run(target: Target): Promise<void> {
     const loop = ++this.loop;
     const s = this.deps.settings();
-    const began = Date.now();
+    // Monotonic: a jump of the wall clock (NTP setting a board's time after boot) must not end the wait early or never.
+    const began = performance.now();
     let delay = s.reconnectDelay * 1000;
     await target.resolved;
     this.deps.logger.info({ port: target.port, byId: target.byId }, 'auto-reconnect: waiting for the port to come back');
@@ -150,7 +151,7 @@ export class AutoReconnect {
       const path = await this.locate(target);
       if (path !== null && loop === this.loop && (await this.attempt(target, path))) return;
       delay = Math.min(delay * 2, s.reconnectMaxDelay * 1000);
-      if (s.reconnectGiveUp > 0 && Date.now() - began > s.reconnectGiveUp * 1000) {
+      if (s.reconnectGiveUp > 0 && performance.now() - began > s.reconnectGiveUp * 1000) {
         this.deps.logger.warn({ port: target.port }, 'auto-reconnect: the port did not come back; giving up');
         return;
       }

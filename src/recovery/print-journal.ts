@@ -27,7 +27,8 @@ export class PrintJournal {
   private hash: Promise<string | null> = Promise.resolve(null);
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
-  private lastWrite = 0;
+  /** When the journal was last written, on the monotonic clock: the wall clock may jump (NTP on a board without RTC). */
+  private lastWrite = -Infinity;
   private lastLayer = -1;
   /** Set by the link's events just before the stream is aborted: the real cause of the failure. */
   private pendingCause: InterruptionCause | null = null;
@@ -114,7 +115,7 @@ export class PrintJournal {
     this.exec = from ? { ...from, tools: { ...from.tools } } : initialState();
     this.ack = { ...this.exec, tools: { ...this.exec.tools } };
     this.lastLayer = this.exec.layer;
-    this.lastWrite = 0;
+    this.lastWrite = -Infinity;
     this.depth = this.deps.settings?.().plannerDepth ?? this.depth;
     const started = this.deps.now();
     this.hash = this.deps.files.absolutePath(path).then(async (abs) => {
@@ -159,7 +160,7 @@ export class PrintJournal {
     if (acked !== null && acked > this.ack.filepos) await scanTo(this.abs, this.ack, acked);
     if (this.record !== rec || rec.status !== 'printing') return;
     this.fill(rec);
-    const now = Date.now();
+    const now = performance.now();
     const layerChanged = this.exec.layer !== this.lastLayer;
     const interval = this.deps.settings ? this.deps.settings().journalInterval * 1000 : (this.deps.intervalMs ?? 3000);
     if (!layerChanged && now - this.lastWrite < interval) return;

@@ -80,7 +80,7 @@ function send(url: URL, method: string, headers: Record<string, string>, p: UrlT
       res.on('end', () => done(Buffer.concat(chunks)));
       res.on('error', (e) => { clearTimeout(timer); reject(e); });
     });
-    const timer = setTimeout(() => req.destroy(new Error('timeout')), Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(() => req.destroy(new Error('timeout')), Math.max(0, deadline - performance.now()));
     req.on('error', (e) => { clearTimeout(timer); reject(e); });
     req.end();
   });
@@ -128,7 +128,7 @@ export async function urlTest(p: UrlTestParams): Promise<UrlTestResult> {
   if (p.basicAuth) headers.Authorization = `Basic ${Buffer.from(`${p.basicAuth.username}:${p.basicAuth.password}`).toString('base64')}`;
   if (p.bearerAuth) headers.Authorization = `Bearer ${p.bearerAuth}`;
   const readBody = p.response !== undefined && method !== 'HEAD';
-  const deadline = Date.now() + p.timeoutMs;
+  const deadline = performance.now() + p.timeoutMs; // monotonic: a jump of the wall clock must not stretch or cut it
 
   let reply: Reply;
   try {

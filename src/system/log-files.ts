@@ -28,6 +28,8 @@ export class ReopenableLogStream {
     readonly name = CURRENT_LOG,
     private readonly warn: (text: string) => void = (text) => { process.stderr.write(`${text}\n`); },
     private readonly now: () => number = Date.now,
+    /** For the retry wait: a jump of the wall clock must not hold the log shut for the jump's length. */
+    private readonly monotonic: () => number = () => performance.now(),
   ) {
     this.current = this.open();
   }
@@ -43,12 +45,12 @@ export class ReopenableLogStream {
     if (stream !== this.current) return;
     this.current = null;
     stream.destroy();
-    const at = this.now();
+    const retryAt = this.monotonic() + LOG_RETRY_MS;
     if (this.trouble) {
-      this.trouble.retryAt = at + LOG_RETRY_MS;
+      this.trouble.retryAt = retryAt;
       return;
     }
-    this.trouble = { since: at, retryAt: at + LOG_RETRY_MS, code: err.code ?? err.message, dropped: 0 };
+    this.trouble = { since: this.now(), retryAt, code: err.code ?? err.message, dropped: 0 };
     this.warn(`gantry: the log file ${this.dir}/${this.name} cannot be written (${err.message}); log lines are dropped until it can, tried again every ${LOG_RETRY_MS / 1000} s`);
   }
 
@@ -57,7 +59,7 @@ export class ReopenableLogStream {
     if (this.ended) return true;
     if (!this.current) {
       const trouble = this.trouble!;
-      if (this.now() < trouble.retryAt) {
+      if (this.monotonic() < trouble.retryAt) {
         trouble.dropped++;
         return true;
       }

@@ -115,25 +115,29 @@ test('the current gantry.log can be deleted and logging carries on into a new ga
   assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
 });
 
-test('a log file that cannot be written does not stop the server: lines are dropped and counted, said once, and the file is opened again later', async (t) => {
+test('a log file that cannot be written does not stop the server: lines are dropped and counted, said once, and the file is opened again later, whatever the wall clock does', async (t) => {
   const dir = await tempDir(t, 'gantry-log-stream-');
   // A folder where the file goes fails the way a full disk does: the stream reports an error instead of writing.
   await mkdir(join(dir, CURRENT_LOG));
-  let now = 1_000;
+  let now = Date.UTC(2026, 10, 28);
+  let monotonic = 1_000;
   const warnings: string[] = [];
   let warned: () => void = () => undefined;
-  const stream = new ReopenableLogStream(dir, CURRENT_LOG, (text) => { warnings.push(text); warned(); }, () => now);
+  const stream = new ReopenableLogStream(dir, CURRENT_LOG, (text) => { warnings.push(text); warned(); }, () => now, () => monotonic);
   t.after(() => stream.end());
   await new Promise<void>((resolve) => { warned = resolve; stream.write('{"msg":"lost 1"}\n'); });
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /gantry\.log cannot be written .*dropped until it can/);
   for (let i = 2; i <= 4; i++) stream.write(`{"msg":"lost ${i}"}\n`);
+  monotonic += LOG_RETRY_MS - 1;
   now += LOG_RETRY_MS - 1;
   stream.write('{"msg":"lost 5"}\n');
   assert.equal(warnings.length, 1, 'said once while it lasts');
 
   await rmdir(join(dir, CURRENT_LOG));
-  now += 1;
+  monotonic += 1;
+  // NTP set the clock back an hour meanwhile: before, the file stayed shut until the clock caught up.
+  now -= 3_600_000;
   const back = new Promise<void>((resolve) => { warned = resolve; });
   stream.write('{"msg":"kept"}\n');
   await back;

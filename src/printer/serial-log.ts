@@ -22,6 +22,8 @@ export class SerialLog {
     private readonly deliver: (lines: string[], received: string[]) => void,
     private readonly batchMs = 100,
     private readonly fileFailed: (err: Error) => void = () => undefined,
+    /** For the wait before reopening the file: a jump of the wall clock must not keep it shut. */
+    private readonly monotonic: () => number = () => performance.now(),
   ) {
     this.ring = new Array<string>(Math.max(1, capacity)).fill('');
     this.dirs = new Uint8Array(Math.max(1, capacity));
@@ -47,7 +49,7 @@ export class SerialLog {
     file.on('error', (err) => {
       if (this.file !== file) return;
       this.file = null;
-      this.fileRetryAt = performance.now() + FILE_RETRY_MS; // monotonic: the wall clock may jump
+      this.fileRetryAt = this.monotonic() + FILE_RETRY_MS;
       this.fileFailed(err);
     });
     this.file = file;
@@ -71,7 +73,7 @@ export class SerialLog {
     if (this.size < cap) this.size++;
     else this.head = (this.head + 1) % cap;
     this.unflushed++;
-    if (!this.file && this.fileDir !== null && performance.now() >= this.fileRetryAt) this.openFile(this.fileDir);
+    if (!this.file && this.fileDir !== null && this.monotonic() >= this.fileRetryAt) this.openFile(this.fileDir);
     if (this.file) this.pending.push(format(text, dir));
     if (this.flushTimer === null) {
       this.flushTimer = setTimeout(() => this.flush(), this.batchMs);

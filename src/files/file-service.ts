@@ -1,20 +1,20 @@
 // Files service: the `local` location (uploads folder) as the rest of the host sees it — listing, upload intake,
 // folders, copy/move/delete with in-use guards, print history per file, background analysis — and its events.
-import { mkdir, readdir, unlink } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ConfigSlice } from '../config/config-slice.ts';
 import { LocalStorage, filesOf, heightOf } from './local-storage.ts';
-import { UploadSink, TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
+import { UploadSink, removeStaleUploads } from './upload-intake.ts';
 import { MAX_PATH_PARTS, parseStoredPath, sanitizeName, sanitizePath, joinPath, tooDeep } from './safe-path.ts';
 import { isGcode, type FileTypes } from './file-types.ts';
 import type { PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
 import { AnalysisRunner, type Analyser, type AnalysisProgressReport } from './analysis-runner.ts';
 import { Listeners } from '../core/listeners.ts';
+import { SerialQueue } from '../core/serial-queue.ts';
+import { FileHolds } from './file-holds.ts';
 import { emitRemoval, emitTransfer } from './file-events.ts';
 import { noUsage, type FileUsage, type ListOptions, type StoredEntry, type StoredFile, type StoredFolder } from './types.ts';
 
@@ -45,8 +45,10 @@ export interface UploadTarget {
 export class FileService {
   readonly storage: LocalStorage;
   private usage: FileUsage = noUsage;
-  /** Files read by something other than a print (an SD transfer), with how many such readers each. */
-  private readonly held = new Map<string, number>();
+  private readonly holds = new FileHolds();
+  // Changes to the tree run one at a time, each checking then acting: at once, parallel moves of one file answered 500
+  // and two uploads of one name under noOverwrite both went in.
+  private readonly changes = new SerialQueue();
   private readonly analysis: AnalysisRunner;
   private readonly progressListeners = new Listeners<[AnalysisProgressReport]>();
   /** When the listing last changed (ms); Last-Modified of listings. */
@@ -70,7 +72,7 @@ export class FileService {
 
   async start(): Promise<void> {
     await mkdir(this.deps.root, { recursive: true });
-    await this.removeStaleTemps(this.deps.root);
+    await removeStaleUploads(this.deps.root);
   }
 
   /** Queues the analysis of files that arrived behind our back (see AnalysisRunner.queueBacklog); once the server answers. */
@@ -211,32 +213,37 @@ export class FileService {
       const { parts, display } = this.uploadTarget(t.folder, t.filename);
       await this.checkUploadTarget(parts, t);
       const hash = await sink.finish();
-      await this.storage.makeFolder(parts.slice(0, -1));
-      const replaced = (await this.storage.kindOf(parts)) === 'file';
-      const abs = this.storage.abs(parts);
-      await sink.commit(abs);
-      this.storage.changed();
-      const folderAbs = this.storage.abs(parts.slice(0, -1));
-      const name = parts[parts.length - 1];
-      const old = await this.storage.metadata.get(folderAbs, name);
-      const st = await this.storage.statOf(parts);
-      await this.storage.metadata.set(folderAbs, name, {
-        // Print history survives a re-upload; the analysis belongs to the old content.
-        ...(old?.history ? { history: old.history } : {}),
-        ...(display !== name ? { display } : {}),
-        hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
-        ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
-      });
-      const entry = await this.storage.fileEntry(parts);
-      this.deps.events.emit('FileAdded', { storage: 'local', path: entry.path, name, type: entry.typePath, operation: 'add' });
-      this.emitChanged();
-      if (replaced) this.usage.replaced('local', entry.path);
-      this.analysis.queue(parts);
-      return entry;
+      return await this.changes.run(() => this.placeUpload(sink, t, parts, display, hash));
     } catch (err) {
       await sink.discard();
       throw err;
     }
+  }
+
+  private async placeUpload(sink: UploadSink, t: UploadTarget, parts: string[], display: string, hash: string): Promise<StoredFile> {
+    await this.checkUploadTarget(parts, t);
+    await this.storage.makeFolder(parts.slice(0, -1));
+    const replaced = (await this.storage.kindOf(parts)) === 'file';
+    const abs = this.storage.abs(parts);
+    await sink.commit(abs);
+    this.storage.changed();
+    const folderAbs = this.storage.abs(parts.slice(0, -1));
+    const name = parts[parts.length - 1];
+    const old = await this.storage.metadata.get(folderAbs, name);
+    const st = await this.storage.statOf(parts);
+    await this.storage.metadata.set(folderAbs, name, {
+      // Print history survives a re-upload; the analysis belongs to the old content.
+      ...(old?.history ? { history: old.history } : {}),
+      ...(display !== name ? { display } : {}),
+      hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
+      ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
+    });
+    const entry = await this.storage.fileEntry(parts);
+    this.deps.events.emit('FileAdded', { storage: 'local', path: entry.path, name, type: entry.typePath, operation: 'add' });
+    this.emitChanged();
+    if (replaced) this.usage.replaced('local', entry.path);
+    this.analysis.queue(parts);
+    return entry;
   }
 
   /** Emits the `Upload` event once select/print were decided (OctoPrint fires it last). */
@@ -246,7 +253,11 @@ export class FileService {
 
   // ---------------------------------------------------------------- folders, copy, move, delete
 
-  async createFolder(parent: string | undefined, foldername: string): Promise<StoredFolder> {
+  createFolder(parent: string | undefined, foldername: string): Promise<StoredFolder> {
+    return this.changes.run(() => this.makeFolder(parent, foldername));
+  }
+
+  private async makeFolder(parent: string | undefined, foldername: string): Promise<StoredFolder> {
     let parentParts: string[];
     try {
       parentParts = sanitizePath(parent ?? '', this.reallyUniversal);
@@ -268,15 +279,7 @@ export class FileService {
 
   /** Marks a file in use while something streams it (an SD transfer); returns the release. */
   hold(path: string): () => void {
-    this.held.set(path, (this.held.get(path) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const n = (this.held.get(path) ?? 1) - 1;
-      if (n > 0) this.held.set(path, n);
-      else this.held.delete(path);
-    };
+    return this.holds.hold(path);
   }
 
   /**
@@ -284,7 +287,7 @@ export class FileService {
    * (OctoRest, FDM Monster) delete or move a file right after uploading it, while its analysis runs; it is cancelled.
    */
   private busy(path: string): boolean {
-    return this.usage.isInUse('local', path) || this.held.has(path);
+    return this.usage.isInUse('local', path) || this.holds.has(path);
   }
 
   private async inUseBelow(parts: string[], kind: 'file' | 'folder'): Promise<boolean> {
@@ -293,7 +296,11 @@ export class FileService {
   }
 
   /** Copies or moves a file/folder (OctoPrint's destination rules); returns the new entry. */
-  async copyOrMove(path: string, destination: string, mode: 'copy' | 'move'): Promise<StoredEntry> {
+  copyOrMove(path: string, destination: string, mode: 'copy' | 'move'): Promise<StoredEntry> {
+    return this.changes.run(() => this.transfer(path, destination, mode));
+  }
+
+  private async transfer(path: string, destination: string, mode: 'copy' | 'move'): Promise<StoredEntry> {
     const src = parseStoredPath(path);
     const kind = src.length ? await this.storage.kindOf(src) : undefined;
     if (!kind) throw notFound('Source path does not exist, invalid source');
@@ -332,7 +339,11 @@ export class FileService {
     return kind === 'file' ? this.storage.fileEntry(dst) : this.storage.folderEntry(dst, 0);
   }
 
-  async remove(path: string): Promise<void> {
+  remove(path: string): Promise<void> {
+    return this.changes.run(() => this.removeNow(path));
+  }
+
+  private async removeNow(path: string): Promise<void> {
     const parts = parseStoredPath(path);
     const kind = parts.length ? await this.storage.kindOf(parts) : undefined;
     if (!kind || (kind === 'file' && !this.types.typePathOf(parts[parts.length - 1]))) throw notFound('File not found');
@@ -385,16 +396,4 @@ export class FileService {
     this.deps.events.emit('MetadataStatisticsUpdated', { storage: 'local', path: joinPath(parts) });
   }
 
-  private async removeStaleTemps(dir: string, depth = 0): Promise<void> {
-    let names: Dirent[];
-    try {
-      names = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const d of names) {
-      if (d.isFile() && d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) await unlink(join(dir, d.name)).catch(() => {});
-      else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await this.removeStaleTemps(join(dir, d.name), depth + 1);
-    }
-  }
 }

@@ -1,6 +1,7 @@
 // Upload intake: streams incoming bytes into a hidden temp file (hashing on the way, size-capped) so an upload only
 // becomes visible by a rename once complete; an aborted or refused upload leaves nothing behind.
-import { open, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
+import { open, readdir, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
@@ -8,6 +9,20 @@ import { collectYoungGarbage } from '../core/gc.ts';
 
 export const TEMP_PREFIX = '.upload-';
 export const TEMP_SUFFIX = '.tmp';
+
+/** Deletes the temporary files of uploads a stopped server left unfinished, in `dir` and the folders below it. */
+export async function removeStaleUploads(dir: string, depth = 0): Promise<void> {
+  let names: Dirent[];
+  try {
+    names = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const d of names) {
+    if (d.isFile() && d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) await unlink(join(dir, d.name)).catch(() => {});
+    else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await removeStaleUploads(join(dir, d.name), depth + 1);
+  }
+}
 
 export class UploadSink {
   readonly tmpPath: string;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { deepMerge } from '../core/deep-merge.ts';
+import { SerialQueue } from '../core/serial-queue.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
 import { conflict, invalid } from '../core/errors.ts';
 import type { EventBus } from '../core/event-bus.ts';
@@ -40,6 +41,9 @@ export class PrinterProfiles {
   private selected: string | null = null;
   private modifiedAt = Date.now();
   private unsubscribe: (() => void) | undefined;
+  // Changes run one at a time, each reading what is there inside its turn: at once, eight adds of one id all went in,
+  // and of two updates of one profile the second wrote over the first's change.
+  private readonly changes = new SerialQueue();
 
   constructor(
     private readonly folder: string,
@@ -128,7 +132,11 @@ export class PrinterProfiles {
   }
 
   /** Saves a complete profile (`id` or `name` required); fills nothing in: callers merge their base first. */
-  async save(profile: Plain, opts: SaveOptions = {}): Promise<PrinterProfile> {
+  save(profile: Plain, opts: SaveOptions = {}): Promise<PrinterProfile> {
+    return this.changes.run(() => this.write(profile, opts));
+  }
+
+  private async write(profile: Plain, opts: SaveOptions): Promise<PrinterProfile> {
     const rawId = typeof profile.id === 'string' && profile.id ? profile.id : typeof profile.name === 'string' ? profile.name : '';
     const id = sanitizeProfileId(rawId);
     // A leading dot would hide the file from the next start's scan.
@@ -141,30 +149,38 @@ export class PrinterProfiles {
     await writeFileAtomic(this.fileOf(id), stringify(stored));
     this.profiles.set(id, deepFreeze(normalized));
     this.modifiedAt = Date.now();
-    if (opts.makeDefault) await this.setDefault(id);
+    if (opts.makeDefault) await this.makeDefault(id);
     this.events.emit(existed ? 'PrinterProfileModified' : 'PrinterProfileAdded', { identifier: id });
     return this.profiles.get(id)!;
   }
 
   /** A new profile: `patch` merged onto `basedOn` (or the default profile). */
-  async add(patch: Plain, opts: { basedOn?: string; makeDefault?: boolean } = {}): Promise<PrinterProfile> {
-    const base = (opts.basedOn ? this.get(opts.basedOn) : undefined) ?? this.getDefault();
-    const { id: _i, name: _n, ...rest } = base;
-    void _i; void _n;
-    return this.save(deepMerge(rest, patch) as Plain, { makeDefault: opts.makeDefault, allowOverwrite: false });
+  add(patch: Plain, opts: { basedOn?: string; makeDefault?: boolean } = {}): Promise<PrinterProfile> {
+    return this.changes.run(() => {
+      const base = (opts.basedOn ? this.get(opts.basedOn) : undefined) ?? this.getDefault();
+      const { id: _i, name: _n, ...rest } = base;
+      void _i; void _n;
+      return this.write(deepMerge(rest, patch) as Plain, { makeDefault: opts.makeDefault, allowOverwrite: false });
+    });
   }
 
   /** Deep-merges `patch` into an existing profile; the id cannot change. */
-  async update(id: string, patch: Plain, opts: { makeDefault?: boolean } = {}): Promise<PrinterProfile> {
-    const current = this.profiles.get(id);
-    if (!current) throw invalid(`Unknown printer profile ${id}`);
-    const merged = deepMerge(current, patch) as Plain;
-    merged.id = id;
-    return this.save(merged, { makeDefault: opts.makeDefault, allowOverwrite: true });
+  update(id: string, patch: Plain, opts: { makeDefault?: boolean } = {}): Promise<PrinterProfile> {
+    return this.changes.run(() => {
+      const current = this.profiles.get(id);
+      if (!current) throw invalid(`Unknown printer profile ${id}`);
+      const merged = deepMerge(current, patch) as Plain;
+      merged.id = id;
+      return this.write(merged, { makeDefault: opts.makeDefault, allowOverwrite: true });
+    });
   }
 
   /** Deletes a profile; unknown ids are a no-op. The selected and the default profile cannot be deleted. */
-  async remove(id: string): Promise<void> {
+  remove(id: string): Promise<void> {
+    return this.changes.run(() => this.delete(id));
+  }
+
+  private async delete(id: string): Promise<void> {
     if (id === this.selectedId) throw conflict('Cannot delete currently selected profile');
     if (id === this.defaultId) throw conflict('Cannot delete default profile');
     if (!this.profiles.has(id)) return;
@@ -178,7 +194,11 @@ export class PrinterProfiles {
     this.events.emit('PrinterProfileDeleted', { identifier: id });
   }
 
-  async setDefault(id: string): Promise<void> {
+  setDefault(id: string): Promise<void> {
+    return this.changes.run(() => this.makeDefault(id));
+  }
+
+  private async makeDefault(id: string): Promise<void> {
     if (!this.profiles.has(id)) throw invalid(`Unknown printer profile ${id}`);
     if (this.config.current.printerProfiles.default === id) return;
     await this.config.patch({ printerProfiles: { default: id } });

@@ -243,3 +243,22 @@ test('machineLimits and extruder.filamentDiameter (Gantry\'s additions) are vali
   assert.equal('machineLimits' in c, false);
   assert.equal('filamentDiameter' in c.extruder, false);
 });
+
+test('changes asked for at once answer as if asked in turn: one add of an id, every PATCH kept, on disk as in memory', async (t) => {
+  const s = await startTestServer(t);
+  const added: string[] = [];
+  s.events.on('parallel-profiles-test', 'PrinterProfileAdded', (p) => added.push(p.identifier));
+  t.after(() => s.events.removeOwner('parallel-profiles-test'));
+  const adds = await Promise.all(Array.from({ length: 8 }, () => s.api('/api/printerprofiles', { method: 'POST', json: { profile: { id: 'twin', name: 'Twin' } } })));
+  // Before, each found no profile of that id and all eight were added.
+  assert.deepEqual(adds.map((r) => r.status).sort(), [200, ...Array<number>(7).fill(400)]);
+  assert.deepEqual(added, ['twin']);
+  // Before, each PATCH merged onto the profile as it was before any of them: the last one written lost the others.
+  const patches = await Promise.all(['width', 'depth', 'height'].map((axis, i) =>
+    s.api('/api/printerprofiles/twin', { method: 'PATCH', json: { profile: { volume: { [axis]: 101 + i } } } })));
+  assert.deepEqual(patches.map((r) => r.status), [200, 200, 200]);
+  const volume = ((await (await s.api('/api/printerprofiles/twin')).json()) as { volume: Record<string, unknown> }).volume;
+  assert.deepEqual([volume.width, volume.depth, volume.height], [101, 102, 103]);
+  const onDisk = await readFile(join(s.paths.printerProfiles, 'twin.profile'), 'utf8');
+  assert.match(onDisk, /width: 101\n\s+depth: 102\n\s+height: 103\n/);
+});

@@ -2,6 +2,7 @@
 import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
+import { SerialQueue } from '../core/serial-queue.ts';
 import { DomainError, invalid, notFound } from '../core/errors.ts';
 import type { ProfileStore} from './profile-store.ts';
 import { checkProfileKey, type StoredProfile } from './profile-store.ts';
@@ -68,6 +69,9 @@ export class SlicingService {
   private readonly progressListeners: Listeners<Parameters<SlicingProgressListener>>;
   private readonly running = new Map<string, AbortController>();
   private queue: Promise<void> = Promise.resolve();
+  // Profile changes run one at a time, each reading the stored profile inside its turn: parallel PATCHes of one profile
+  // each merged onto the same stored copy, and the last written lost the others' settings.
+  private readonly profileChanges = new SerialQueue();
 
   constructor(
     adapters: SlicerAdapter[],
@@ -188,49 +192,55 @@ export class SlicingService {
   }
 
   /** Creates or overwrites a profile; stores only the settings that differ from the slicer's defaults. */
-  async saveProfile(slicer: string, key: string, body: { displayName?: string; description?: string; data?: Record<string, unknown>; default?: boolean }):
+  saveProfile(slicer: string, key: string, body: { displayName?: string; description?: string; data?: Record<string, unknown>; default?: boolean }):
     Promise<ProfileInfo> {
-    await this.ready();
-    const a = this.adapter(slicer);
-    checkProfileKey(key);
-    const existed = (await this.store.get(slicer, key)) !== undefined;
-    const data = await this.overridesOnly(a, toSettings(body.data));
-    const p: StoredProfile = { key, displayName: body.displayName ?? key, description: body.description ?? '', data };
-    await this.store.save(slicer, p);
-    if (body.default) await this.setDefaultProfile(slicer, key);
-    this.events.emit(existed ? 'SlicingProfileModified' : 'SlicingProfileAdded', { slicer, profile: key });
-    return this.info(slicer, p);
+    return this.profileChanges.run(async () => {
+      await this.ready();
+      const a = this.adapter(slicer);
+      checkProfileKey(key);
+      const existed = (await this.store.get(slicer, key)) !== undefined;
+      const data = await this.overridesOnly(a, toSettings(body.data));
+      const p: StoredProfile = { key, displayName: body.displayName ?? key, description: body.description ?? '', data };
+      await this.store.save(slicer, p);
+      if (body.default) await this.setDefaultProfile(slicer, key);
+      this.events.emit(existed ? 'SlicingProfileModified' : 'SlicingProfileAdded', { slicer, profile: key });
+      return this.info(slicer, p);
+    });
   }
 
   /** Applies an update request: data overrides merge into the stored ones. */
-  async updateProfile(slicer: string, key: string, body: { displayName?: string; description?: string; data?: Record<string, unknown>; default?: boolean }):
+  updateProfile(slicer: string, key: string, body: { displayName?: string; description?: string; data?: Record<string, unknown>; default?: boolean }):
     Promise<ProfileInfo> {
-    await this.ready();
-    const a = this.adapter(slicer);
-    checkProfileKey(key);
-    const p = await this.store.get(slicer, key);
-    if (!p) throw notFound(`Unknown profile: ${key}`);
-    const next: StoredProfile = {
-      key,
-      displayName: body.displayName ?? p.displayName,
-      description: body.description ?? p.description,
-      data: body.data ? await this.overridesOnly(a, { ...p.data, ...toSettings(body.data) }) : p.data,
-    };
-    await this.store.save(slicer, next);
-    if (body.default) await this.setDefaultProfile(slicer, key);
-    this.events.emit('SlicingProfileModified', { slicer, profile: key });
-    return this.info(slicer, next);
+    return this.profileChanges.run(async () => {
+      await this.ready();
+      const a = this.adapter(slicer);
+      checkProfileKey(key);
+      const p = await this.store.get(slicer, key);
+      if (!p) throw notFound(`Unknown profile: ${key}`);
+      const next: StoredProfile = {
+        key,
+        displayName: body.displayName ?? p.displayName,
+        description: body.description ?? p.description,
+        data: body.data ? await this.overridesOnly(a, { ...p.data, ...toSettings(body.data) }) : p.data,
+      };
+      await this.store.save(slicer, next);
+      if (body.default) await this.setDefaultProfile(slicer, key);
+      this.events.emit('SlicingProfileModified', { slicer, profile: key });
+      return this.info(slicer, next);
+    });
   }
 
-  async deleteProfile(slicer: string, key: string): Promise<void> {
-    this.adapter(slicer);
-    checkProfileKey(key);
-    if (await this.store.remove(slicer, key)) {
-      if (this.defaultProfileKey(slicer) === key) {
-        await this.config.unset(['slicing', 'defaultProfiles', slicer]);
+  deleteProfile(slicer: string, key: string): Promise<void> {
+    return this.profileChanges.run(async () => {
+      this.adapter(slicer);
+      checkProfileKey(key);
+      if (await this.store.remove(slicer, key)) {
+        if (this.defaultProfileKey(slicer) === key) {
+          await this.config.unset(['slicing', 'defaultProfiles', slicer]);
+        }
+        this.events.emit('SlicingProfileDeleted', { slicer, profile: key });
       }
-      this.events.emit('SlicingProfileDeleted', { slicer, profile: key });
-    }
+    });
   }
 
   async importNative(slicer: string, key: string, text: string, meta: { displayName?: string; description?: string; default?: boolean }): Promise<ProfileInfo> {

@@ -84,6 +84,20 @@ test('profile CRUD: PUT 201 + Location, stored as overrides only, GET merges def
   assert.equal((await s.api('/api/slicing/prusaslicer/profiles/coarse')).status, 404);
 });
 
+test('parallel PATCHes of one profile are all kept, in memory and on disk', { skip: needs('prusa-slicer') }, async (t) => {
+  const s = await startTestServer(t);
+  const url = '/api/slicing/prusaslicer/profiles/fine';
+  assert.equal((await s.api(url, { method: 'PUT', json: { displayName: 'Fine', data: { layer_height: 0.1 } } })).status, 201);
+  const changes: Array<Record<string, unknown>> = [{ layer_height: 0.15 }, { fill_density: '35%' }, { perimeters: 5 }, { skirts: 2 }];
+  const answers = await Promise.all(changes.map((data) => s.api(url, { method: 'PATCH', json: { data } })));
+  assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200]);
+  // Before, each merged onto the stored copy as it was before all of them: the last written kept only its own change.
+  const data = ((await (await s.api(url)).json()) as Json).data;
+  assert.deepEqual([data.layer_height, data.fill_density, data.perimeters, data.skirts], ['0.15', '35%', '5', '2']);
+  const stored = parse(await readFile(join(s.paths.slicingProfiles, 'prusaslicer', 'fine.profile'), 'utf8')) as Json;
+  assert.deepEqual(stored.data, { layer_height: '0.15', fill_density: '35%', perimeters: '5', skirts: '2' });
+});
+
 test('unknown slicer and unknown profile rows answer 404; bad keys and values 400; SETTINGS needed to write', { skip: needs('prusa-slicer') }, async (t) => {
   const s = await startTestServer(t);
   assert.equal((await s.api('/api/slicing/cura/profiles')).status, 404);

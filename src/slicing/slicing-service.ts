@@ -68,7 +68,8 @@ export class SlicingService {
   private readonly configured = new Map<string, boolean>();
   private readonly progressListeners: Listeners<Parameters<SlicingProgressListener>>;
   private readonly running = new Map<string, AbortController>();
-  private queue: Promise<void> = Promise.resolve();
+  /** Slicing jobs, one at a time (slicers use every core they get). */
+  private readonly jobs = new SerialQueue();
   // Profile changes run one at a time, each reading the stored profile inside its turn: parallel PATCHes of one profile
   // each merged onto the same stored copy, and the last written lost the others' settings.
   private readonly profileChanges = new SerialQueue();
@@ -301,8 +302,7 @@ export class SlicingService {
         this.running.delete(id);
       }
     };
-    const done = this.queue.then(run, run);
-    this.queue = done.catch(() => {});
+    const done = this.jobs.run(run);
     return { done, cancel: () => controller.abort() };
   }
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { invalid, notFound } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { SerialQueue } from '../core/serial-queue.ts';
 import { archiveKind, extractArchive, type ExtractLimits } from './archive-extract.ts';
 
 export const CORE_PACK = '_core';
@@ -57,6 +58,10 @@ function toTimestamp(v: unknown): number | undefined {
 }
 
 export class LanguagePacks {
+  // Installed folders change one at a time (an archive is extracted and checked outside its turn): at once, of eight
+  // uploads of one pack six answered 500 (a rename onto the folder another had just put there).
+  private readonly changes = new SerialQueue();
+
   constructor(readonly dir: string, private readonly logger: Logger, private readonly limits: ExtractLimits = DEFAULT_PACK_LIMITS) {}
 
   async list(): Promise<Record<string, LanguageComponent>> {
@@ -123,7 +128,7 @@ export class LanguagePacks {
         }
       }
       if (moves.length === 0) throw invalid('The archive contains no language pack');
-      for (const [from, to] of moves) await this.replace(from, to, work);
+      await this.changes.run(async () => { for (const [from, to] of moves) await this.replace(from, to, work); });
       this.logger.info({ filename, locales: moves.length }, 'language pack installed');
     } finally {
       await rm(work, { recursive: true, force: true });
@@ -141,6 +146,10 @@ export class LanguagePacks {
   async delete(locale: string, pack: string): Promise<void> {
     if (!isLocale(locale)) throw invalid(`Invalid locale: ${locale}`);
     if (pack !== CORE_PACK && !PLUGIN_RE.test(pack)) throw invalid(`Invalid pack: ${pack}`);
+    return this.changes.run(() => this.remove(locale, pack));
+  }
+
+  private async remove(locale: string, pack: string): Promise<void> {
     const target = pack === CORE_PACK ? join(this.dir, locale) : join(this.dir, PLUGINS_DIR, pack, locale);
     const st = await stat(target).catch(() => undefined);
     if (!st?.isDirectory()) throw notFound(`No language pack ${locale} for ${pack}`);

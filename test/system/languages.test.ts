@@ -165,3 +165,16 @@ test('language endpoints need SETTINGS', async (t) => {
   assert.equal((await s.api('/api/languages/de/_core', { key, method: 'DELETE' })).status, 403);
   assert.equal((await s.api('/api/languages', { key: null })).status, 403);
 });
+
+test('the same pack uploaded eight times at once installs eight times in turn; eight deletes at once: one 200, the rest 404', async (t) => {
+  const s = await startTestServer(t);
+  const zip = await zipOf([{ name: 'de/LC_MESSAGES/messages.mo', data: 'v1' }]);
+  // Before, six of them answered 500: each renamed its folder into place where another had just put one.
+  const uploads = await Promise.all(Array.from({ length: 8 }, () => upload(s, zip, 'pack.zip')));
+  assert.deepEqual(uploads.map((r) => r.status), Array<number>(8).fill(200));
+  assert.equal(await readFile(join(s.paths.translations, 'de', 'LC_MESSAGES', 'messages.mo'), 'utf8'), 'v1');
+  assert.deepEqual(await leftovers(s), [], 'no work folders left behind');
+  const deletes = await Promise.all(Array.from({ length: 8 }, () => s.api('/api/languages/de/_core', { method: 'DELETE' })));
+  assert.deepEqual(deletes.map((r) => r.status).sort(), [200, ...Array<number>(7).fill(404)]);
+  await assert.rejects(stat(join(s.paths.translations, 'de')), { code: 'ENOENT' });
+});

@@ -50,6 +50,8 @@ export class TimelapseService {
   private session: CaptureSession | null = null;
   /** Prefixes whose capture (post roll included) is still running. */
   private readonly recording = new Set<string>();
+  /** Unrendered jobs whose frames are being deleted: rendering one now would make a movie of what is left. */
+  private readonly deleting = new Set<string>();
   private stabilizer: Stabilizer | null = null;
   private readonly renderer: Renderer;
   private readonly configListeners = new Listeners<[TimelapseConfig]>();
@@ -291,7 +293,12 @@ export class TimelapseService {
   async deleteUnrendered(name: string): Promise<void> {
     if (!isPlainName(name)) return;
     if (this.recording.has(name) || this.renderer.isRendering(name)) throw conflict('Timelapse is being recorded or rendered, cannot delete it');
-    await deleteFrames(this.framesDir(), name);
+    this.deleting.add(name);
+    try {
+      await deleteFrames(this.framesDir(), name);
+    } finally {
+      this.deleting.delete(name);
+    }
   }
 
   /** Renders an unrendered job in the background (saved fps, gcode `unknown`, no postfix — as 1.9.3). */
@@ -299,6 +306,7 @@ export class TimelapseService {
     if (this.deps.printing()) throw conflict('Printer is currently printing, cannot render timelapse');
     if (!isPlainName(name)) throw invalid('name is invalid');
     if (this.recording.has(name) || this.renderer.isRendering(name)) throw conflict('Timelapse is being recorded or rendered already');
+    if (this.deleting.has(name)) throw conflict('Timelapse is being deleted, cannot render it');
     const fps = configFromSettings(this.deps.config.get().webcam.timelapse);
     void this.renderer.render({ prefix: name, gcode: 'unknown', postfix: '', fps: fps.type === 'off' ? this.deps.config.get().webcam.timelapse.fps : fps.fps });
   }

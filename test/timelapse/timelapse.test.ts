@@ -359,3 +359,16 @@ test('unrendered frames: listing by prefix, exact-prefix delete, age cleanup onl
   assert.deepEqual((await (await s.api('/api/timelapse?unrendered=true')).json() as Json).unrendered, []);
   assert.deepEqual(await readdir(tmp), ['nodash.jpg'], 'names without a dash are left alone');
 });
+
+test('an unrendered job whose frames are being deleted cannot be rendered meanwhile', async (t) => {
+  const s = await startTestServer(t);
+  const tmp = join(s.paths.timelapse, 'tmp');
+  const frame = Buffer.from([0xff, 0xd8, 0xff, 0xd9]);
+  for (let i = 0; i < 50; i++) await writeFile(join(tmp, `job-${i}.jpg`), frame);
+  // The deletion is under way (its checks are done) when the render is asked for.
+  const deleting = s.timelapse.deleteUnrendered('job');
+  // Before, the render was queued and made a movie of whatever frames the deletion had not reached yet.
+  assert.throws(() => s.timelapse.renderUnrendered('job'), { message: 'Timelapse is being deleted, cannot render it' });
+  await deleting;
+  assert.deepEqual(await readdir(tmp), []);
+});

@@ -1,11 +1,12 @@
 // What the job runner keeps about the running job and what a job leaves behind: print time without pauses, progress,
-// the Print* payload, the rendered job scripts, and the history entry and file statistics of a finished print.
+// the Print* payload, the rendered job scripts, the job document (GET /api/job), and the history entry and file
+// statistics of a finished print.
 import type { EventBus } from '../core/event-bus.ts';
 import type { EventPosition, JobEventPayload } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
 import type { FileService } from '../files/file-service.ts';
 import type { JobState } from './job-lifecycle.ts';
-import type { JobProgressSnapshot, SelectedFile } from './job-types.ts';
+import type { JobProgressSnapshot, JobSnapshot, SelectedFile } from './job-types.ts';
 import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
 import type { ProgressEstimator } from './progress-estimator.ts';
 import { renderJobScript, type ScriptSource } from './scripts.ts';
@@ -176,4 +177,21 @@ export async function openDriver(deps: DriverDeps, job: ActiveJob, listener: Job
   const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel });
   job.filepos = offset;
   return stream;
+}
+
+/** The job document (GET /api/job, the push channel): the selected or printed file with its statistics, or nulls. */
+export function jobDocument(file: SelectedFile | undefined, stats: { average: number | null; last: number | null }, user: string | null,
+  progress: JobProgressSnapshot | null): JobSnapshot {
+  if (!file) return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress };
+  const analysis = file.analysis;
+  return {
+    file,
+    // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
+    estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
+    averagePrintTime: stats.average,
+    lastPrintTime: stats.last,
+    filament: analysis?.filament ?? null,
+    user,
+    progress,
+  };
 }

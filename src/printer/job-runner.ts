@@ -14,7 +14,7 @@ import { describeFile, fileStatistics } from './job-files.ts';
 import type { PrintHistoryEntry } from './print-history.ts';
 import { SdJob } from './sd-job.ts';
 import {
-  IDLE_PROGRESS, NULL_POSITION, emitEnd, isPaused, openDriver, jobScript, jobState, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
+  IDLE_PROGRESS, NULL_POSITION, jobDocument, emitEnd, isPaused, openDriver, jobScript, jobState, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
 } from './job-bookkeeping.ts';
 
 export type { JobInterruption, JobRunnerDeps, LiveJob } from './job-types.ts';
@@ -388,21 +388,7 @@ export class JobRunner implements JobControl, FileUsage {
   snapshot(): JobSnapshot {
     if (this.job) this.lastProgress = this.progressOf(this.job);
     const file = this.job?.file ?? this.selection;
-    if (!file) {
-      return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress: this.lastProgress };
-    }
-    const stats = this.stats;
-    const analysis = file.analysis;
-    return {
-      file,
-      // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
-      estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
-      averagePrintTime: stats.average,
-      lastPrintTime: stats.last,
-      filament: analysis?.filament ?? null,
-      user: this.job?.owner ?? file.user,
-      progress: this.lastProgress,
-    };
+    return jobDocument(file, this.stats, this.job?.owner ?? file?.user ?? null, this.lastProgress);
   }
 
   /** State text for the job: SD jobs are not visible in the link's state, so they report their own. */

@@ -3,7 +3,8 @@
 import { canLinkTransition, type LinkStateId } from './connection-state.ts';
 import type { EngineHooks } from './hooks.ts';
 import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers } from './settings.ts';
-import { LineSender, type JobFeed, type LineRules, type SenderSnapshot } from './line-sender.ts';
+import { LineSender, type JobFeed, type SenderSnapshot } from './line-sender.ts';
+import type { LineRules } from './line-rules.ts';
 import { LinkSupervisor } from './link-supervisor.ts';
 import { ReplyHandler } from './reply-handler.ts';
 import { FirmwareState } from './firmware-state.ts';
@@ -12,7 +13,8 @@ import type { LineTransport, TransportFactory } from './line-transport.ts';
 import { commandCode, param } from '../gcode/line.ts';
 import { trimLineNoise } from './line-noise.ts';
 
-export type { JobFeed, LineRules, LineContext } from './line-sender.ts';
+export type { JobFeed } from './line-sender.ts';
+export type { LineRules, LineContext } from './line-rules.ts';
 
 export interface ConnectTarget {
   transport: LineTransport;

@@ -5,6 +5,7 @@ import { FLAG_HEATING, FLAG_LONG, FLAG_PROBE, FLAG_TEMP_QUERY } from './send-win
 import { AckTracker, type WindowSnapshot } from './ack-tracker.ts';
 import { WireWriter } from './wire-writer.ts';
 import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
+import { NO_RULES, type LineRules } from './line-rules.ts';
 
 /** A source of job lines the sender pulls from while printing (printer/job-stream.ts). */
 export interface JobFeed {
@@ -15,31 +16,6 @@ export interface JobFeed {
   /** A pausing command (M0/M1/M25 per settings) met in the file. */
   pausingCommand(cmd: string): void;
 }
-
-/** What a line rule knows about the moment a line is queued or written. */
-export interface LineContext {
-  jobActive: boolean;
-  /** The tool selected by the last T written. */
-  tool: number;
-}
-
-/**
- * Rules the owner installs on the line path (the printer's temperature offsets, tool-change scripts, Z tracking): the
- * protocol itself rewrites nothing.
- */
-export interface LineRules {
-  /** Codes `rewrite` is asked about; such lines are never framed ahead, their rewrite belongs to their turn. */
-  readonly rewriteCodes: ReadonlySet<string>;
-  rewrite(cmd: string, code: string, ctx: LineContext): string;
-  /** Codes `expand` is asked about when a command is queued. */
-  readonly expandCodes: ReadonlySet<string>;
-  /** The lines to queue in place of `cmd` (including it), or null to queue it alone; its lines are never asked again. */
-  expand(cmd: string, code: string, ctx: LineContext & { plannedTool: number }): string[] | null;
-  /** A plain G0/G1 was written (called per move, so keep it cheap). */
-  moveSent?(cmd: string): void;
-}
-
-export const NO_RULES: LineRules = { rewriteCodes: new Set(), rewrite: (cmd) => cmd, expandCodes: new Set(), expand: () => null };
 
 /** The engine side the sender calls into (kept narrow). */
 export interface SenderHost {

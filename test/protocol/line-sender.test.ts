@@ -2,7 +2,8 @@
 // (ping-pong and send-ahead), the resend cursor, the owner's line rules, and its snapshot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineSender, type JobFeed, type LineRules, type SenderHost } from '../../src/protocol/line-sender.ts';
+import { LineSender, type JobFeed, type SenderHost } from '../../src/protocol/line-sender.ts';
+import type { LineRules } from '../../src/protocol/line-rules.ts';
 import { DEFAULT_ENGINE_SETTINGS, type EngineSettings } from '../../src/protocol/settings.ts';
 import { frameLine } from '../../src/gcode/line.ts';
 import { FakeTimers, ScriptedTransport, flush } from './scripted.ts';

@@ -44,11 +44,14 @@ function resolveField(field: string, values: Record<string, unknown>): unknown {
       if (end === at + 1) throw new UnknownPlaceholderError(field);
       key = field.slice(at + 1, end);
       at = end;
-    } else {
+    } else if (field[at] === '[') {
       const end = field.indexOf(']', at + 1);
       if (end < 0) throw new UnknownPlaceholderError(field);
       key = field.slice(at + 1, end);
       at = end + 1;
+    } else {
+      // Only `.` or `[` may follow `]` (Python's str.format refuses the rest too).
+      throw new UnknownPlaceholderError(field);
     }
     if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, key)) throw new UnknownPlaceholderError(field);
     cur = (cur as Record<string, unknown>)[key];

@@ -48,6 +48,8 @@ test('placeholder fields are read step by step as the expressions before read th
   };
   const values = { a: { b: { a: 1, '': 2, 'b.a': 3, '[': 4 }, a: 'x' }, b: ['y', 'z'] };
   const read = (f: () => unknown): unknown => { try { return f(); } catch (err) { return err instanceof UnknownPlaceholderError ? 'unknown' : err; } };
+  // Found by the property below (seed -606201082): after `]` only `.` or `[` may follow; `a]` was read as the key ''.
+  assert.equal(read(() => formatCommand('{a[b]a]}', values)), 'unknown');
   fc.assert(fc.property(fc.string({ maxLength: 12, unit: fc.constantFrom(...'ab01.[]') }), (field) => {
     fc.pre(field !== '' && !/[{}:!]/.test(field));
     assert.deepEqual(read(() => formatCommand(`{${field}}`, values)), read(() => pyStr(oldResolve(field, values))));

@@ -2,6 +2,7 @@
 // and speed, flow rate factor, and which heaters a profile has. Each rule returns the checked value or throws
 // INVALID_REQUEST with the text clients show.
 import { invalid } from '../core/errors.ts';
+import { shown } from '../core/text.ts';
 import { MAX_FEED_MM_MIN, MAX_MOVE_MM, factorPercent } from './printer-commands.ts';
 
 export const TOOL_KEY = /^tool(\d+)$/;
@@ -21,7 +22,7 @@ function mapOf(v: unknown, what: string): Record<string, unknown> {
 export function toolIndex(key: unknown, toolCount: number): number {
   const m = typeof key === 'string' ? TOOL_KEY.exec(key) : null;
   const n = m ? Number(m[1]) : NaN;
-  if (!m || n >= toolCount) throw invalid(`Invalid tool: ${JSON.stringify(key)}`);
+  if (!m || n >= toolCount) throw invalid(`Invalid tool: ${shown(key)}`);
   return n;
 }
 
@@ -30,7 +31,7 @@ export function toolTargets(targets: unknown, toolCount: number): Array<[string,
   const valid: Array<[string, number]> = [];
   for (const [k, v] of Object.entries(mapOf(targets, 'targets'))) {
     toolIndex(k, toolCount);
-    if (!isNumber(v) || v < 0 || v > TARGET_MAX) throw invalid(`Not a number or out of range for ${k}: ${JSON.stringify(v)}`);
+    if (!isNumber(v) || v < 0 || v > TARGET_MAX) throw invalid(`Not a number or out of range for ${k}: ${shown(v)}`);
     valid.push([k, v]);
   }
   return valid;
@@ -40,7 +41,7 @@ export function toolOffsets(offsets: unknown, toolCount: number): Record<string,
   const valid: Record<string, number> = {};
   for (const [k, v] of Object.entries(mapOf(offsets, 'offsets'))) {
     toolIndex(k, toolCount);
-    if (!isNumber(v) || v < -OFFSET_LIMIT || v > OFFSET_LIMIT) throw invalid(`Offset not in range [-${OFFSET_LIMIT}, ${OFFSET_LIMIT}] for ${k}: ${JSON.stringify(v)}`);
+    if (!isNumber(v) || v < -OFFSET_LIMIT || v > OFFSET_LIMIT) throw invalid(`Offset not in range [-${OFFSET_LIMIT}, ${OFFSET_LIMIT}] for ${k}: ${shown(v)}`);
     valid[k] = v;
   }
   return valid;
@@ -58,17 +59,17 @@ export function heaterOffset(v: unknown): number {
 }
 
 export function extrusion(amount: unknown, speed: unknown): { amount: number; speed?: number } {
-  if (!isNumber(amount)) throw invalid(`Not a number for extrusion amount: ${JSON.stringify(amount)}`);
+  if (!isNumber(amount)) throw invalid(`Not a number for extrusion amount: ${shown(amount)}`);
   if (Math.abs(amount) > MAX_MOVE_MM) throw invalid(`Extrusion amount out of range [-${MAX_MOVE_MM}, ${MAX_MOVE_MM}]: ${amount}`);
   if (speed === undefined) return { amount };
-  if (!isNumber(speed) || speed <= 0 || speed > MAX_FEED_MM_MIN) throw invalid(`speed is invalid: ${JSON.stringify(speed)}`);
+  if (!isNumber(speed) || speed <= 0 || speed > MAX_FEED_MM_MIN) throw invalid(`speed is invalid: ${shown(speed)}`);
   return { amount, speed };
 }
 
 /** Flow rate factor (0.75–1.25 or 75–125) as a percentage. */
 export function flowPercent(factor: unknown): number {
   const percent = isNumber(factor) ? factorPercent(factor, 75, 125) : null;
-  if (percent === null) throw invalid(`factor is invalid: ${JSON.stringify(factor)}`);
+  if (percent === null) throw invalid(`factor is invalid: ${shown(factor)}`);
   return percent;
 }
 

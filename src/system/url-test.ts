@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createHash, randomBytes } from 'node:crypto';
 import { invalid } from '../core/errors.ts';
+import { shown } from '../core/text.ts';
 
 /** Named status ranges of docs/reference/interface-spec.md, Utility tests (inclusive bounds). */
 export const STATUS_RANGES: Record<string, [number, number]> = {
@@ -21,7 +22,7 @@ export function parseStatusSpec(spec: unknown): StatusRule[] {
     if (typeof item === 'number' && Number.isInteger(item)) return [item, item] as StatusRule;
     if (typeof item === 'string' && /^\d{3}$/.test(item)) return [Number(item), Number(item)] as StatusRule;
     if (typeof item === 'string' && item in STATUS_RANGES) return STATUS_RANGES[item];
-    throw invalid(`Invalid status: ${JSON.stringify(item)}`);
+    throw invalid(`Invalid status: ${shown(item)}`);
   });
 }
 

@@ -26,3 +26,11 @@ test('bed/chamber values, extrusion and flow rate', () => {
   assert.equal(flowPercent(1.1), 110);
   assert.throws(() => flowPercent(2), /factor is invalid: 2/);
 });
+
+test('an error quotes the refused value as sent: 1e400 (Infinity once parsed) by name, not as null, and a long one cut', () => {
+  assert.throws(() => toolTargets(JSON.parse('{"tool0": 1e400}'), 1), { message: 'Not a number or out of range for tool0: Infinity' });
+  assert.throws(() => extrusion(JSON.parse('-1e400'), undefined), { message: 'Not a number for extrusion amount: -Infinity' });
+  const long = 'x'.repeat(100_000);
+  const err = (() => { try { toolTargets({ tool0: long }, 1); } catch (e) { return e as Error; } })();
+  assert.equal(err?.message, `Not a number or out of range for tool0: "${'x'.repeat(78)}…`);
+});

@@ -11,6 +11,7 @@ import { MAX_FEED_MM_MIN, MAX_MOVE_MM, factorPercent } from '../../printer/print
 import { formatParameters } from '../../gcode/line.ts';
 import { CommandBody, Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 import { truthy } from '../../core/values.ts';
+import { shown } from '../../core/text.ts';
 import { registerPrinterHeaterRoutes } from './printer-heaters.ts';
 import { StateSchema, stateWire } from '../../octoprint/state.ts';
 import { NoContent } from '../../octoprint/schema-kit.ts';
@@ -85,7 +86,7 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       const axes: { x?: number; y?: number; z?: number } = {};
       for (const a of ['x', 'y', 'z'] as const) {
         if (body[a] === undefined) continue;
-        if (!isNumber(body[a])) throw invalid(`Not a number for axis ${a}: ${JSON.stringify(body[a])}`);
+        if (!isNumber(body[a])) throw invalid(`Not a number for axis ${a}: ${shown(body[a])}`);
         if (Math.abs(body[a]) > MAX_MOVE_MM) throw invalid(`Out of range for axis ${a} [-${MAX_MOVE_MM}, ${MAX_MOVE_MM}]: ${body[a]}`);
         axes[a] = body[a];
       }
@@ -95,18 +96,18 @@ export function registerPrinterRoutes(app: GantryApp, deps: PrinterRouteDeps): v
       if (body.speed !== undefined && body.speed !== true) {
         if (body.speed === false) speed = false;
         else if (isNumber(body.speed) && body.speed > 0 && body.speed <= MAX_FEED_MM_MIN) speed = body.speed;
-        else throw invalid(`speed is invalid: ${JSON.stringify(body.speed)}`);
+        else throw invalid(`speed is invalid: ${shown(body.speed)}`);
       }
       if (Object.keys(axes).length > 0) printer.jog(axes, { relative: absolute !== true, speed });
     } else if (command === 'home') {
       const axes = body.axes;
       const list = typeof axes === 'string' ? [axes] : axes;
       if (!Array.isArray(list) || list.length === 0) throw invalid('axes is invalid');
-      for (const a of list) if (a !== 'x' && a !== 'y' && a !== 'z') throw invalid(`Invalid axis: ${JSON.stringify(a)}`);
+      for (const a of list) if (a !== 'x' && a !== 'y' && a !== 'z') throw invalid(`Invalid axis: ${shown(a)}`);
       printer.home(list as Array<'x' | 'y' | 'z'>);
     } else {
       const percent = isNumber(body.factor) ? factorPercent(body.factor, 50, 200) : null;
-      if (percent === null) throw invalid(`factor is invalid: ${JSON.stringify(body.factor)}`);
+      if (percent === null) throw invalid(`factor is invalid: ${shown(body.factor)}`);
       printer.feedRate(percent);
     }
     return reply.code(204).send();

@@ -12,6 +12,7 @@ import { hashPassword, verifyPassword, needsRehash } from './password.ts';
 import { SecretProbe, generateApiKey } from './keys.ts';
 import { assertBoundedJson } from '../core/bounded-json.ts';
 import { Listeners } from '../core/listeners.ts';
+import { shown } from '../core/text.ts';
 
 // The records live in user-records.ts; most of the host imports them from here.
 
@@ -164,11 +165,11 @@ export class UserStore {
   }
 
   private checkGroupRefs(groups: Map<string, GroupRecord>, key: string, permissions: string[], subgroups: string[]): void {
-    for (const p of permissions) if (!permissionByKey(p)) throw invalid(`Unknown permission: ${p}`);
+    for (const p of permissions) if (!permissionByKey(p)) throw invalid(`Unknown permission: ${shown(p)}`);
     for (const s of subgroups) {
       const sg = groups.get(s);
-      if (!sg || s === key) throw invalid(`Unknown group: ${s}`);
-      if (!sg.toggleable) throw invalid(`Group ${s} cannot be used as a subgroup`);
+      if (!sg || s === key) throw invalid(`Unknown group: ${shown(s)}`);
+      if (!sg.toggleable) throw invalid(`Group ${shown(s)} cannot be used as a subgroup`);
     }
   }
 
@@ -236,10 +237,10 @@ export class UserStore {
   private checkUserRefs(known: Map<string, GroupRecord>, groups: string[], permissions: string[]): void {
     for (const g of groups) {
       const rec = known.get(g);
-      if (!rec) throw invalid(`Unknown group: ${g}`);
-      if (!rec.toggleable) throw invalid(`Group ${g} cannot be assigned to users`);
+      if (!rec) throw invalid(`Unknown group: ${shown(g)}`);
+      if (!rec.toggleable) throw invalid(`Group ${shown(g)} cannot be assigned to users`);
     }
-    for (const p of permissions) if (!permissionByKey(p)) throw invalid(`Unknown permission: ${p}`);
+    for (const p of permissions) if (!permissionByKey(p)) throw invalid(`Unknown permission: ${shown(p)}`);
   }
 
   async removeUser(name: string): Promise<void> {

@@ -11,6 +11,7 @@ import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ConfigStore } from '../config/config-store.ts';
 import { DEFAULT_PROFILE_ID, builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from './printer-profile-shape.ts';
+import { shown } from '../core/text.ts';
 
 // The shape is imported from here by most of the host; it lives in printer-profile-shape.ts.
 
@@ -168,7 +169,7 @@ export class PrinterProfiles {
   update(id: string, patch: Plain, opts: { makeDefault?: boolean } = {}): Promise<PrinterProfile> {
     return this.changes.run(() => {
       const current = this.profiles.get(id);
-      if (!current) throw invalid(`Unknown printer profile ${id}`);
+      if (!current) throw invalid(`Unknown printer profile ${shown(id)}`);
       const merged = deepMerge(current, patch) as Plain;
       merged.id = id;
       return this.write(merged, { makeDefault: opts.makeDefault, allowOverwrite: true });
@@ -199,7 +200,7 @@ export class PrinterProfiles {
   }
 
   private async makeDefault(id: string): Promise<void> {
-    if (!this.profiles.has(id)) throw invalid(`Unknown printer profile ${id}`);
+    if (!this.profiles.has(id)) throw invalid(`Unknown printer profile ${shown(id)}`);
     if (this.config.current.printerProfiles.default === id) return;
     await this.config.patch({ printerProfiles: { default: id } });
     this.modifiedAt = Date.now();

@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
 import type { ProfileData } from './types.ts';
+import { shown } from '../core/text.ts';
 
 export interface StoredProfile {
   key: string;
@@ -18,7 +19,7 @@ export const PROFILE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 export function checkProfileKey(key: string): void {
   // Keys become file names: no separators, no dot-dot, nothing hidden.
-  if (!PROFILE_KEY_PATTERN.test(key) || key.includes('..')) throw invalid(`Invalid profile key: ${key}`);
+  if (!PROFILE_KEY_PATTERN.test(key) || key.includes('..')) throw invalid(`Invalid profile key: ${shown(key)}`);
 }
 
 export class ProfileStore {

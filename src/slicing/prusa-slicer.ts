@@ -7,6 +7,7 @@ import { join, delimiter } from 'node:path';
 import { DomainError, invalid } from '../core/errors.ts';
 import { setOwn } from '../core/plain.ts';
 import type { ProfileData, SliceRequest, SlicerAdapter } from './types.ts';
+import { shown } from '../core/text.ts';
 
 const KEY_PATTERN = /^[a-z0-9_]+$/;
 
@@ -34,7 +35,7 @@ export function toIni(settings: ProfileData): string {
   let s = '';
   for (const [k, v] of Object.entries(settings)) {
     // A newline in a value would smuggle extra keys into the file the slicer reads.
-    if (!KEY_PATTERN.test(k) || /[\r\n]/.test(v)) throw invalid(`Invalid slicer setting ${k}`);
+    if (!KEY_PATTERN.test(k) || /[\r\n]/.test(v)) throw invalid(`Invalid slicer setting ${shown(k)}`);
     s += `${k} = ${v}\n`;
   }
   return s;

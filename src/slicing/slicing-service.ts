@@ -8,6 +8,7 @@ import type { ProfileStore} from './profile-store.ts';
 import { checkProfileKey, type StoredProfile } from './profile-store.ts';
 import type { ProfileData, SlicerAdapter, SlicingPrinter } from './types.ts';
 import { Listeners } from '../core/listeners.ts';
+import { shown } from '../core/text.ts';
 
 export interface SlicerInfo {
   key: string;
@@ -51,14 +52,14 @@ export type SlicingProgressListener = (p: {
 export function toSettings(input: Record<string, unknown> | undefined): ProfileData {
   const out: ProfileData = {};
   for (const [k, v] of Object.entries(input ?? {})) {
-    if (!/^[a-z0-9_]+$/.test(k)) throw invalid(`Invalid slicer setting name: ${k}`);
+    if (!/^[a-z0-9_]+$/.test(k)) throw invalid(`Invalid slicer setting name: ${shown(k)}`);
     if (v === null || v === undefined) continue;
     if (typeof v === 'boolean') out[k] = v ? '1' : '0';
     else if (typeof v === 'number' || typeof v === 'string') out[k] = String(v);
     else if (Array.isArray(v) && v.every((x) => typeof x === 'number' || typeof x === 'string')) out[k] = v.join(',');
-    else throw invalid(`Invalid value for slicer setting ${k}`);
+    else throw invalid(`Invalid value for slicer setting ${shown(k)}`);
     // Settings end up as `key = value` lines: a line break would smuggle in further settings.
-    if (/[\r\n]/.test(out[k])) throw invalid(`Invalid value for slicer setting ${k}: line breaks are not allowed`);
+    if (/[\r\n]/.test(out[k])) throw invalid(`Invalid value for slicer setting ${shown(k)}: line breaks are not allowed`);
   }
   return out;
 }

@@ -125,7 +125,7 @@ function take(): StreamItem | undefined {
 
 /** Control items (queued commands, markers) up to the next line, in order; false at a stop. */
 function control(item: Exclude<StreamItem, string>): void {
-  if ('e' in item) engine.enqueue(item.e);
+  if ('e' in item) engine.enqueue(item.e, { once: item.once });
   else if ('m' in item) marker(item.m);
   else feedOn = false;
 }
@@ -211,7 +211,7 @@ port.on('message', (msg: ToLinkThread) => {
     case 'connect': void engine.connect({ transport: create(msg.port, msg.baudrate), port: msg.port, baudrate: msg.baudrate }).finally(() => reply(msg.id)); break;
     case 'auto': void engine.connectAuto(msg.candidates, create).finally(() => reply(msg.id)); break;
     case 'disconnect': void engine.disconnect().finally(() => reply(msg.id)); break;
-    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll }); enqueued++; break;
+    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll, once: msg.once }); enqueued++; break;
     case 'marker': marker(msg.id); break;
     case 'stream':
       for (const item of msg.items) if (typeof item === 'string') lines++;

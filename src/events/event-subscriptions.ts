@@ -19,7 +19,7 @@ export interface EventContext {
 /** Where `gcode` subscriptions send their lines (the printer service satisfies it). */
 export interface GcodeSink {
   isOperational(): boolean;
-  commands(lines: string[], opts?: { tags?: string[] }): void;
+  commands(lines: string[]): void;
 }
 
 export interface Subscription {
@@ -227,7 +227,7 @@ export class EventSubscriptions {
       return;
     }
     try {
-      sink.commands(split, { tags: ['trigger:events.subscription'] });
+      sink.commands(split);
     } catch (err) {
       this.deps.logger.warn({ err, event }, 'gcode event subscription could not be sent');
     }

@@ -1,6 +1,6 @@
 // The printer link as LinkController and JobStreamer drive it, wherever it runs: LocalLink here, on the main thread,
 // or WorkerLink (printer/worker-link.ts), which runs the engine and its transport in their own thread.
-import { ProtocolEngine, type JobFeed, type MachineShape } from '../protocol/engine.ts';
+import { ProtocolEngine, type EnqueueOptions, type JobFeed, type MachineShape } from '../protocol/engine.ts';
 import type { EngineHooks } from '../protocol/hooks.ts';
 import type { DetectionCandidate } from '../protocol/detection.ts';
 import type { TransportFactory } from '../protocol/line-transport.ts';
@@ -43,7 +43,7 @@ export interface EngineLink {
   dispose(): void;
   fakeAck(): void;
 
-  enqueue(cmd: string, opts?: { poll?: boolean }): void;
+  enqueue(cmd: string, opts?: EnqueueOptions): void;
   marker(fn: () => void): void;
   setFeed(feed: JobFeed | null): void;
   setJobActive(active: boolean): void;
@@ -100,7 +100,7 @@ export class LocalLink implements EngineLink {
   disconnect(): Promise<void> { return this.engine.disconnect(); }
   dispose(): void {}
   fakeAck(): void { this.engine.fakeAck(); }
-  enqueue(cmd: string, opts?: { poll?: boolean }): void { this.engine.enqueue(cmd, opts); }
+  enqueue(cmd: string, opts?: EnqueueOptions): void { this.engine.enqueue(cmd, opts); }
   marker(fn: () => void): void { this.engine.marker(fn); }
   setFeed(feed: JobFeed | null): void { this.engine.setFeed(feed); }
   setJobActive(active: boolean): void { this.engine.setJobActive(active); }

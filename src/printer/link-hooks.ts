@@ -70,7 +70,7 @@ export function readingHooks(h: ReadingsSink): EngineHooks {
       if (r.kind === 'cardOk') {
         const first = !readings.sdReady;
         readings.sdReady = true;
-        if (first) h.engine()?.enqueue('M20');
+        if (first) h.engine()?.enqueue('M20', { once: true });
         h.notifyState();
       } else if (r.kind === 'cardFail' || r.kind === 'cardReleased') {
         readings.sdReady = false;
@@ -146,7 +146,7 @@ function onAction(h: ActionSink, name: string): void {
   }
   switch (name) {
     case 'disconnect': void h.disconnect(); break;
-    case 'sd_inserted': h.engine()?.enqueue('M21'); break;
+    case 'sd_inserted': h.engine()?.enqueue('M21', { once: true }); break;
     case 'sd_ejected': h.readings.sdReady = false; h.readings.sdFiles = []; h.notifyState(); break;
     case 'sd_updated': h.sdRefresh(); break;
   }

@@ -20,13 +20,13 @@ export interface LinkThreadInit {
  * The job's ordered stream: file lines, and what the streamer asked for between two of them (a command queued, a
  * marker, the feed stopped at the end of the file). Held by the thread, so the feed never waits on the main thread.
  */
-export type StreamItem = string | { e: string } | { m: number } | { off: 1 };
+export type StreamItem = string | { e: string; once?: true } | { m: number } | { off: 1 };
 
 export type ToLinkThread =
   | { t: 'connect'; id: number; port: string; baudrate: number }
   | { t: 'auto'; id: number; candidates: DetectionCandidate[] }
   | { t: 'disconnect'; id: number }
-  | { t: 'enqueue'; cmd: string; poll?: boolean }
+  | { t: 'enqueue'; cmd: string; poll?: boolean; once?: boolean }
   | { t: 'marker'; id: number }
   | { t: 'stream'; items: StreamItem[] }
   /** `reset`: a new job's feed, whatever the old one left in the stream is dropped. */

@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
+import type { EnqueueOptions } from '../protocol/engine.ts';
 import type { LineInjector } from './job-stream.ts';
 import { LinkController, type PortProvider, type ProfileSource } from './link-controller.ts';
 import type { LinkThreadSpawner } from './worker-link.ts';
@@ -229,7 +230,7 @@ export class PrinterService implements Printer {
 
   // ---------------------------------------------------------------- commands
 
-  commands(lines: string[]): void {
+  commands(lines: string[], opts: EnqueueOptions = {}): void {
     const engine = this.link.link();
     const profile = this.profile();
     for (const raw of lines) {
@@ -240,7 +241,7 @@ export class PrinterService implements Printer {
       if (!profile.heatedBed && /^M(140|190)\b/.test(upper)) continue;
       if (!profile.heatedChamber && /^M(141|191)\b/.test(upper)) continue;
       if (this.deps.config.current.serial.sanityCheckTools && /^T\d+\b/.test(upper) && Number(upper.slice(1).split(' ')[0]) >= profile.extruder.count) continue;
-      engine.enqueue(cmd);
+      engine.enqueue(cmd, opts);
     }
   }
 
@@ -294,7 +295,8 @@ export class PrinterService implements Printer {
   sdRefresh(): void {
     if (!this.readings.sdReady) return;
     const c = this.deps.config.current.serial.capabilities;
-    this.commands([c.extended_m20 && this.link.firmwareName().toLowerCase().includes('marlin') ? 'M20 L' : 'M20']);
+    // Once: a firmware repeating //action:sd_updated, or a client refreshing in a loop, would queue a listing each time.
+    this.commands([c.extended_m20 && this.link.firmwareName().toLowerCase().includes('marlin') ? 'M20 L' : 'M20'], { once: true });
   }
   sdRelease(): void {
     this.commands(['M22']);

@@ -1,5 +1,6 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+import type { EnqueueOptions } from '../protocol/engine.ts';
 import type { JobState } from './job-lifecycle.ts';
 import type { JobLineSource } from './job-line-cursor.ts';
 import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
@@ -153,7 +154,7 @@ export interface Printer {
   terminal(): string[];
 
   /** Queue lines for the firmware (the host's own: scripts, SD control). Throws notOperational when not connected. */
-  commands(lines: string[], opts?: { tags?: string[] }): void;
+  commands(lines: string[], opts?: EnqueueOptions): void;
   /**
    * Queue lines a client sent (the API, the terminal, MQTT). Throws notOperational when not connected, and conflict
    * when they do not fit the MAX_WAITING_COMMANDS the link may hold unwritten.

@@ -1,7 +1,7 @@
 // The printer link in its own thread (src/link-worker.ts), seen from the main thread: commands and the job's lines go
 // out as messages, hooks come back batched per turn of the thread, and the getters read a mirror those batches carry.
 import type { Worker } from 'node:worker_threads';
-import type { JobFeed } from '../protocol/engine.ts';
+import type { EnqueueOptions, JobFeed } from '../protocol/engine.ts';
 import type { DetectionCandidate } from '../protocol/detection.ts';
 import type { LinkStateId } from '../protocol/connection-state.ts';
 import { commandCode, toolNumber } from '../gcode/line.ts';
@@ -212,7 +212,7 @@ export class WorkerLink implements EngineLink {
 
   fakeAck(): void { this.post({ t: 'fakeAck' }); }
 
-  enqueue(cmd: string, opts: { poll?: boolean } = {}): void {
+  enqueue(cmd: string, opts: EnqueueOptions = {}): void {
     const code = commandCode(cmd);
     let cmds = [cmd];
     if (code === 'T') {
@@ -220,10 +220,10 @@ export class WorkerLink implements EngineLink {
       for (const c of cmds) if (commandCode(c) === 'T') this.pendingTool = toolNumber(c) ?? this.pendingTool;
     }
     for (const c of cmds) {
-      if (this.filling) this.filling.push({ e: c });
+      if (this.filling) this.filling.push(opts.once ? { e: c, once: true } : { e: c });
       else {
         this.commandsPosted++;
-        this.post({ t: 'enqueue', cmd: c, poll: opts.poll });
+        this.post({ t: 'enqueue', cmd: c, poll: opts.poll, once: opts.once });
       }
     }
   }

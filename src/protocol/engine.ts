@@ -3,7 +3,7 @@
 import { canLinkTransition, type LinkStateId } from './connection-state.ts';
 import type { EngineHooks } from './hooks.ts';
 import { DEFAULT_ENGINE_SETTINGS, realTimers, type EngineSettings, type Timers } from './settings.ts';
-import { LineSender, type JobFeed, type SenderSnapshot } from './line-sender.ts';
+import { LineSender, type EnqueueOptions, type JobFeed, type SenderSnapshot } from './line-sender.ts';
 import type { LineRules } from './line-rules.ts';
 import { LinkSupervisor } from './link-supervisor.ts';
 import { ReplyHandler } from './reply-handler.ts';
@@ -13,7 +13,7 @@ import type { LineTransport, TransportFactory } from './line-transport.ts';
 import { commandCode, param } from '../gcode/line.ts';
 import { trimLineNoise } from './line-noise.ts';
 
-export type { JobFeed } from './line-sender.ts';
+export type { EnqueueOptions, JobFeed } from './line-sender.ts';
 export type { LineRules, LineContext } from './line-rules.ts';
 
 export interface ConnectTarget {
@@ -123,7 +123,7 @@ export class ProtocolEngine {
   plannedTool(): number { return this.sender.plannedTool(); }
 
   /** Queue a command for the firmware (user, script, internal). Emergency commands jump the queue. */
-  enqueue(cmd: string, opts: { poll?: boolean } = {}): void {
+  enqueue(cmd: string, opts: EnqueueOptions = {}): void {
     const code = commandCode(cmd);
     if (code !== null && this.fw.effective.emergencyCommands.includes(code)) {
       if (code === 'M112') this.emergencyStop();

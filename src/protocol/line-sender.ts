@@ -7,6 +7,9 @@ import { WireWriter } from './wire-writer.ts';
 import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
 import { NO_RULES, type LineRules } from './line-rules.ts';
 
+/** How a command joins the queue: `poll`, a temperature poll; `once`, not again while the same command waits unsent. */
+export interface EnqueueOptions { poll?: boolean; once?: boolean }
+
 /** A source of job lines the sender pulls from while printing (printer/job-stream.ts). */
 export interface JobFeed {
   /** The next raw file line, or null when none is ready now (the feed calls engine.pump() when one is). */
@@ -123,8 +126,12 @@ export class LineSender {
     this.wire.discard();
   }
 
-  /** Queues a command; `poll` ones (temperature polls) are not queued twice. Emergency commands are the engine's. */
-  enqueue(cmd: string, opts: { poll?: boolean; first?: boolean } = {}): void {
+  /**
+   * Queues a command; `poll` ones (temperature polls) are not queued twice, nor a `once` one while the same command
+   * waits unsent (its answer will be as fresh: an SD listing asked for again and again). Emergency commands are the
+   * engine's.
+   */
+  enqueue(cmd: string, opts: EnqueueOptions & { first?: boolean } = {}): void {
     if (opts.first) {
       this.queue.splice(this.queueHead, 0, { cmd });
       this.pump();
@@ -134,6 +141,7 @@ export class LineSender {
       if (this.pollPending) return;
       this.pollPending = true;
     }
+    if (opts.once && this.waiting(cmd)) return;
     const code = this.rules.expandCodes.size === 0 ? null : commandCode(cmd);
     const expanded = code !== null && this.rules.expandCodes.has(code)
       ? this.rules.expand(cmd, code, { jobActive: this.jobActive, tool: this.host.currentTool(), plannedTool: this.plannedTool() })
@@ -142,6 +150,11 @@ export class LineSender {
     if (expanded !== null) for (const l of expanded) this.queue.push({ cmd: l });
     else this.queue.push({ cmd, poll: opts.poll });
     this.pump();
+  }
+
+  private waiting(cmd: string): boolean {
+    for (let i = this.queueHead; i < this.queue.length; i++) if (this.queue[i].cmd === cmd) return true;
+    return false;
   }
 
   /** Writes outside the queue and numbering (emergency parser commands); counted in flight, an ok follows. */

@@ -149,3 +149,22 @@ test('clear forgets queue, window and numbering', async () => {
   const s = sender.snapshot();
   assert.deepEqual([s.linesInFlight, s.queued, s.nextNumber, s.staged], [0, 0, 1, false]);
 });
+
+test('a `once` command is not queued again while the same command waits unsent; once written, it may be asked for again', async () => {
+  const { sender, take, ok, commands } = makeSender();
+  sender.enqueue('G4 S1');
+  for (let i = 0; i < 5; i++) sender.enqueue('M20', { once: true });
+  sender.enqueue('M21', { once: true });
+  assert.deepEqual(await take(), ['G4 S1']);
+  assert.equal(sender.snapshot().queued, 2, 'one M20 and the M21 wait');
+  await ok();
+  assert.deepEqual(await take(), ['M20']);
+  // In flight, not waiting: a new request is a new listing.
+  sender.enqueue('M20', { once: true });
+  assert.equal(sender.snapshot().queued, 2);
+  // Without `once`, a command queues as often as asked.
+  sender.enqueue('M20');
+  assert.equal(sender.snapshot().queued, 3);
+  for (let i = 0; i < 3; i++) { await ok(); await take(); }
+  assert.deepEqual(commands, ['G4 S1', 'M20', 'M21', 'M20', 'M20']);
+});

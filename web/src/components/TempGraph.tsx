@@ -118,6 +118,9 @@ export function TempGraph() {
         scales: { x: { time: true, range: xRange }, y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(50, Math.ceil(((max ?? 0) + 10) / 10) * 10)] } },
         // One line of plain clock time per tick, spaced so labels never run into each other (uPlot's default adds a
         // second line with the date, which collided with the neighbouring ticks).
+        // Room on the right for half of the last time label, centred on its tick (uPlot's own is half the °C axis: the
+        // label was cut to "08:51:30 A").
+        padding: [null, 45, null, null],
         axes: [{ space: 70, values: (_u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })) },
           { label: '°C', size: 50 }],
         legend: { live: true },

@@ -54,6 +54,14 @@ export class LocalStorage {
    * can keep its rendering of it.
    */
   private readonly listings = new Map<string, { generation: number; until: number; entries: Promise<StoredEntry[]> }>();
+  /**
+   * File entries by the metadata object they were made from, with the content they describe (size and mtime). Metadata
+   * objects are replaced, never changed, when a file's metadata changes (metadata-store.ts), so an entry found here for
+   * the same content, path and type is what making it again would give. Listings hand out the same objects while
+   * nothing changed, and the HTTP side keeps each one's JSON (http/listing-json.ts): a library of 5,000 files walked
+   * again made 5,000 entries, their wire form and 7 MB of JSON each time.
+   */
+  private readonly madeEntries = new WeakMap<FileMeta, { key: string; entry: StoredFile }>();
   /** Hashes being computed, by file and content. */
   private readonly hashing = new Map<string, Promise<string | undefined>>();
 
@@ -118,8 +126,12 @@ export class LocalStorage {
     const typePath = this.types.typePathOf(name);
     if (!s || !s.isFile() || !typePath) throw notFound('File not found');
     const meta = await this.metadata.get(this.abs(parts.slice(0, -1)), name);
+    const path = joinPath(parts);
+    const key = contentKey(s);
+    const made = meta && this.madeEntries.get(meta);
+    if (made && made.key === key && made.entry.path === path && made.entry.typePath.join('/') === typePath.join('/')) return made.entry;
     const entry: StoredFile = {
-      kind: 'file', origin: 'local', name, display: meta?.display ?? name, path: joinPath(parts), typePath,
+      kind: 'file', origin: 'local', name, display: meta?.display ?? name, path, typePath,
       size: s.size, date: Math.floor(s.mtimeMs / 1000), hash: await this.hashOf(parts, s), meta: passThroughMeta(meta),
     };
     // Replaced on disk behind our back (copied over by hand, another program): its figures describe the old content.
@@ -128,6 +140,8 @@ export class LocalStorage {
       delete entry.meta.analysis;
     }
     if (entry.meta.analysis === undefined) entry.analysisMissing = true;
+    // A hash still to be made (it failed) is tried again by the next listing.
+    if (meta && entry.hash !== undefined) this.madeEntries.set(meta, { key, entry });
     return entry;
   }
 

@@ -121,19 +121,22 @@ function fileEntry(base: string, f: StoredFile): WireEntry {
   return e;
 }
 
-function folderEntry(base: string, f: StoredFolder): WireEntry {
-  const { analysis: _a, history: _h, ...rest } = f.meta;
+/** A folder's wire fields but its children, which come last (http/listing-json.ts writes them after these). */
+export function folderFields(base: string, f: StoredFolder): WireEntry {
+  const { analysis: _a, history: _h, children: _c, ...rest } = f.meta;
   return {
     ...rest,
     name: f.name, display: f.display, path: f.path, type: 'folder', typePath: ['folder'], origin: 'local',
     refs: { resource: resourceUrl(base, 'local', f.path) },
     size: f.size,
-    children: f.children.map((c) => toWire(base, c)),
   };
 }
 
 export function toWire(base: string, e: StoredEntry): WireEntry {
-  return e.kind === 'file' ? fileEntry(base, e) : folderEntry(base, e);
+  if (e.kind === 'file') return fileEntry(base, e);
+  const wire = folderFields(base, e);
+  wire.children = e.children.map((c) => toWire(base, c));
+  return wire;
 }
 
 /** The abridged entry of upload/copy/move answers: name, path, origin, refs only. */

@@ -2,7 +2,7 @@
 // through the server (upload, folder, copy, move, delete, metadata), and files dropped in behind its back still show.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LISTING_REUSE_MS, LocalStorage, listingReuseMs } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
@@ -155,4 +155,38 @@ test('listings kept are bounded whatever filters clients send; the recent ones s
   assert.ok(kept() <= 8, `${kept()} listings kept`);
   const recent = await storage.list(Infinity, 'filter-199');
   assert.equal(await storage.list(Infinity, 'filter-199'), recent, 'the newest is still shared');
+});
+
+test('a file\'s entry is handed out again while its content, metadata and path stay the same, and made anew after any change', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  await writeFile(join(root, 'b.gcode'), GCODE);
+  await storage.list(Infinity); // stores the hashes
+  const entryOf = async (name: string) => (await storage.list(Infinity, undefined, true)).find((e) => e.name === name);
+  const a = await entryOf('a.gcode');
+  assert.ok(a);
+  assert.equal(await entryOf('a.gcode'), a, 'walked again, nothing changed: the same entry');
+
+  await storage.metadata.update(root, 'a.gcode', { display: 'A' });
+  const renamed = await entryOf('a.gcode');
+  assert.notEqual(renamed, a, 'metadata changed: a new entry');
+  assert.equal(renamed?.display, 'A');
+
+  // Behind the server's back: same size, another modification time (the content key).
+  await utimes(join(root, 'a.gcode'), new Date(), new Date(Date.now() + 5000));
+  const touched = await entryOf('a.gcode');
+  assert.notEqual(touched, renamed, 'content changed: a new entry');
+  assert.equal(touched?.hash, a.hash);
+  const hashed = await entryOf('a.gcode'); // the walk above stored the new hash: metadata changed again
+  assert.equal(await entryOf('a.gcode'), hashed, 'the same entry from then on');
+  await writeFile(join(root, 'a.gcode'), `${GCODE}G1 X1\n`);
+  assert.equal((await entryOf('a.gcode'))?.size, Buffer.byteLength(`${GCODE}G1 X1\n`));
+
+  // A copy carries the same metadata object to another path: each path keeps its own entry.
+  await storage.makeFolder(['dir']);
+  await storage.transfer(['b.gcode'], ['dir', 'b.gcode'], 'copy');
+  const listed = await storage.list(Infinity, undefined, true);
+  const copy = listed.find((e) => e.name === 'dir');
+  assert.equal(copy?.kind === 'folder' && copy.children[0]?.path, 'dir/b.gcode');
+  assert.equal(listed.find((e) => e.name === 'b.gcode')?.path, 'b.gcode');
 });

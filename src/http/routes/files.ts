@@ -18,6 +18,7 @@ import { externalBase } from '../urls.ts';
 import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
 import { truthy } from '../../core/values.ts';
+import { ListingJson } from '../listing-json.ts';
 
 export interface FilesRouteDeps {
   files: FileService;
@@ -63,8 +64,7 @@ export function requireLocation(location: string, deps: FilesRouteDeps): 'local'
  */
 interface Rendered { files: Buffer; etag: string }
 
-function rendered(filesJson: string): Rendered {
-  const files = Buffer.from(filesJson, 'utf8');
+function rendered(files: Buffer): Rendered {
   return { files, etag: `"${createHash('sha1').update(files).digest('hex')}"` };
 }
 
@@ -110,19 +110,21 @@ const MAX_BASES_PER_LISTING = 8;
 
 export function registerFilesRoutes(app: GantryApp, deps: FilesRouteDeps): void {
   const { files } = deps;
-  // Polled listings cost a walk of the uploads tree, the wire form of every entry, its JSON and a SHA-1 each time.
-  // The file service hands out the same array while its listing is valid (local-storage.ts), so its rendering per
-  // base URL is kept with it and dropped with it. Free space is read at most once a second.
+  // Polled listings cost a walk of the uploads tree, the JSON of every entry and a SHA-1 each time. The file service
+  // hands out the same array while its listing is valid (local-storage.ts), so its rendering per base URL is kept with
+  // it and dropped with it; a new listing is put together from the entries' kept JSON (listing-json.ts), made again
+  // only for what changed. Free space is read at most once a second.
   const renderings = new WeakMap<readonly StoredEntry[], Map<string, Rendered>>();
+  const json = new ListingJson();
   const usage = shortLived(() => files.diskUsage(), SCAN_REUSE_MS);
 
   const render = (base: string, local: readonly StoredEntry[], sd: readonly StoredFile[] = []): Rendered => {
-    if (sd.length > 0) return rendered(JSON.stringify([...local, ...sd].map((e) => toWire(base, e))));
+    if (sd.length > 0) return rendered(json.render(base, [...local, ...sd]));
     let byBase = renderings.get(local);
     if (!byBase) renderings.set(local, (byBase = new Map()));
     let r = byBase.get(base);
     if (!r) {
-      r = rendered(JSON.stringify(local.map((e) => toWire(base, e))));
+      r = rendered(json.render(base, local));
       if (byBase.size < MAX_BASES_PER_LISTING) byBase.set(base, r);
     }
     return r;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { LISTING_REUSE_MS, LocalStorage, listingReuseMs } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
 import { silentLogger } from '../../src/core/logger.ts';
+import type { StoredFile } from '../../src/files/types.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { multipartBody, GCODE, type FormPart } from './multipart.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -162,7 +163,7 @@ test('a file\'s entry is handed out again while its content, metadata and path s
   await writeFile(join(root, 'a.gcode'), GCODE);
   await writeFile(join(root, 'b.gcode'), GCODE);
   await storage.list(Infinity); // stores the hashes
-  const entryOf = async (name: string) => (await storage.list(Infinity, undefined, true)).find((e) => e.name === name);
+  const entryOf = async (name: string) => (await storage.list(Infinity, undefined, true)).find((e): e is StoredFile => e.kind === 'file' && e.name === name);
   const a = await entryOf('a.gcode');
   assert.ok(a);
   assert.equal(await entryOf('a.gcode'), a, 'walked again, nothing changed: the same entry');

@@ -127,7 +127,7 @@ test('forms of too many parts or too large field names are refused with 400 and 
   assert.equal(ok.status, 201);
 });
 
-test('downloads: attachment headers, Range → 206 with the exact bytes, suffix ranges, 416, HTML 404', async (t) => {
+test('downloads: attachment headers, Range → 206 with the exact bytes, suffix ranges, 416, 304 for a current copy, HTML 404', async (t) => {
   const s = await startTestServer(t);
   const content = Buffer.concat(Array.from({ length: 2000 }, (_, i) => Buffer.from(`G1 X${i} Y${i}\n`)));
   const { multipartBody } = await import('./multipart.ts');
@@ -152,6 +152,13 @@ test('downloads: attachment headers, Range → 206 with the exact bytes, suffix 
   assert.deepEqual(Buffer.from(await open.arrayBuffer()), content.subarray(content.length - 5));
   const bad = await s.api(url, { headers: { Range: `bytes=${content.length + 10}-` } });
   assert.equal(bad.status, 416);
+  // Conditional: the client's tag alone, among others, weak, or `*` (any copy) → 304, with a range too; another → 200.
+  const etag = full.headers.get('etag') ?? '';
+  for (const inm of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+    assert.equal((await s.api(url, { headers: { 'If-None-Match': inm } })).status, 304, inm);
+    assert.equal((await s.api(url, { headers: { 'If-None-Match': inm, Range: 'bytes=0-9' } })).status, 304, `${inm} with a range`);
+  }
+  assert.equal((await s.api(url, { headers: { 'If-None-Match': '"other"' } })).status, 200);
   const missing = await s.api('/downloads/files/local/none.gcode');
   assert.equal(missing.status, 404);
   assert.match(await missing.text(), /<title>404: Not Found<\/title>/);

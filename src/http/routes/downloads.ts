@@ -8,6 +8,7 @@ import type { FileService } from '../../files/file-service.ts';
 import { DomainError } from '../../core/errors.ts';
 import { fileStream } from '../../core/file-chunks.ts';
 import { FileBytes, HtmlText, NoContent } from '../../octoprint/schema-kit.ts';
+import { etagMatches } from '../conditional.ts';
 
 const Params = Type.Object({ '*': Type.String() });
 
@@ -57,7 +58,7 @@ export function registerDownloadRoutes(app: GantryApp, deps: { files: FileServic
       .header('Accept-Ranges', 'bytes')
       .header('Cache-Control', 'max-age=0, must-revalidate, private')
       .type(/\.(gcode|gco|g)$/i.test(name) ? 'text/plain' : 'application/octet-stream');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
     const ifRange = request.headers['if-range'];
     const range = ifRange && ifRange !== etag ? undefined : parseRange(request.headers.range, st.size);
     if (range === null) {

@@ -19,6 +19,7 @@ import { registerFileCommandRoute, type SliceHook } from './files-commands.ts';
 import { registerUploadRoute } from './files-upload.ts';
 import { truthy } from '../../core/values.ts';
 import { ListingJson } from '../listing-json.ts';
+import { etagMatches } from '../conditional.ts';
 
 export interface FilesRouteDeps {
   files: FileService;
@@ -94,7 +95,7 @@ function sendConditional(request: FastifyRequest, reply: FastifyReply, listing: 
   if (!bypassOf(q)) {
     const inm = request.headers['if-none-match'];
     const ims = request.headers['if-modified-since'];
-    const etagMatch = inm !== undefined && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag);
+    const etagMatch = etagMatches(inm, etag);
     const imsMatch = inm === undefined && ims !== undefined && Date.parse(ims) >= seconds * 1000;
     if (etagMatch || imsMatch) {
       reply.header('ETag', etag).header('Last-Modified', httpDate(seconds));

@@ -18,6 +18,7 @@ const ProfileBody = Type.Object({
 }, { additionalProperties: true });
 
 import { isPlain, type Plain } from '../../core/plain.ts';
+import { etagMatches } from '../conditional.ts';
 
 /** Keys clients echo back from responses; they are derived, never stored. */
 const DERIVED = ['resource', 'default', 'current'];
@@ -53,8 +54,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
     reply.header('ETag', etag);
     reply.header('Last-Modified', new Date(profiles.lastModified).toUTCString());
     const force = ['true', 'yes', '1'].includes((request.query.force ?? '').toLowerCase());
-    const inm = request.headers['if-none-match'];
-    if (!force && inm && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag)) {
+    if (!force && etagMatches(request.headers['if-none-match'], etag)) {
       return reply.code(304).send();
     }
     return (reply as FastifyReply).type('application/json').send(json);

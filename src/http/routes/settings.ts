@@ -19,6 +19,7 @@ import { folderPaths, normaliseFolders } from '../../system/folders.ts';
 import { checkCommandline } from '../../timelapse/ffmpeg-template.ts';
 import { SettingsSchema, TemplatesSchema } from '../../octoprint/settings.ts';
 import { NoContent } from '../../octoprint/schema-kit.ts';
+import { etagMatches } from '../conditional.ts';
 
 type Plain = Record<string, unknown>;
 
@@ -153,8 +154,7 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     }
     const { body, etag } = answer;
     reply.header('ETag', etag);
-    const match = request.headers['if-none-match'];
-    if (match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+    if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
     return (reply as FastifyReply).type('application/json; charset=utf-8').send(body);
   });
 

@@ -18,6 +18,7 @@ import { parseRange } from './downloads.ts';
 
 import { isPlain } from '../../core/plain.ts';
 import { FileBytes, HtmlText, NoContent, OpenObject } from '../../octoprint/schema-kit.ts';
+import { etagMatches } from '../conditional.ts';
 
 const FilenameParams = Type.Object({ filename: Type.String() });
 const NameParams = Type.Object({ name: Type.String() });
@@ -72,8 +73,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
     const mtime = await tl.mtime(unrendered);
     reply.header('ETag', etag).header('Cache-Control', 'max-age=0');
     if (mtime > 0) reply.header('Last-Modified', new Date(Math.floor(mtime / 1000) * 1000).toUTCString());
-    const match = request.headers['if-none-match'];
-    if (!truthy(request.query.force) && match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) {
+    if (!truthy(request.query.force) && etagMatches(request.headers['if-none-match'], etag)) {
       return reply.code(304).send();
     }
     return (reply as FastifyReply).type('application/json; charset=utf-8').send(text);
@@ -146,7 +146,7 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
       .header('Cache-Control', 'max-age=0, must-revalidate, private').header('Expires', '-1')
       .type(name.endsWith('.jpg') ? 'image/jpeg' : name.toLowerCase().endsWith('.mp4') || name.toLowerCase().endsWith('.m4v') ? 'video/mp4'
         : name.toLowerCase().endsWith('.mkv') ? 'video/x-matroska' : 'video/mpeg');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
     const range = parseRange(request.headers.range, st.size);
     if (range === null) return reply.code(416).header('Content-Range', `bytes */${st.size}`).send('');
     if (range) {

@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { invalid, notFound } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { SerialQueue } from '../core/serial-queue.ts';
+import { shown } from '../core/text.ts';
 import { archiveKind, extractArchive, type ExtractLimits } from './archive-extract.ts';
 
 export const CORE_PACK = '_core';
@@ -115,16 +116,16 @@ export class LanguagePacks {
       for (const top of await subdirs(staged)) {
         if (top === PLUGINS_DIR) {
           for (const plugin of await subdirs(join(staged, PLUGINS_DIR))) {
-            if (!PLUGIN_RE.test(plugin)) throw invalid(`Invalid plugin identifier in language pack: ${plugin}`);
+            if (!PLUGIN_RE.test(plugin)) throw invalid(`Invalid plugin identifier in language pack: ${shown(plugin)}`);
             for (const locale of await subdirs(join(staged, PLUGINS_DIR, plugin))) {
-              if (!isLocale(locale)) throw invalid(`Invalid locale in language pack: ${locale}`);
+              if (!isLocale(locale)) throw invalid(`Invalid locale in language pack: ${shown(locale)}`);
               moves.push([join(staged, PLUGINS_DIR, plugin, locale), join(this.dir, PLUGINS_DIR, plugin, locale)]);
             }
           }
         } else if (isLocale(top)) {
           moves.push([join(staged, top), join(this.dir, top)]);
         } else {
-          throw invalid(`Invalid locale in language pack: ${top}`);
+          throw invalid(`Invalid locale in language pack: ${shown(top)}`);
         }
       }
       if (moves.length === 0) throw invalid('The archive contains no language pack');
@@ -144,8 +145,8 @@ export class LanguagePacks {
   }
 
   async delete(locale: string, pack: string): Promise<void> {
-    if (!isLocale(locale)) throw invalid(`Invalid locale: ${locale}`);
-    if (pack !== CORE_PACK && !PLUGIN_RE.test(pack)) throw invalid(`Invalid pack: ${pack}`);
+    if (!isLocale(locale)) throw invalid(`Invalid locale: ${shown(locale)}`);
+    if (pack !== CORE_PACK && !PLUGIN_RE.test(pack)) throw invalid(`Invalid pack: ${shown(pack)}`);
     return this.changes.run(() => this.remove(locale, pack));
   }
 

@@ -94,6 +94,9 @@ test('a new upload replaces the installed locale; delete removes core and plugin
   assert.equal((await s.api('/api/languages/de/_core', { method: 'DELETE' })).status, 404);
   assert.equal((await s.api('/api/languages/..%2F..%2Fconfig.yaml/_core', { method: 'DELETE' })).status, 400);
   assert.equal((await s.api('/api/languages/de/%20evil', { method: 'DELETE' })).status, 400);
+  const long = await s.api(`/api/languages/${'x'.repeat(90)}/_core`, { method: 'DELETE' });
+  assert.equal(long.status, 400);
+  assert.deepEqual(await long.json(), { error: `Invalid locale: "${'x'.repeat(78)}…` }, 'the refused value quoted, cut short');
   assert.ok(await stat(s.paths.config));
 });
 

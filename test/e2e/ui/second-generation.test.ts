@@ -277,6 +277,11 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     assert.ok(await inFirstScreen('[data-testid=printer-state]'), 'printer state in the first screen');
     assert.ok(await inFirstScreen('[aria-label=Job]'), 'job in the first screen');
     assert.ok(await inFirstScreen('tr[data-heater=tool0]'), 'temperatures in the first screen');
+    // The heaters' own box scrolled sideways to reach the offset (the page did not); now each heater wraps.
+    const sideways = await page.evaluate<number>("(() => { const s = document.querySelector('.temperature .scroll'); return s.scrollWidth - s.clientWidth; })()");
+    assert.ok(sideways <= 1, `the heaters fit the screen (${sideways}px to scroll sideways)`);
+    const offset = await page.locator('tr[data-heater=tool0] input[aria-label$=offset]').boundingBox();
+    assert.ok(offset && offset.x + offset.width <= 390, 'the offset field is on the screen');
     const bar = await page.getByRole('tablist').boundingBox();
     assert.ok(bar && Math.abs(bar.y + bar.height - 844) <= 1, 'the tab bar sits at the bottom of the screen');
     const small = await page.evaluate<string[]>(`[...document.querySelectorAll('header button, header a, [role=tab], .file .actions button, .buttons button')]

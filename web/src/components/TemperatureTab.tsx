@@ -46,9 +46,9 @@ function HeaterRow({ heater }: { heater: string }) {
   return (
     <tr data-heater={heater}>
       <th scope="row">{heaterLabel(heater)}</th>
-      <td data-testid={`actual-${heater}`}>{temp(cur?.actual)}</td>
-      <td data-testid={`target-${heater}`}>{cur?.target ? temp(cur.target) : 'off'}</td>
-      <td>
+      <td data-testid={`actual-${heater}`} data-label="Actual">{temp(cur?.actual)}</td>
+      <td data-testid={`target-${heater}`} data-label="Target">{cur?.target ? temp(cur.target) : 'off'}</td>
+      <td class="set-target">
         {can('CONTROL') && (
           <form class="inline" onSubmit={submit}>
             <input type="number" min="0" max="500" step="1" inputMode="numeric" placeholder="°C" aria-label={`${heaterLabel(heater)} target`}
@@ -65,7 +65,7 @@ function HeaterRow({ heater }: { heater: string }) {
           </form>
         )}
       </td>
-      <td>
+      <td class="offset" data-label="Offset">
         {/* An offset is added to every target sent to this heater (-50…50 °C, as the API allows). */}
         {can('CONTROL') && (
           <form class="inline" onSubmit={(e) => { e.preventDefault(); const v = Number(offset); if (offset.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= 50) void setOffset(heater, v).then((ok) => ok && notify(`${heaterLabel(heater)} offset ${v}°C`)); }}>

@@ -2,6 +2,7 @@
 // drag-and-drop, folders, moves, deletes, and a file under analysis; it runs on that scenario's page and server.
 import assert from 'node:assert/strict';
 import { openAsBlob } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Page } from 'playwright-core';
@@ -113,6 +114,38 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
     await row.getByText('Estimated time').waitFor();
     assert.equal((await server.api('/api/files/local/analysed-slowly.gcode', { method: 'DELETE' })).status, 204);
     await row.waitFor({ state: 'detached' });
+  });
+
+  await step('files: a folder of 230 files shows 200 rows and the rest on request; a search or another order starts over', async () => {
+    const dir = join(server.baseDir, 'uploads', 'many');
+    await mkdir(dir);
+    for (let i = 0; i < 230; i++) await writeFile(join(dir, `part_${i}.gcode`), 'G28\n');
+    const files = page.getByRole('region', { name: 'Files' });
+    await files.getByRole('button', { name: 'Refresh files' }).click();
+    await files.getByRole('button', { name: '📁 many' }).click();
+    const rows = files.locator('[data-testid=file-list] li[data-file]');
+    const more = files.getByRole('button', { name: /^Show \d+ more/ });
+    await more.waitFor();
+    assert.equal(await rows.count(), 200);
+    assert.equal(await more.innerText(), 'Show 30 more (30 not shown)');
+    await more.click();
+    await more.waitFor({ state: 'detached' });
+    assert.equal(await rows.count(), 230);
+    // A search is a new view: its first rows only (part_1, part_10…19, part_100…199: 111, all shown).
+    await files.getByLabel('Search files').fill('part_1');
+    await files.locator('[data-testid=file-list] li[data-file="many/part_199.gcode"]').waitFor();
+    assert.equal(await rows.count(), 111);
+    await files.getByLabel('Search files').fill('');
+    await files.locator('[data-testid=file-list] li[data-file="many/part_229.gcode"]').waitFor();
+    assert.equal(await rows.count(), 230, 'back in the folder shown whole: still whole');
+    const order = await files.getByLabel('Sort files by').inputValue();
+    await files.getByLabel('Sort files by').selectOption('size');
+    await more.waitFor();
+    assert.equal(await rows.count(), 200, 'another order: the first 200 again');
+    await files.getByLabel('Sort files by').selectOption(order);
+    await files.getByRole('button', { name: 'local' }).click();
+    assert.equal((await server.api('/api/files/local/many', { method: 'DELETE' })).status, 204);
+    await files.getByRole('button', { name: '📁 many' }).waitFor({ state: 'detached' });
   });
 
   await step('files: free space below server.diskspace is said, as a warning and then an alert', async () => {

@@ -1,12 +1,13 @@
 // Users, groups and keys of an OctoPrint installation in Gantry's terms: users.yaml (file versions 1 and 2) with their
 // password hashes as they are, groups.yaml (or the built-in defaults), personal and application keys.
 import { join } from 'node:path';
-import type { UserRecord, GroupRecord } from '../access/user-records.ts';
+import { groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
 import { legacySha512Hash, isImportedHash } from '../access/imported-hash.ts';
 import { readYaml, labelOf, type OctoPrintSource, type YamlFile } from './source.ts';
 import { isPlain } from '../core/plain.ts';
+import { shown } from '../core/text.ts';
 import type { ImportReport } from './report.ts';
 
 export type ImportedGroup = Omit<GroupRecord, 'removable' | 'changeable' | 'toggleable'>;
@@ -59,10 +60,18 @@ function readGroups(f: YamlFile | undefined, report: ImportReport): ImportedGrou
     const permissions = knownPermissions(stringList(f, [...path, 'permissions'], rec.permissions), `group ${key}`, report);
     const subgroups = stringList(f, [...path, 'subgroups'], rec.subgroups);
     if (rec.default !== undefined && typeof rec.default !== 'boolean') throw f.error([...path, 'default'], 'must be true or false');
+    const name = typeof rec.name === 'string' ? rec.name : BUILTIN.has(key) ? builtinName(key) : key;
+    const description = typeof rec.description === 'string' ? rec.description : BUILTIN.has(key) ? builtinDescription(key) : '';
+    // Held to the bounds of a group made through the API: a key of a megabyte would be one in every URL and form.
+    const problem = groupTextProblem({ key, name, description });
+    if (problem) {
+      report.skip(`group ${shown(key)}`, problem);
+      continue;
+    }
     out.push({
       key,
-      name: typeof rec.name === 'string' ? rec.name : BUILTIN.has(key) ? builtinName(key) : key,
-      description: typeof rec.description === 'string' ? rec.description : BUILTIN.has(key) ? builtinDescription(key) : '',
+      name,
+      description,
       permissions: key === 'guests' ? permissions.filter((p) => !permissionByKey(p)?.dangerous) : permissions,
       subgroups,
       default: rec.default === true,
@@ -71,7 +80,7 @@ function readGroups(f: YamlFile | undefined, report: ImportReport): ImportedGrou
   const keys = new Set([...out.map((g) => g.key), ...BUILTIN]);
   for (const g of out) {
     const kept = g.subgroups.filter((s) => keys.has(s) && s !== g.key && s !== 'guests');
-    for (const s of g.subgroups) if (!kept.includes(s)) report.skip(`group ${g.key}: subgroup ${s}`, 'unknown or not usable as a subgroup');
+    for (const s of g.subgroups) if (!kept.includes(s)) report.skip(`group ${g.key}: subgroup ${shown(s)}`, 'unknown or not usable as a subgroup');
     g.subgroups = kept;
   }
   return out;
@@ -122,7 +131,7 @@ function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys:
       groups = roles.includes('admin') ? ['admins', 'users'] : ['users'];
     }
     const keptGroups = groups.filter((g) => groupKeys.has(g) && g !== 'guests');
-    for (const g of groups) if (!keptGroups.includes(g)) report.skip(`user ${name}: group ${g}`, 'no such group');
+    for (const g of groups) if (!keptGroups.includes(g)) report.skip(`user ${name}: group ${shown(g)}`, 'no such group');
     out.push({
       name,
       passwordHash: passwordHash(f, path, rec.password, salt, name, report),

@@ -1,5 +1,6 @@
 // Reads a G-code file as batches of lines with byte offsets, for JobStreamer: big chunks, no per-line promise.
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { LineBreaks, MAX_LINE_BYTES } from '../gcode/line-breaks.ts';
 import type { JobLineBatch } from './types.ts';
 
@@ -15,6 +16,7 @@ const EMPTY = Buffer.alloc(0);
 export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 1024, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<JobLineBatch> {
   const fh = await open(path, 'r');
   try {
+    const opened = await fh.stat();
     const buf = Buffer.allocUnsafe(chunkSize);
     const breaks = new LineBreaks();
     let pos = start;
@@ -25,6 +27,7 @@ export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 
     let first = start === 0;
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, chunkSize, pos);
+      await unchanged(fh, opened);
       let data = buf.subarray(0, bytesRead);
       let base = pos; // file offset of data[0]
       pos += bytesRead;
@@ -93,4 +96,25 @@ export async function* fileLineSource(path: string, start = 0, chunkSize = 64 * 
   } finally {
     await fh.close();
   }
+}
+
+/** Said by the read of a file written over in place while it was printed (see `unchanged`). */
+const CHANGED_ON_DISK = 'on disk while it was printed';
+
+/** Whether a job's error is that its file was written over in place while it printed: what was printed is gone. */
+export function isFileChangedOnDisk(error: string): boolean {
+  return error.includes(CHANGED_ON_DISK);
+}
+
+/**
+ * Written over in place while it is read (scp and cp write into the file the print has open; an upload through the
+ * API is refused while a file prints): the rest would be another file's lines, or none, after this one's first part,
+ * and a print cut short by a shorter file ended as done. The read stops with an error instead, which fails the job.
+ */
+async function unchanged(fh: FileHandle, opened: Stats): Promise<void> {
+  const now = await fh.stat();
+  if (now.size === opened.size && now.mtimeMs === opened.mtimeMs) return;
+  throw new Error(now.size < opened.size
+    ? `the file was cut short ${CHANGED_ON_DISK} (${now.size} of ${opened.size} bytes left)`
+    : `the file was written over ${CHANGED_ON_DISK}`);
 }

@@ -7,7 +7,8 @@ import type { TemperatureSnapshot } from '../printer/types.ts';
 import type { RecoveryScripts } from './recovery-script.ts';
 import type { LinkTail } from './link-tail.ts';
 
-export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error';
+/** Why a print ended otherwise than done or cancelled; `file-changed` (its file written over in place) is never offered. */
+export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error' | 'file-changed';
 
 /** A position in the file: byte offset just after a line, and the number of whole lines before that offset. */
 export interface FilePosition { filepos: number; line: number }

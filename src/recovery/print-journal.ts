@@ -8,6 +8,7 @@ import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
 import { digestFile } from '../core/file-chunks.ts';
 import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
+import { isFileChangedOnDisk } from '../printer/file-line-source.ts';
 import { initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from './gcode-state.ts';
 import { recoveryContext, renderRecoveryScript } from './recovery-script.ts';
 import { linkTail, offsetAfterLine } from './link-tail.ts';
@@ -195,8 +196,16 @@ export class PrintJournal {
   /** The job runner asks this, synchronously, when a print ends with an error. */
   interruption(error: string | undefined): JobInterruption | null {
     const rec = this.record;
-    const cause: InterruptionCause = this.pendingCause ?? causeOf(error);
+    const own = causeOf(error);
+    const cause: InterruptionCause = own === 'file-changed' ? own : this.pendingCause ?? own;
     this.pendingCause = null;
+    if (cause === 'file-changed') {
+      // The file on disk is no longer what was printed: a resume would print another file's rest at this one's
+      // offset (its hash, taken as the print began, may already be of the new content).
+      const at = rec ? { filepos: rec.executed.filepos, line: rec.executed.line + 1 } : { filepos: null, line: null };
+      this.clear();
+      return { cause, ...at };
+    }
     this.stopTimer();
     const live = this.live;
     this.live = null;
@@ -374,6 +383,7 @@ export class PrintJournal {
  */
 function causeOf(error: string | undefined): InterruptionCause {
   if (!error) return 'link-error';
+  if (isFileChangedOnDisk(error)) return 'file-changed';
   if (/printer was reset/i.test(error)) return 'printer-reset';
   if (/^Connection error/i.test(error)) return 'port-vanished';
   if (/timeouts|requesting line|requested line|emergency stop/i.test(error)) return 'link-error';

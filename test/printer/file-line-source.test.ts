@@ -1,13 +1,14 @@
 // Reading a job's file into lines: LF, CR LF and lone CR breaks at any chunk boundary, over-long lines, and whole prints of such files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { fileLineSource } from '../../src/printer/file-line-source.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { connectedServer, waitFor } from './helpers.ts';
-import { uploadFile, job, type Json } from './job/helpers.ts';
+import { uploadFile, job, recorder, type Json } from './job/helpers.ts';
+import { journalOnDisk } from '../recovery/helpers.ts';
 
 /** Universal newlines written out plainly: the lines (over `max` bytes: '') and the offset after each one's break. */
 function reference(bytes: Buffer, max: number): { lines: string[]; ends: number[] } {
@@ -97,4 +98,54 @@ test('files with CR or CR LF line breaks print every move as its own line, and a
     const a = await analysed(name);
     assert.deepEqual([a.estimatedPrintTime, a.filament, a.dimensions], [lf.estimatedPrintTime, lf.filament, lf.dimensions], name);
   }
+});
+
+test('a file written over in place while it is read stops the read with an error: cut short, or the same size with other bytes', async (t) => {
+  const dir = await tempDir(t, 'gantry-lines-');
+  for (const [what, overwrite, expect] of [
+    ['cut short', (p: string) => writeFile(p, 'G28\n'), /cut short on disk while it was printed \(4 of 4000 bytes left\)/],
+    ['same size', (p: string) => writeFile(p, 'G1 Z9\n'.repeat(4000 / 6) + 'M84\n'), /written over on disk/],
+  ] as const) {
+    const path = join(dir, `${what}.gcode`);
+    await writeFile(path, 'G1 X1\n'.repeat(666) + 'M84\n');
+    const source = fileLineSource(path, 0, 1024);
+    const first = await source.next();
+    assert.equal(first.done, false);
+    await overwrite(path);
+    // The kernel stamps writes to its clock tick: a write within the tick of the open may keep the time.
+    await utimes(path, new Date(), new Date(Date.now() + 10_000));
+    await assert.rejects(async () => { for (let r = await source.next(); !r.done; r = await source.next()); }, expect, what);
+  }
+  // Untouched, it reads to its end (each chunk checks the file).
+  const path = join(dir, 'untouched.gcode');
+  await writeFile(path, 'G1 X1\n'.repeat(2000));
+  let n = 0;
+  for await (const batch of fileLineSource(path, 0, 1024)) n += batch.lines.length;
+  assert.equal(n, 2000);
+});
+
+test('a print whose file is written over in place fails with that error instead of ending as done, and is not offered for a resume', async (t) => {
+  const s = await connectedServer(t);
+  const events = recorder(s);
+  // A dwell at the start holds the print while the file is replaced; 1 MB of moves is more than the reads ahead hold.
+  const body = `G28\nG4 S6\n${'G1 X10 Y10 E0.1 F3000\n'.repeat(48_000)}M84\n`;
+  assert.equal((await uploadFile(s, 'replaced.gcode', body, [{ name: 'select', value: 'true' }, { name: 'print', value: 'true' }])).status, 201);
+  await waitFor('printing', async () => ((await job(s)) as Json).state === 'Printing' || undefined);
+  // Journalled first (its record is what an offer would come from), as it is a few seconds into any print.
+  await waitFor('the print journalled', async () => (await journalOnDisk(s.baseDir))?.status === 'printing' || undefined);
+  await writeFile(join(s.baseDir, 'uploads', 'replaced.gcode'), 'G28\nM84\n');
+  await utimes(join(s.baseDir, 'uploads', 'replaced.gcode'), new Date(), new Date(Date.now() + 10_000));
+  const failed = await waitFor('PrintFailed', async () => events.events.find((e) => e.name === 'PrintFailed'));
+  assert.match(String(failed.payload.error), /cut short on disk while it was printed/);
+  assert.equal(events.names().includes('PrintDone'), false);
+  const history = await waitFor('the failure on record', async () => {
+    const entry = (await (await s.api('/api/files/local/replaced.gcode')).json()) as Json;
+    return entry.prints ? entry.prints as Json : undefined;
+  });
+  assert.deepEqual([history.success, history.failure], [0, 1]);
+  // What was printed is no longer on disk: no resume is offered (it would print the new file's rest at this offset).
+  assert.equal((failed.payload.interruption as Json | undefined)?.cause, 'file-changed');
+  assert.equal(((await job(s)) as Json).interruption?.cause, 'file-changed');
+  assert.deepEqual(await (await s.api('/api/plugin/recovery')).json(), { available: false });
+  assert.equal(events.names().includes('PrintRecoveryAvailable'), false);
 });

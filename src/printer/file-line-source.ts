@@ -115,6 +115,6 @@ async function unchanged(fh: FileHandle, opened: Stats): Promise<void> {
   const now = await fh.stat();
   if (now.size === opened.size && now.mtimeMs === opened.mtimeMs) return;
   throw new Error(now.size < opened.size
-    ? `the file was cut short ${CHANGED_ON_DISK} (${now.size} of ${opened.size} bytes left)`
+    ? `the file was cut short ${CHANGED_ON_DISK} (${now.size} bytes, ${opened.size} when its read began)`
     : `the file was written over ${CHANGED_ON_DISK}`);
 }

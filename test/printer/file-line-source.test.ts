@@ -103,7 +103,7 @@ test('files with CR or CR LF line breaks print every move as its own line, and a
 test('a file written over in place while it is read stops the read with an error: cut short, or the same size with other bytes', async (t) => {
   const dir = await tempDir(t, 'gantry-lines-');
   for (const [what, overwrite, expect] of [
-    ['cut short', (p: string) => writeFile(p, 'G28\n'), /cut short on disk while it was printed \(4 of 4000 bytes left\)/],
+    ['cut short', (p: string) => writeFile(p, 'G28\n'), /cut short on disk while it was printed \(4 bytes, 4000 when its read began\)/],
     ['same size', (p: string) => writeFile(p, 'G1 Z9\n'.repeat(4000 / 6) + 'M84\n'), /written over on disk/],
   ] as const) {
     const path = join(dir, `${what}.gcode`);

@@ -125,17 +125,18 @@ test('a file written over in place while it is read stops the read with an error
 });
 
 test('a print whose file is written over in place fails with that error instead of ending as done, and is not offered for a resume', async (t) => {
-  const s = await connectedServer(t);
+  // Moves of 1 mm at 100 mm/s, at a twentieth of real time: about 2,000 lines a second, so the 48,000 lines take about
+  // 24 s and the reads ahead (a batch or two of 64 KB, the link thread's 1,500 lines) are far from the end of the file.
+  const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } });
   const events = recorder(s);
-  // A dwell at the start holds the print while the file is replaced; 1 MB of moves is more than the reads ahead hold.
-  const body = `G28\nG4 S6\n${'G1 X10 Y10 E0.1 F3000\n'.repeat(48_000)}M84\n`;
+  const body = `G28\n${'G1 X10 F6000\nG1 X11 F6000\n'.repeat(24_000)}M84\n`;
   assert.equal((await uploadFile(s, 'replaced.gcode', body, [{ name: 'select', value: 'true' }, { name: 'print', value: 'true' }])).status, 201);
   await waitFor('printing', async () => ((await job(s)) as Json).state === 'Printing' || undefined);
   // Journalled first (its record is what an offer would come from), as it is a few seconds into any print.
   await waitFor('the print journalled', async () => (await journalOnDisk(s.baseDir))?.status === 'printing' || undefined);
   await writeFile(join(s.baseDir, 'uploads', 'replaced.gcode'), 'G28\nM84\n');
   await utimes(join(s.baseDir, 'uploads', 'replaced.gcode'), new Date(), new Date(Date.now() + 10_000));
-  const failed = await waitFor('PrintFailed', async () => events.events.find((e) => e.name === 'PrintFailed'));
+  const failed = await waitFor('PrintFailed', async () => events.events.find((e) => e.name === 'PrintFailed'), 20_000);
   assert.match(String(failed.payload.error), /cut short on disk while it was printed/);
   assert.equal(events.names().includes('PrintDone'), false);
   const history = await waitFor('the failure on record', async () => {

@@ -174,7 +174,7 @@ export class FileService {
   /** A temp sink in the uploads folder for an incoming upload (the HTTP layer streams into it). */
   async newUploadSink(): Promise<UploadSink> {
     const sink = new UploadSink(this.deps.root, this.deps.config.get().server.uploads.maxSize);
-    await sink.open();
+    if (await sink.open()) this.storage.rootMadeAgain();
     return sink;
   }
 

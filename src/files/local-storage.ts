@@ -245,6 +245,16 @@ export class LocalStorage {
     this.treeChanges++;
   }
 
+  /**
+   * The uploads folder was removed behind the server's back (a clean-up by hand) and made again (upload-intake.ts):
+   * before, every upload failed as "interrupted" until a restart. What was known of its files goes with them.
+   */
+  rootMadeAgain(): void {
+    this.logger.warn({ folder: this.root }, 'the uploads folder was gone; made it again');
+    this.metadata.forget(this.root);
+    this.changed();
+  }
+
   async makeFolder(parts: readonly string[], display?: string): Promise<void> {
     let cur: string[] = [];
     for (const p of parts) {

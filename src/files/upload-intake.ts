@@ -1,9 +1,9 @@
 // Upload intake: streams incoming bytes into a hidden temp file (hashing on the way, size-capped) so an upload only
 // becomes visible by a rename once complete; an aborted or refused upload leaves nothing behind.
-import { open, readdir, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
 import { collectYoungGarbage } from '../core/gc.ts';
 
@@ -35,8 +35,17 @@ export class UploadSink {
     this.tmpPath = join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
   }
 
-  async open(): Promise<void> {
-    this.fh = await open(this.tmpPath, 'wx', 0o644);
+  /** Opens the temp file; true when its folder was gone (removed behind the server's back) and was made again. */
+  async open(): Promise<boolean> {
+    try {
+      this.fh = await open(this.tmpPath, 'wx', 0o644);
+      return false;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(dirname(this.tmpPath), { recursive: true });
+      this.fh = await open(this.tmpPath, 'wx', 0o644);
+      return true;
+    }
   }
 
   get size(): number {

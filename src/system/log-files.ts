@@ -1,6 +1,6 @@
 // Log files: the reopenable stream the logger writes to, and listing/reading/deleting files of the logs folder without leaving it.
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import { readdir, lstat, unlink, statfs } from 'node:fs/promises';
+import { mkdir, readdir, lstat, unlink, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { invalid, notFound } from '../core/errors.ts';
 
@@ -101,13 +101,28 @@ export class LogFiles {
 
   async list(): Promise<{ files: LogFileInfo[]; free: number }> {
     const files: LogFileInfo[] = [];
-    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+    for (const name of await this.names()) {
       const st = await lstat(join(this.dir, name)).catch(() => undefined);
       if (!st?.isFile()) continue;
       files.push({ name, size: st.size, date: Math.floor(st.mtimeMs / 1000) });
     }
     files.sort((a, b) => a.name.localeCompare(b.name));
     return { files, free: await this.free() };
+  }
+
+  /**
+   * The folder's entries. A folder removed behind the server's back (a clean-up by hand) is made again, and the log
+   * reopened in it: the listing answered 500 and the log went on into the removed file, where nobody could read it.
+   */
+  private async names(): Promise<string[]> {
+    try {
+      return await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return [];
+      await mkdir(this.dir, { recursive: true });
+      this.stream?.reopen();
+      return readdir(this.dir).catch(() => []);
+    }
   }
 
   async free(): Promise<number> {

@@ -1,7 +1,7 @@
 // Logs API: listing with refs and free space, download, delete (also of the live log), admin only, no way out of the folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rmdir, writeFile, stat, symlink } from 'node:fs/promises';
+import { mkdir, readFile, rm, rmdir, writeFile, stat, symlink } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -112,6 +112,18 @@ test('the current gantry.log can be deleted and logging carries on into a new ga
   assert.equal(res.status, 204);
   s.logger.info({ probe: 'after-delete-marker' }, 'still logging');
   await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-delete-marker'));
+  assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
+});
+
+test('a logs folder removed behind the server\'s back is made again when listed, and logging carries on into it', async (t) => {
+  const s = await startTestServer(t);
+  const current = join(s.paths.logs, 'gantry.log');
+  await waitFor('gantry.log', async () => (await stat(current).catch(() => undefined)) !== undefined);
+  await rm(s.paths.logs, { recursive: true, force: true });
+  const listed = await list(s);
+  assert.ok(listed.free > 0);
+  s.logger.info({ probe: 'after-removal-marker' }, 'still logging');
+  await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-removal-marker'));
   assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
 });
 

@@ -122,6 +122,11 @@ if (process.env.GANTRY_V8_FLAGS === undefined && !compilersNamed) {
   };
   subscribe('gantry:serving', serving);
 }
+// Compiling Sparkplug code on a background thread (V8's default from Node 24) is what left a stopping server hung in
+// its exit: the compile job waited for a GC that the exiting main thread never ran (src/core/process-end.ts). Compiled
+// on the main thread, as up to Node 22: API throughput the same within the bench's noise (Node 24, bench/api.ts, two
+// runs each way). Unless node's own options name it.
+if (!/--(no-)?concurrent[-_]sparkplug\b/.test(nodeFlags)) setFlagsFromString('--no-concurrent-sparkplug');
 // The memory balancer turns V8's memory reducer off (V8 implies it): the GCs that shrink a heap once the process has
 // gone quiet, after start and after a print, an upload or a burst of requests. Without them idle RSS stayed ≈ 4 MB
 // higher (Node 24, 15 s after start: 63.8 → 67.9 MB). The launcher stands in for them on the main thread with V8's

@@ -10,6 +10,7 @@ import { systemClock } from './core/clock.ts';
 import { silentLogger } from './core/logger.ts';
 import { DomainError, ErrorCodes } from './core/errors.ts';
 import { capHeapHeadroomAsLaunched } from './core/gc.ts';
+import { endProcessWhenIdle } from './core/process-end.ts';
 import { findRunningServer, type ControlInfo } from './access/local-control.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
@@ -158,9 +159,9 @@ async function main(argv: string[]): Promise<number> {
       if (!state.starting) process.exit(0); // nothing started yet, nothing to stop
       state.starting
         .then((g) => g.stop())
-        .then(() => process.exit(0), (err: unknown) => {
+        .then(() => endProcessWhenIdle(0), (err: unknown) => {
           process.stderr.write(`shutdown failed: ${String(err)}\n`);
-          process.exit(1);
+          endProcessWhenIdle(1);
         });
     };
     process.on('SIGINT', () => shutdown('SIGINT'));

@@ -25,7 +25,7 @@ export interface RunningGantry {
   apiKey: string;
   stdout(): string;
   stderr(): string;
-  /** SIGTERM, then the exit code once it is gone. */
+  /** SIGTERM, then the exit code once it is gone; a process still there after 15 s is killed and the call fails. */
   stop(): Promise<number | null>;
 }
 
@@ -53,7 +53,18 @@ export function startGantryProcess(command: string, args: string[], env: NodeJS.
         stderr: () => err,
         stop: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-          return exited;
+          let hung: NodeJS.Timeout | undefined;
+          const bound = new Promise<never>((_, fail) => {
+            hung = setTimeout(() => {
+              child.kill('SIGKILL');
+              fail(new Error(`${command} ${args.join(' ')} was still running 15 s after SIGTERM\nstdout: ${out.slice(-2000)}\nstderr: ${err.slice(-2000)}`));
+            }, 15_000);
+          });
+          try {
+            return await Promise.race([exited, bound]);
+          } finally {
+            clearTimeout(hung);
+          }
         },
       });
     });

@@ -90,6 +90,11 @@ export function sdStateText(job: ActiveJob, printerState: { id: string; text: st
   return s === 'PAUSED' ? 'Paused' : s === 'CANCELLING' ? 'Cancelling' : s === 'PAUSING' ? 'Pausing' : 'Printing from SD';
 }
 
+/** A job script's context: the printer's last position and temperatures, the job's event payload, and `extra`. */
+export function scriptContext(printer: Printer, job: ActiveJob | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { last_position: printer.lastPosition(), last_temperature: printer.temperatures(), ...(job ? { event: payload(job) } : {}), ...extra };
+}
+
 /** Renders a job script (empty when it is missing or fails) and fires GcodeScript<Name>Running/Finished. */
 export async function jobScript(deps: { scripts: ScriptSource; events: EventBus; logger: Logger }, name: string, ctx: Record<string, unknown>): Promise<string[]> {
   try {

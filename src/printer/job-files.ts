@@ -35,3 +35,9 @@ export async function fileStatistics(files: FileService, profile: string, path: 
     return { average: null, last: null };
   }
 }
+
+/** The average time of a file's successful prints on the printer's profile, for the estimate; none for SD files. */
+export async function averagePrintTime(deps: { printer: Printer; files: FileService }, file: SelectedFile): Promise<number | null> {
+  if (file.origin !== 'local') return null;
+  return (await fileStatistics(deps.files, deps.printer.profile().id, file.path)).average;
+}

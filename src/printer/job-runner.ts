@@ -10,11 +10,11 @@ import type {
   JobControl, JobInterruption, JobOrigin, JobProgressSnapshot, JobRunnerDeps, JobSnapshot, LiveJob, PauseAction, SelectedFile,
 } from './job-types.ts';
 import { ProgressEstimator } from './progress-estimator.ts';
-import { describeFile, fileStatistics } from './job-files.ts';
+import { averagePrintTime, describeFile, fileStatistics } from './job-files.ts';
 import type { PrintHistoryEntry } from './print-history.ts';
 import { SdJob } from './sd-job.ts';
 import {
-  IDLE_PROGRESS, NULL_POSITION, jobDocument, emitEnd, isPaused, openDriver, jobScript, jobState, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
+  IDLE_PROGRESS, NULL_POSITION, jobDocument, emitEnd, isPaused, openDriver, jobScript, jobState, scriptContext, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
 } from './job-bookkeeping.ts';
 
 export type { JobInterruption, JobRunnerDeps, LiveJob } from './job-types.ts';
@@ -29,6 +29,8 @@ export class JobRunner implements JobControl, FileUsage {
   /** Why the last print stopped, when it failed; cleared by the next start. */
   private lastInterruption: JobInterruption | null = null;
   private liveJob: LiveJob | null = null;
+  /** The cancel script of the last job that failed with the printer connected: before the next job's lines. */
+  private afterFailure = Promise.resolve();
   /** Jobs a cancel was asked for (PrintCancelling sent): a second cancel does nothing. */
   private readonly cancelling = new WeakSet<ActiveJob>();
   /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
@@ -164,16 +166,9 @@ export class JobRunner implements JobControl, FileUsage {
     }
   }
 
-  private scriptContext(job: ActiveJob | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
-    const p = this.deps.printer;
-    return {
-      last_position: p.lastPosition(), last_temperature: p.temperatures(),
-      ...(job ? { event: payload(job) } : {}), ...extra,
-    };
-  }
-
-  private script(name: string, ctx: Record<string, unknown>): Promise<string[]> {
-    return jobScript(this.deps, name, ctx);
+  /** Renders a job script with the job's context (position, temperatures, its event payload) and `extra`. */
+  private script(name: string, job: ActiveJob, extra: Record<string, unknown> = {}): Promise<string[]> {
+    return jobScript(this.deps, name, scriptContext(this.deps.printer, job, extra));
   }
 
   private printTimeMs(job: ActiveJob): number {
@@ -202,11 +197,12 @@ export class JobRunner implements JobControl, FileUsage {
   }
 
   private async startJob(user: string | null, resumeAt?: { offset: number; prologue: string[] }): Promise<void> {
+    await this.afterFailure;
     const sel = this.selection;
     if (!sel) throw conflict('No file selected');
     const file = sel.origin === 'local' ? await describeFile(this.deps, 'local', sel.path, sel.user) : sel;
     const owner = user ?? sel.user;
-    const average = await this.averagePrintTime(file);
+    const average = await averagePrintTime(this.deps, file);
     const estimator = new ProgressEstimator({
       size: file.size ?? 0, analysisTime: file.analysis?.estimatedPrintTime ?? null, averageTime: average,
       timeline: file.analysis?.gantry?.timeline ?? null,
@@ -231,7 +227,7 @@ export class JobRunner implements JobControl, FileUsage {
       },
     };
     // Job scripts whatever the origin (docs/reference/serial-protocol.md §15.7 makes no exception for SD prints).
-    const [started, epilogue] = await Promise.all([resumeAt ? resumeAt.prologue : this.script('beforePrintStarted', ctx), this.script('afterPrintDone', ctx)]);
+    const [started, epilogue] = await Promise.all([resumeAt ? resumeAt.prologue : jobScript(this.deps, 'beforePrintStarted', ctx), jobScript(this.deps, 'afterPrintDone', ctx)]);
     const prologue = started;
     this.lastInterruption = null;
     this.liveJob = null;
@@ -287,9 +283,7 @@ export class JobRunner implements JobControl, FileUsage {
     const job = this.job;
     if (!job) return;
     if (!byFirmware) {
-      const lines = await this.script('beforePrintResumed', this.scriptContext(job, {
-        pause_position: job.pausePosition ?? NULL_POSITION, pause_temperature: job.pauseTemperature ?? {},
-      }));
+      const lines = await this.script('beforePrintResumed', job, { pause_position: job.pausePosition ?? NULL_POSITION, pause_temperature: job.pauseTemperature ?? {} });
       if (lines.length) this.deps.printer.commands(lines);
     }
     if (job.pausedAtMono !== null) {
@@ -311,13 +305,19 @@ export class JobRunner implements JobControl, FileUsage {
     // Queued after the cancel marker, the script runs once the job's own queue is drained: heaters and motors off.
     // With a position query it waits for the stream's end, so cancel_position is the firmware's answer.
     const positioned = job.positionOnCancel ? ended.then(() => undefined, () => undefined) : Promise.resolve();
-    job.cancelled = positioned.then(async () => {
-      const lines = await this.script('afterPrintCancelled', this.scriptContext(job, { cancel_position: this.deps.printer.lastPosition() }));
+    job.cancelled = this.sendCancelScript(job, positioned);
+    if (!job.positionOnCancel) await job.cancelled;
+  }
+
+  /** After `after`, the afterPrintCancelled script (heaters, fan, motors off by default) if the printer can take it. */
+  private sendCancelScript(job: ActiveJob, after = Promise.resolve()): Promise<void> {
+    const sent = after.then(async () => {
+      const lines = await this.script('afterPrintCancelled', job, { cancel_position: this.deps.printer.lastPosition() });
       if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines);
     });
-    this.pending.add(job.cancelled);
-    void job.cancelled.finally(() => this.pending.delete(job.cancelled!));
-    if (!job.positionOnCancel) await job.cancelled;
+    this.pending.add(sent);
+    void sent.finally(() => this.pending.delete(sent));
+    return sent;
   }
 
   private onProgress(job: ActiveJob, pos: number): void {
@@ -336,7 +336,7 @@ export class JobRunner implements JobControl, FileUsage {
       this.deps.events.emit('PrintPaused', { ...payload(job, job.pauseUser), position: { ...job.pausePosition } });
       this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
       if (job.pausedByFirmware) return;
-      void this.script('afterPrintPaused', this.scriptContext(job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature }))
+      void this.script('afterPrintPaused', job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature })
         .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
         .catch(() => {});
     }
@@ -353,6 +353,9 @@ export class JobRunner implements JobControl, FileUsage {
     const progress = this.progressOf(job);
     this.lastProgress = outcome === 'done' ? { ...progress, completion: 100, printTimeLeft: 0, printTimeLeftOrigin: null } : progress;
     if (outcome === 'error') this.lastInterruption = this.deps.interruption?.(error) ?? null;
+    // A print that failed on the host's side (its file unreadable or written over) leaves the printer connected, hot and
+    // holding its motors, for as long as nobody looks: it gets a cancel's script. The next start waits for it.
+    if (outcome === 'error' && job.file.origin === 'local' && this.deps.printer.isOperational()) this.afterFailure = this.sendCancelScript(job);
     const failedAfterStatistics = emitEnd(this.deps.events, job, outcome, { base, time, error, interruption: this.lastInterruption,
       position: () => this.deps.printer.lastPosition() });
     try {
@@ -372,11 +375,6 @@ export class JobRunner implements JobControl, FileUsage {
   private progressOf(job: ActiveJob): JobProgressSnapshot {
     // The streamer reports progress per read batch; its live position is finer (every line handed to the firmware).
     return progressOf(job, this.printTimeMs(job) / 1000, this.job === job);
-  }
-
-  private async averagePrintTime(file: SelectedFile): Promise<number | null> {
-    if (file.origin !== 'local') return null;
-    return (await fileStatistics(this.deps.files, this.deps.printer.profile().id, file.path)).average;
   }
 
   /** Files in use by the job (push `busyFiles`). */

@@ -124,12 +124,12 @@ test('a file written over in place while it is read stops the read with an error
   assert.equal(n, 2000);
 });
 
-test('a print whose file is written over in place fails with that error instead of ending as done, and is not offered for a resume', async (t) => {
+test('a print whose file is written over in place fails with that error instead of ending as done, is not offered for a resume, and leaves the printer cold', async (t) => {
   // Moves of 1 mm at 100 mm/s, at a twentieth of real time: about 2,000 lines a second, so the 48,000 lines take about
   // 24 s and the reads ahead (a batch or two of 64 KB, the link thread's 1,500 lines) are far from the end of the file.
   const s = await connectedServer(t, { devel: { virtualPrinter: { throttle: 0.05, busyInterval: 0.2 } } });
   const events = recorder(s);
-  const body = `G28\n${'G1 X10 F6000\nG1 X11 F6000\n'.repeat(24_000)}M84\n`;
+  const body = `G28\nM104 S200\nM140 S60\n${'G1 X10 F6000\nG1 X11 F6000\n'.repeat(24_000)}M84\n`;
   assert.equal((await uploadFile(s, 'replaced.gcode', body, [{ name: 'select', value: 'true' }, { name: 'print', value: 'true' }])).status, 201);
   await waitFor('printing', async () => ((await job(s)) as Json).state === 'Printing' || undefined);
   // Journalled first (its record is what an offer would come from), as it is a few seconds into any print.
@@ -149,4 +149,14 @@ test('a print whose file is written over in place fails with that error instead 
   assert.equal(((await job(s)) as Json).interruption?.cause, 'file-changed');
   assert.deepEqual(await (await s.api('/api/plugin/recovery')).json(), { available: false });
   assert.equal(events.names().includes('PrintRecoveryAvailable'), false);
+  // The printer, still connected, is not left hot: the cancel script (heaters, fan and motors off) follows the failure.
+  const sent = () => s.printer.terminal().filter((l) => l.startsWith('Send: ')).join('\n');
+  await waitFor('the heaters turned off', async () => /M104 T0 S0/.test(sent()) && /M140 S0/.test(sent()) || undefined);
+  assert.match(sent(), /M84/);
+  assert.match(sent(), /M106 S0/);
+  const targets = await waitFor('targets at 0', async () => {
+    const t = ((await (await s.api('/api/printer')).json()) as Json).temperature as Record<string, { target: number }>;
+    return t.tool0.target === 0 && t.bed.target === 0 ? t : undefined;
+  }, 20_000);
+  assert.equal(targets.tool0.target, 0);
 });

@@ -1,6 +1,6 @@
 // Log files: the reopenable stream the logger writes to, and listing/reading/deleting files of the logs folder without leaving it.
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import { mkdir, readdir, lstat, unlink, statfs } from 'node:fs/promises';
+import { mkdir, readdir, lstat, stat, unlink, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { invalid, notFound } from '../core/errors.ts';
 
@@ -8,6 +8,8 @@ export const CURRENT_LOG = 'gantry.log';
 
 /** How long lines are dropped after the log file failed before it is opened again. */
 export const LOG_RETRY_MS = 10_000;
+/** How often, at most, a write looks whether the log file is still there. */
+export const LOG_PRESENCE_CHECK_MS = 30_000;
 
 /**
  * The logger's file destination. Deleting the current log through the API unlinks the file under an open descriptor;
@@ -22,6 +24,9 @@ export class ReopenableLogStream {
   private ended = false;
   /** Since when the file cannot be written and how many lines were dropped; null while it can. */
   private trouble: { since: number; retryAt: number; code: string; dropped: number } | null = null;
+  /** Between the stream's rotation and the new file's opening, the file is missing by design. */
+  private rotating = false;
+  private checkedAt: number;
 
   constructor(
     readonly dir: string,
@@ -32,12 +37,30 @@ export class ReopenableLogStream {
     private readonly monotonic: () => number = () => performance.now(),
   ) {
     this.current = this.open();
+    this.checkedAt = this.monotonic();
   }
 
   private open(): RotatingFileStream {
     const stream = createStream(this.name, { path: this.dir, size: '10M', maxFiles: 5 });
     stream.on('error', (err: NodeJS.ErrnoException) => this.failed(stream, err));
+    stream.on('rotation', () => { this.rotating = true; });
+    stream.on('open', () => { this.rotating = false; });
     return stream;
+  }
+
+  /**
+   * A log file removed by hand (`rm`, a clean-up of the folder) would take every later line with it, unseen: a write
+   * looks for it now and then and opens a new one. Lines of the moments between are lost. Writes, not a timer, so
+   * that an idle server does not wake up for it.
+   */
+  private checkPresence(): void {
+    if (this.rotating || !this.current || this.monotonic() - this.checkedAt < LOG_PRESENCE_CHECK_MS) return;
+    this.checkedAt = this.monotonic();
+    const stream = this.current;
+    stat(join(this.dir, this.name)).catch((err: NodeJS.ErrnoException) => {
+      // The stream makes the folder again too, if that went.
+      if (err.code === 'ENOENT' && !this.rotating && !this.ended && stream === this.current) this.reopen();
+    });
   }
 
   private failed(stream: RotatingFileStream, err: NodeJS.ErrnoException): void {
@@ -74,6 +97,7 @@ export class ReopenableLogStream {
         }
       });
     }
+    this.checkPresence();
     return this.current.write(chunk);
   }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor, waitForFile } from '../helpers/wait.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { CURRENT_LOG, LOG_RETRY_MS, ReopenableLogStream } from '../../src/system/log-files.ts';
+import { CURRENT_LOG, LOG_PRESENCE_CHECK_MS, LOG_RETRY_MS, ReopenableLogStream } from '../../src/system/log-files.ts';
 
 interface LogList { files: Array<{ name: string; size: number; date: number; refs: { resource: string; download: string } }>; free: number }
 
@@ -125,6 +125,31 @@ test('a logs folder removed behind the server\'s back is made again when listed,
   s.logger.info({ probe: 'after-removal-marker' }, 'still logging');
   await waitFor('a line in the new gantry.log', async () => (await readFile(current, 'utf8').catch(() => '')).includes('after-removal-marker'));
   assert.ok((await list(s)).files.some((f) => f.name === 'gantry.log'));
+});
+
+test('a log file or folder removed by hand is noticed by a later write, which opens a new one; not more often than the check interval', async (t) => {
+  const dir = await tempDir(t, 'gantry-log-gone-');
+  const logs = join(dir, 'logs');
+  let monotonic = 1_000;
+  const stream = new ReopenableLogStream(logs, CURRENT_LOG, () => undefined, Date.now, () => monotonic);
+  t.after(() => stream.end());
+  const file = join(logs, CURRENT_LOG);
+  stream.write('{"msg":"first"}\n');
+  await waitForFile(file, (text) => text.includes('first'));
+  for (const removal of [() => rm(file), () => rm(logs, { recursive: true })]) {
+    await removal();
+    // Before the interval is up nothing looks: the line goes into the removed file.
+    monotonic += LOG_PRESENCE_CHECK_MS - 1;
+    stream.write('{"msg":"too soon"}\n');
+    for (let i = 0; i < 5; i++) await stat(dir); // thread-pool round trips, as a check's stat and reopen would take
+    assert.equal(await stat(file).catch(() => undefined), undefined, 'no new file before the interval');
+    monotonic += 1;
+    let n = 0;
+    await waitFor('a new gantry.log with a line written after the removal', async () => {
+      stream.write(`{"msg":"after ${++n}"}\n`);
+      return (await readFile(file, 'utf8').catch(() => '')).includes('"after ');
+    });
+  }
 });
 
 test('a log file that cannot be written does not stop the server: lines are dropped and counted, said once, and the file is opened again later, whatever the wall clock does', async (t) => {

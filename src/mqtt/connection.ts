@@ -92,8 +92,7 @@ export class BrokerConnection {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
-    client.removeAllListeners('close');
-    client.on('error', () => {});
+    // Its own listeners stay: MQTT.js clears its connect timer (10 s) on its 'close', and our handlers see `stopped`.
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => { client.end(true); resolve(); }, 1500);
       const end = () => client.end(false, {}, () => { clearTimeout(timer); resolve(); });
@@ -146,8 +145,8 @@ export class BrokerConnection {
     const onDown = () => {
       if (closed || this.stopped || this.client !== client) return;
       closed = true;
-      client.removeAllListeners();
-      client.on('error', () => {});
+      // Not removeAllListeners(): that took MQTT.js's own 'close' listener too, the one that clears its connect timer,
+      // so every failed attempt left a 10 s timer behind, which held a stopping server up (MQTT.js issue #1155).
       client.end(true);
       this.client = undefined;
       if (this.everConnected) logger.info({ url: this.opts.url }, 'MQTT: connection lost, reconnecting');

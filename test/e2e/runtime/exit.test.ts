@@ -2,6 +2,7 @@
 import { test, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -35,6 +36,23 @@ test('SIGTERM while printing with a push client connected ends the launcher-star
   assert.doesNotMatch(g.stderr(), EXIT_CALLED, 'ended by process.exit');
   assert.doesNotMatch(g.stderr(), /still running/);
   assert.match(g.stdout(), /Gantry stopped/);
+});
+
+test('a server whose MQTT broker refuses every connection stops at once, with no timer of a failed attempt holding it', async (t) => {
+  const dir = await tempDir(t, 'gantry-exit-mqtt-');
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  await writeFile(join(dir, 'config.yaml'), `plugins:\n  mqtt:\n    broker:\n      url: 127.0.0.1\n      port: ${port}\n`);
+  const g = await startGantryProcess(process.execPath, ['--trace-exit', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.child.kill('SIGKILL'));
+  const until = Date.now() + 20_000;
+  while (!/MQTT: cannot connect/.test(g.stdout()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  assert.match(g.stdout(), /MQTT: cannot connect/);
+  assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
+  assert.doesNotMatch(g.stderr(), /still running/);
+  assert.doesNotMatch(g.stderr(), EXIT_CALLED);
 });
 
 async function waitForState(url: string, headers: Record<string, string>, wanted: string): Promise<void> {

@@ -94,7 +94,10 @@ export class BrokerConnection {
     if (!client) return;
     // Its own listeners stay: MQTT.js clears its connect timer (10 s) on its 'close', and our handlers see `stopped`.
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => { client.end(true); resolve(); }, 1500);
+      // Still connecting (a broker that takes the connection and never answers): nothing to say goodbye to.
+      if (!client.connected) return void client.end(true, {}, () => resolve());
+      // A second end() is ignored while the first is under way: the socket itself is closed.
+      const timer = setTimeout(() => { client.stream.destroy(); resolve(); }, 1500);
       const end = () => client.end(false, {}, () => { clearTimeout(timer); resolve(); });
       if (client.connected && last) {
         this.flushNow(client);

@@ -2,7 +2,7 @@
 import { test, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -50,6 +50,23 @@ test('a server whose MQTT broker refuses every connection stops at once, with no
   const until = Date.now() + 20_000;
   while (!/MQTT: cannot connect/.test(g.stdout()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   assert.match(g.stdout(), /MQTT: cannot connect/);
+  assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
+  assert.doesNotMatch(g.stderr(), /still running/);
+  assert.doesNotMatch(g.stderr(), EXIT_CALLED);
+});
+
+test('a server whose MQTT broker takes the connection and never answers stops at once', async (t) => {
+  const dir = await tempDir(t, 'gantry-exit-mqtt-');
+  const sockets: Socket[] = [];
+  let connected: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => { connected = resolve; });
+  const silent = createServer((socket) => { sockets.push(socket); connected(); });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(() => { for (const sk of sockets) sk.destroy(); silent.close(); });
+  await writeFile(join(dir, 'config.yaml'), `plugins:\n  mqtt:\n    broker:\n      url: 127.0.0.1\n      port: ${(silent.address() as AddressInfo).port}\n`);
+  const g = await startGantryProcess(process.execPath, ['--trace-exit', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.child.kill('SIGKILL'));
+  await reached;
   assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
   assert.doesNotMatch(g.stderr(), /still running/);
   assert.doesNotMatch(g.stderr(), EXIT_CALLED);

@@ -30,6 +30,8 @@ export class CaptureSession {
   private pending = 0;
   private lastFailed = false;
   private folderReady = false;
+  /** Aborted by close(): frames under way or queued are given up. */
+  private readonly closing = new AbortController();
 
   constructor(
     readonly prefix: string,
@@ -87,12 +89,14 @@ export class CaptureSession {
     const { events, logger } = this.deps;
     const file = join(this.deps.framesDir, `${this.prefix}-${this.frames}.jpg`);
     const camera = this.deps.camera();
+    if (this.closing.signal.aborted) return false;
     events.emit('CaptureStart', { file });
     try {
       // The folder setting may have changed since the server started.
       if (!this.folderReady) this.folderReady = await mkdir(this.deps.framesDir, { recursive: true }).then(() => true);
-      await fetchSnapshot(camera, file);
+      await fetchSnapshot(camera, file, this.closing.signal);
     } catch (err) {
+      if (this.closing.signal.aborted) return false;
       this.failures++;
       this.lastFailed = true;
       const error = (err as Error).message;
@@ -111,6 +115,12 @@ export class CaptureSession {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** The server is stopping: no more frames, and the one being fetched is given up. */
+  close(): void {
+    this.abandon();
+    this.closing.abort(new Error('Gantry is stopping'));
   }
 
   /**

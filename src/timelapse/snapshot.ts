@@ -12,8 +12,11 @@ export interface SnapshotOptions {
   validateSsl: boolean;
 }
 
-/** Writes the snapshot to `file`; rejects with a readable reason (and leaves no partial file) on any failure. */
-export async function fetchSnapshot(opts: SnapshotOptions, file: string): Promise<void> {
+/**
+ * Writes the snapshot to `file`; rejects with a readable reason (and leaves no partial file) on any failure, or when
+ * `cancel` fires (the server stopping: a camera that never answers must not hold it up).
+ */
+export async function fetchSnapshot(opts: SnapshotOptions, file: string, cancel?: AbortSignal): Promise<void> {
   let url: URL;
   try {
     url = new URL(opts.url);
@@ -24,6 +27,9 @@ export async function fetchSnapshot(opts: SnapshotOptions, file: string): Promis
   const ms = Math.max(1, opts.timeout) * 1000;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`Timed out after ${opts.timeout}s fetching ${opts.url}`)), ms);
+  const cancelled = () => controller.abort(cancel?.reason);
+  if (cancel?.aborted) cancelled();
+  cancel?.addEventListener('abort', cancelled, { once: true });
   try {
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const requester = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -44,5 +50,6 @@ export async function fetchSnapshot(opts: SnapshotOptions, file: string): Promis
     throw reason instanceof Error ? reason : new Error(String(reason));
   } finally {
     clearTimeout(timer);
+    cancel?.removeEventListener('abort', cancelled);
   }
 }

@@ -57,7 +57,8 @@ export class TimelapseService {
   private readonly configListeners = new Listeners<[TimelapseConfig]>();
   private readonly progressListeners = new Listeners<[number]>();
   private configuring: Promise<unknown> = Promise.resolve();
-  private readonly finishing = new Set<Promise<unknown>>();
+  /** Sessions of ended jobs still taking their last frames, and when they are through. */
+  private readonly finishing = new Map<CaptureSession, Promise<unknown>>();
   private readonly owner = 'timelapse';
   private unwatch: (() => void) | null = null;
 
@@ -98,10 +99,10 @@ export class TimelapseService {
   async stop(): Promise<void> {
     this.deps.events.removeOwner(this.owner);
     this.unwatch?.();
-    this.session?.abandon();
+    for (const session of [this.session, ...this.finishing.keys()]) session?.close();
     this.session = null;
     this.deps.printer.setLineInjector(null);
-    await Promise.allSettled([...this.finishing]);
+    await Promise.allSettled([...this.finishing.values()]);
     await this.renderer.stop();
   }
 
@@ -235,8 +236,8 @@ export class TimelapseService {
       if (!render || !this.rendersAfter(postfix)) return;
       void this.renderer.render({ prefix: session.prefix, gcode: session.gcode, postfix, fps: session.config.fps });
     }).catch((err: unknown) => this.deps.logger.error({ err }, 'timelapse: finishing the capture failed'))
-      .finally(() => this.finishing.delete(p));
-    this.finishing.add(p);
+      .finally(() => this.finishing.delete(session));
+    this.finishing.set(session, p);
   }
 
   private rendersAfter(postfix: string): boolean {
@@ -246,7 +247,7 @@ export class TimelapseService {
 
   /** Resolves once captures of ended jobs and the queued renders are through (tests, shutdown). */
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.finishing]);
+    await Promise.allSettled([...this.finishing.values()]);
     await this.renderer.idle();
   }
 

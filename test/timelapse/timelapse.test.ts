@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { connectedServer, waitFor } from '../printer/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { uploadFile } from '../printer/job/helpers.ts';
@@ -228,6 +230,30 @@ test('a dead camera: CaptureFailed, the print finishes, MovieFailed no_frames; f
   const noCam = await configure(s, { type: 'timed' });
   assert.equal(noCam.status, 400);
   assert.match((await noCam.json() as Json).error, /snapshotUrl/);
+});
+
+test('a camera that never answers does not keep a stopped server alive: the frame under way is given up at the stop, and no CaptureFailed follows', async (t) => {
+  const sockets: Socket[] = [];
+  let asked: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => { asked = resolve; });
+  const camera = createServer((req) => { sockets.push(req.socket); asked(); }); // never answers
+  await new Promise<void>((r) => camera.listen(0, '127.0.0.1', r));
+  t.after(() => { for (const sk of sockets) sk.destroy(); camera.close(); });
+  const url = `http://127.0.0.1:${(camera.address() as AddressInfo).port}/snapshot`;
+  const s = await connectedServer(t, { webcam: { snapshot: url, ffmpeg: FFMPEG, snapshotTimeout: 120 } });
+  const ev = events(s);
+  assert.equal((await configure(s, { type: 'timed', interval: 1 })).status, 200);
+  await print(s, 'watched.gcode', layeredGcode(200, { hop: 0 }).text);
+  await ev.next('CaptureStart');
+  await reached;
+  const closed = new Promise((resolve) => sockets[0].once('close', () => resolve('closed')));
+  await s.stop();
+  // Before, the request stayed open until the snapshot timeout (here 120 s), and with it the stopped server's process.
+  let bound: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([closed, new Promise((r) => { bound = setTimeout(() => r('still open 20 s after the stop'), 20_000); })]);
+  clearTimeout(bound);
+  assert.equal(outcome, 'closed');
+  assert.equal(ev.names().includes('CaptureFailed'), false);
 });
 
 test('config POST: 1.9.3 validation, defaults for omitted fields, save only for admins; permissions of every route', async (t) => {

@@ -27,6 +27,8 @@ export interface PushConnection {
   close(code?: number, reason?: string): void;
   /** Drop at once without a close handshake (the peer is not reading). */
   terminate(): void;
+  /** The server stops: nothing is kept for the client's return (a SockJS session waits 5 s for it otherwise). */
+  forget(): void;
   onMessage(fn: (text: string) => void): void;
   onClose(fn: () => void): void;
 }
@@ -45,6 +47,8 @@ export interface TransportOptions {
 const require = createRequire(import.meta.url);
 interface SockjsReceiverProto { doSendBulk(this: { doSendFrame(f: string): boolean }, messages: string[]): boolean }
 interface SockjsSession {
+  readyState: number;
+  didTimeout(): void;
   send_buffer: string[];
   recv?: { connection?: Duplex & { writableLength?: number }; response?: ServerResponse | null } | null;
 }
@@ -85,6 +89,20 @@ const closeSockjs = (conn: SockjsConn, code: number, reason: string): void => {
   (conn.close as unknown as (code: number, reason: string) => boolean).call(conn, code, reason);
 };
 
+/**
+ * A closed SockJS session waits 5 s (disconnect_delay) for the client to fetch its close frame, on a timer that kept a
+ * stopped server's process alive: dropped, it ends as soon as its request is gone, by sockjs' own timeout path.
+ */
+function endSockjsSession(conn: SockjsConn, triesLeft = 100): void {
+  const session = conn._session;
+  if (!session || session.readyState === 3 /* CLOSED */) return;
+  if (session.recv) {
+    if (triesLeft > 0) setImmediate(() => endSockjsSession(conn, triesLeft - 1));
+    return;
+  }
+  session.didTimeout();
+}
+
 function wrapSockjs(conn: SockjsConn): PushConnection {
   return {
     remoteAddress: conn.remoteAddress ?? '',
@@ -100,6 +118,7 @@ function wrapSockjs(conn: SockjsConn): PushConnection {
       recv?.connection?.destroy();
       recv?.response?.socket?.destroy();
     },
+    forget: () => endSockjsSession(conn),
     onMessage: (fn) => { conn.on('data', (m: string) => fn(m)); },
     onClose: (fn) => { conn.on('close', fn); },
   };
@@ -117,6 +136,7 @@ function wrapWebSocket(ws: WebSocket, remoteAddress: string): PushConnection {
     uncork: () => { (ws as unknown as { _socket?: Duplex })._socket?.uncork(); },
     close: (code = 1000, reason = '') => { ws.close(code, reason); },
     terminate: () => { ws.terminate(); },
+    forget: () => undefined,
     onMessage: (fn) => {
       ws.on('message', (data, isBinary) => { if (!isBinary) fn(data.toString()); });
     },
@@ -267,6 +287,7 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
       }
       for (const c of [...open]) {
         try { c.terminate(); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
+        c.forget();
       }
       open.clear();
       if (wssLoading) (await wssLoading.catch(() => undefined))?.close();

@@ -3,6 +3,7 @@ import { test, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { request } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -67,6 +68,27 @@ test('a server whose MQTT broker takes the connection and never answers stops at
   const g = await startGantryProcess(process.execPath, ['--trace-exit', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.child.kill('SIGKILL'));
   await reached;
+  assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
+  assert.doesNotMatch(g.stderr(), /still running/);
+  assert.doesNotMatch(g.stderr(), EXIT_CALLED);
+});
+
+test('a SockJS client on xhr-streaming does not keep the stopped server alive (its session is not kept for its return)', async (t) => {
+  const dir = await tempDir(t, 'gantry-exit-sockjs-');
+  const g = await startGantryProcess(process.execPath, ['--trace-exit', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.child.kill('SIGKILL'));
+  const streaming = request(`${g.url}/sockjs/000/exitsess/xhr_streaming`, { method: 'POST' });
+  const opened = new Promise<void>((resolve, reject) => {
+    streaming.on('response', (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => { text += d.toString(); if (/^o$/m.test(text)) resolve(); });
+      res.on('error', () => undefined);
+    });
+    streaming.on('error', reject);
+  });
+  streaming.end();
+  await opened;
+  streaming.on('error', () => undefined); // the server going away resets it
   assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
   assert.doesNotMatch(g.stderr(), /still running/);
   assert.doesNotMatch(g.stderr(), EXIT_CALLED);

@@ -27,7 +27,10 @@ export interface PushConnection {
   close(code?: number, reason?: string): void;
   /** Drop at once without a close handshake (the peer is not reading). */
   terminate(): void;
-  /** The server stops: nothing is kept for the client's return (a SockJS session waits 5 s for it otherwise). */
+  /**
+   * The server stops: nothing is kept for the client's return. A closed SockJS session otherwise waits 5 s for the
+   * client to come back for its close frame, and only then reports its end.
+   */
   forget(): void;
   onMessage(fn: (text: string) => void): void;
   onClose(fn: () => void): void;
@@ -279,6 +282,7 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
           for (const c of [...open]) {
             c.onClose(() => { if (--left === 0) resolve(); });
             try { c.close(1001, 'Server shutting down'); } catch (err) { logger.debug({ err }, 'push connection did not close cleanly'); }
+            c.forget();
           }
         });
         let timer: NodeJS.Timeout | undefined;

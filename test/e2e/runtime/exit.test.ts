@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { ROOT, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 before(ensureBuilt);
 
@@ -48,9 +49,7 @@ test('a server whose MQTT broker refuses every connection stops at once, with no
   await writeFile(join(dir, 'config.yaml'), `plugins:\n  mqtt:\n    broker:\n      url: 127.0.0.1\n      port: ${port}\n`);
   const g = await startGantryProcess(process.execPath, ['--trace-exit', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.child.kill('SIGKILL'));
-  const until = Date.now() + 20_000;
-  while (!/MQTT: cannot connect/.test(g.stdout()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  assert.match(g.stdout(), /MQTT: cannot connect/);
+  await waitFor('the first failed MQTT connection in the log', () => /MQTT: cannot connect/.test(g.stdout()), 20_000);
   assert.equal(await g.stop(), 0, `stderr: ${g.stderr()}`);
   assert.doesNotMatch(g.stderr(), /still running/);
   assert.doesNotMatch(g.stderr(), EXIT_CALLED);
@@ -94,14 +93,9 @@ test('a SockJS client on xhr-streaming does not keep the stopped server alive (i
   assert.doesNotMatch(g.stderr(), EXIT_CALLED);
 });
 
-async function waitForState(url: string, headers: Record<string, string>, wanted: string): Promise<void> {
-  let state = '';
-  const until = Date.now() + 30_000;
-  while (state !== wanted && Date.now() < until) {
-    state = ((await (await fetch(`${url}/api/job`, { headers })).json()) as { state: string }).state;
-    if (state !== wanted) await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.equal(state, wanted);
+function waitForState(url: string, headers: Record<string, string>, wanted: string): Promise<true> {
+  return waitFor(`the job state ${wanted}`, async () =>
+    ((await (await fetch(`${url}/api/job`, { headers })).json()) as { state: string }).state === wanted, 30_000);
 }
 
 async function runEnding(t: TestContext, body: string): Promise<{ code: number | null; stderr: string; ms: number }> {

@@ -10,7 +10,7 @@ import { systemClock } from './core/clock.ts';
 import { silentLogger } from './core/logger.ts';
 import { DomainError, ErrorCodes } from './core/errors.ts';
 import { capHeapHeadroomAsLaunched } from './core/gc.ts';
-import { endProcessWhenIdle } from './core/process-end.ts';
+import { stopOnSignals } from './core/process-end.ts';
 import { findRunningServer, type ControlInfo } from './access/local-control.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
@@ -150,28 +150,14 @@ async function main(argv: string[]): Promise<number> {
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`invalid --port ${values.port}`);
     // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the "up" line, and a
     // signal during start-up must still end in an orderly stop once the services are up.
-    let signalled = false;
     const state: { starting?: Promise<Gantry> } = {};
-    const shutdown = (sig: string) => {
-      if (signalled) return;
-      signalled = true;
-      process.stdout.write(`\n${sig}: shutting down...\n`);
-      if (!state.starting) process.exit(0); // nothing started yet, nothing to stop
-      state.starting
-        .then((g) => g.stop())
-        .then(() => endProcessWhenIdle(0), (err: unknown) => {
-          process.stderr.write(`shutdown failed: ${String(err)}\n`);
-          endProcessWhenIdle(1);
-        });
-    };
-    process.on('SIGINT', () => shutdown('SIGINT'));
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    const signals = stopOnSignals(() => state.starting);
     const logLevel = values['log-level'] || process.env.GANTRY_LOG_LEVEL || undefined;
     if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) throw new Error(`invalid --log-level ${logLevel} (one of ${LOG_LEVELS.join(', ')})`);
     const { startGantry } = await import('./main.ts');
     state.starting = startGantry({ baseDir, host: values.host, port, logToConsole: true, logLevel });
     const gantry = await state.starting;
-    if (!signalled) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
+    if (!signals.signalled()) process.stdout.write(`Gantry ${VERSION} is up at ${gantry.url} (base dir ${gantry.paths.base})\n`);
     // The launcher (bin/gantry.js) holds back V8's optimising compilers until now.
     channel('gantry:serving').publish({ url: gantry.url });
     // After the first requests' turn, not in their way.

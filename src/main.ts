@@ -72,6 +72,8 @@ export interface Gantry {
   mqtt: MqttService;
   logger: Logger;
   stop(): Promise<void>;
+  /** What a stop under way waits for: the HTTP server's close or a service, by name. */
+  stopStage(): string | undefined;
 }
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -326,18 +328,23 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   files.analyseBacklog();
 
   let stopping: Promise<void> | undefined;
+  let stage: string | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       events.emit('Shutdown', {});
+      stage = 'local control';
       await withdrawLocalControl();
+      stage = 'HTTP server';
       await served.close();
       for (const s of [...started].reverse()) {
+        stage = s.name;
         try {
           await s.stop();
         } catch (err) {
           logger.error({ err, service: s.name }, 'service failed to stop');
         }
       }
+      stage = undefined;
       logger.info('Gantry stopped');
       logger.flush();
       // Its file handle would otherwise stay open until garbage collection (one per server a process starts and stops).
@@ -346,5 +353,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop, stopStage: () => stage };
 }

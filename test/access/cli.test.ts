@@ -67,7 +67,13 @@ test('first start creates admin, prints password and key once, serves, and shuts
   for (const folder of ['uploads', 'logs', 'data']) assert.ok((await readdir(dir)).includes(folder), folder);
 
   // A second start finds the admin and prints no new password.
-  const again = await run(['serve', '--port', '0', '--basedir', dir], { onStdout: (all, kill) => { if (/is up at/.test(all)) kill('SIGINT'); } });
+  let stopped = false;
+  const again = await run(['serve', '--port', '0', '--basedir', dir], { onStdout: (all, kill) => {
+    if (/is up at/.test(all) && !stopped) {
+      stopped = true;
+      kill('SIGINT');
+    }
+  } });
   assert.equal(again.code, 0, again.stderr);
   assert.doesNotMatch(again.stdout, /password:/);
 });

@@ -66,8 +66,12 @@ export const TEMPLATE_ORDER = {
   wizard: [],
 };
 
-/** The defaults a client may echo back without pinning them in config.yaml (GCODE scripts: see unconfiguredScripts). */
-const DEFAULTS = effectiveConfig({});
+/**
+ * The defaults a client may echo back without pinning them in config.yaml (GCODE scripts: see unconfiguredScripts).
+ * Made on first use: defaults over the whole schema are ≈ 7 ms, which every start paid for a module-level constant.
+ */
+let defaults: Config | undefined;
+const defaultSettings = (): Config => (defaults ??= effectiveConfig({}));
 
 /** GET serialises its answer itself (once per view, for the ETag and the body); the schema says what that writes. */
 const ReadReply = { 200: SettingsSchema, 304: NoContent };
@@ -182,11 +186,11 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     const ffmpeg = (patch.webcam as Plain | undefined)?.ffmpeg;
     if (typeof ffmpeg === 'string' && ffmpeg.trim() !== '' && ffmpeg !== config.current.webcam.ffmpeg) await checkFfmpegPath(ffmpeg);
     // A script echoed back as shown (built-in or from its file) is not pinned in config.yaml: the file stays in charge.
-    const shown = { ...DEFAULTS, scripts: { ...DEFAULTS.scripts, gcode: await unconfiguredScripts() } };
+    const shown = { ...defaultSettings(), scripts: { ...defaultSettings().scripts, gcode: await unconfiguredScripts() } };
     patch = withoutRestatedDefaults(patch, shown, config.overrides);
     if ('plugins' in body) {
       // Plugin defaults echoed back (a settings dialog posts the whole tree) are not pinned in config.yaml.
-      const plugins = withoutRestatedDefaults(pluginPatch(body.plugins), DEFAULTS.plugins, config.overrides.plugins);
+      const plugins = withoutRestatedDefaults(pluginPatch(body.plugins), defaultSettings().plugins, config.overrides.plugins);
       if (Object.keys(plugins).length > 0) patch.plugins = plugins;
     }
 

@@ -33,14 +33,15 @@ function word(s: string): string {
 }
 
 /**
- * The V8 options bin/gantry.js wants on node's command line where V8 has its memory balancer (V8 ≥ 12.4: Node ≥ 22).
+ * The V8 options bin/gantry.js wants on node's command line where V8 has its memory balancer (V8 ≥ 12.4: Node ≥ 22),
+ * and the ceiling it sets on the young generation (its SEMI_SPACE_MB).
  * Started without them, the launcher re-executes itself to add them, which costs every start a second boot of node
  * (restarts on Node 24, medians of 11 alternating: 502 → 446 ms). They fit only the Node line that wrote the unit: an
  * older node refuses an option it does not know, hence the unit's note to run install-service again after changing it.
  */
 export function serviceNodeFlags(v8Version: string = process.versions.v8): string[] {
   const [major, minor] = v8Version.split('.').map(Number);
-  return major * 100 + minor >= 1204 ? ['--memory-balancer', '--expose-gc'] : [];
+  return major * 100 + minor >= 1204 ? ['--memory-balancer', '--expose-gc', '--max-semi-space-size=2'] : [];
 }
 
 export function renderUnit(o: UnitOptions): string {

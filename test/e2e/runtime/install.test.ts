@@ -24,7 +24,7 @@ test('install-service --user writes a user unit running this node and bin/gantry
   const file = join(config, 'systemd/user/gantry.service');
   const unit = await readFile(file, 'utf8');
   const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
-  const flags = v8Major * 100 + v8Minor >= 1204 ? '--memory-balancer --expose-gc ' : '';
+  const flags = v8Major * 100 + v8Minor >= 1204 ? '--memory-balancer --expose-gc --max-semi-space-size=2 ' : '';
   assert.ok(unit.includes(`\nExecStart=${process.execPath} ${flags}${BIN} serve --basedir "${base}" --port 5055\n`), unit);
   assert.match(unit, /^Restart=on-failure$/m);
   assert.match(unit, /^WantedBy=default\.target$/m);

@@ -1,0 +1,57 @@
+// While requests keep the main thread busy, the launcher lets V8's young generation grow to the ceiling it set on node's command line; at a slow pace it stays at its first size.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ROOT, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+
+before(ensureBuilt);
+
+/** MB each scavenge freed, from the lines V8 prints for --trace-gc ("Scavenge 16.4 (19.2) -> 15.5 (19.2) MB, …"). */
+function scavenged(trace: string): number[] {
+  return [...trace.matchAll(/Scavenge ([\d.]+) \([\d.]+\) -> ([\d.]+) \(/g)].map((m) => Number(m[1]) - Number(m[2]));
+}
+
+/** GET over a kept-alive connection (node:http costs the client less than fetch, so the server is the busy side). */
+function get(agent: Agent, url: string, key: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    request(url, { agent, headers: { 'X-Api-Key': key } }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject).end();
+  });
+}
+
+function skipReason(): string | false {
+  if (typeof (process as { execve?: unknown }).execve !== 'function' || process.platform !== 'linux') return 'needs Linux and Node ≥ 22.15 (the launcher sets the ceiling and the balancer by re-executing itself)';
+  // V8 14 keeps the young generation at its --optimize-for-size size whatever the growth factor: the switch does nothing.
+  if (Number(process.versions.v8.split('.')[0]) >= 14) return 'V8 ≥ 14 (Node 26) does not grow the young generation under --optimize-for-size';
+  return false;
+}
+
+test('the young generation grows past its first 1 MB only while requests keep the server busy', { skip: skipReason() }, async (t) => {
+  const dir = await tempDir(t, 'gantry-young-');
+  const g = await startGantryProcess(process.execPath, ['--trace-gc', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  t.after(() => g.stop());
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  t.after(() => agent.destroy());
+  const url = `${g.url}/api/settings`;
+
+  // A client polling every 5 ms: scavenges, but the server is mostly idle.
+  let mark = g.stdout().length;
+  for (const end = Date.now() + 3_000; Date.now() < end;) {
+    await get(agent, url, g.apiKey);
+    await delay(5);
+  }
+  const slow = scavenged(g.stdout().slice(mark));
+  assert.ok(slow.length > 0, 'the slow client made the server scavenge');
+  assert.ok(Math.max(...slow) < 1.3, `at a slow pace no scavenge freed more than the first 1 MB: ${slow.join(' ')}`);
+
+  // Eight clients back to back: the server's event loop is busy.
+  mark = g.stdout().length;
+  const end = Date.now() + 4_000;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (Date.now() < end) await get(agent, url, g.apiKey);
+  }));
+  const busy = scavenged(g.stdout().slice(mark));
+  assert.ok(busy.some((mb) => mb > 1.3), `busy, the young generation grew: scavenges freed ${busy.slice(-20).join(' ')} MB`);
+});

@@ -193,6 +193,8 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
   });
   const servingThenShrink = () => {
     unsubscribe('gantry:serving', servingThenShrink);
+    // The start itself kept the loop busy: that is no sign of requests.
+    busyWindow = { from: performance.now(), loop: performance.eventLoopUtilization() };
     shrinkOnceQuiet(true);
     fullGcs.observe({ entryTypes: ['gc'] });
   };

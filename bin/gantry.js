@@ -183,7 +183,7 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
     busyWindow = { from: at, loop: performance.eventLoopUtilization() };
   };
   // Its own GCs (known by their time: V8 flags them like any other) do not start another wait.
-  const fullGcs = new PerformanceObserver((list) => {
+  const gcs = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       if (entry.detail.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) afterScavenge(entry.startTime);
       if (entry.detail.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR || (entry.startTime >= own.from && entry.startTime <= own.to)) continue;
@@ -196,7 +196,7 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
     // The start itself kept the loop busy: that is no sign of requests.
     busyWindow = { from: performance.now(), loop: performance.eventLoopUtilization() };
     shrinkOnceQuiet(true);
-    fullGcs.observe({ entryTypes: ['gc'] });
+    gcs.observe({ entryTypes: ['gc'] });
   };
   subscribe('gantry:serving', servingThenShrink);
 }

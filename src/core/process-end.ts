@@ -1,4 +1,4 @@
-// Ends a server process once it has stopped: by letting its event loop run dry, with process.exit only as a bounded fallback.
+// Ends a server process: a stop on SIGINT/SIGTERM (forced by a second signal or a bound), then its event loop run dry, with process.exit only as a bounded fallback.
 
 // process.exit() tears down V8's thread pool while the main isolate still lives: a background compile job (concurrent
 // Sparkplug or Maglev, on by default from Node 24) that waits in V8 for a garbage collection only the main thread can

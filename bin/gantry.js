@@ -171,10 +171,12 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
   // alone (growth always allowed) did +21 % but printing to a 200 µs/line firmware took 3–4 MB more RSS; this way
   // lowest / median / highest 91.4 / 93.5 / 94.3 MB, as without (bench/memory.ts). V8 14 (Node 26) does not grow a young
   // generation under --optimize-for-size whatever the factor; there this changes nothing.
+  // Only under a ceiling: a unit written by an older install-service has none, and V8's own is 16 MB or more.
+  const growthCapped = /--max[-_]semi[-_]space[-_]size\b/.test(nodeFlags);
   let busyWindow = { from: 0, loop: performance.eventLoopUtilization() };
   let growing = false;
   const afterScavenge = (at) => {
-    if (at - busyWindow.from < 1_000) return;
+    if (!growthCapped || at - busyWindow.from < 1_000) return;
     const busy = performance.eventLoopUtilization(busyWindow.loop).utilization >= 0.5;
     if (busy !== growing && process.env.GANTRY_V8_FLAGS === undefined) {
       growing = busy;

@@ -28,6 +28,9 @@ const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUN
 // With them goes a ceiling on the young generation's semi-spaces, which may grow while requests keep the main thread
 // busy (below): 2 MB, twice what it holds otherwise.
 const SEMI_SPACE_MB = 2;
+/** The memory balancer's constant while the server is busy (below), and V8's own (the same in V8 12 to 14). */
+const BUSY_BALANCER_C = 3e-13;
+const V8_BALANCER_C = 3e-10;
 const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
 const nodeFlagsAtStart = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
 const balancerNamed = /--(no-)?memory[-_]balancer(?![-_\w])/.test(nodeFlagsAtStart);
@@ -162,25 +165,38 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
       else shrinkOnceQuiet();
     }, QUIET_MS).unref();
   };
-  // A young generation held at 1 MB (--semi-space-growth-factor=1, above) costs a server answering requests as fast as
-  // it can: a scavenge every 2–3 ms (≈ 5 % of its CPU), and what requests in flight hold survives two of them, so it
-  // reaches the old generation and a full GC follows every second. While the main thread's event loop is at least
-  // half busy (looked at once a second, on a scavenge: an idle server is not woken), V8 may grow it again, up to the
-  // ceiling on node's command line (SEMI_SPACE_MB); a print at a printer's pace keeps it at 1 MB. Mixed API workload on
-  // Node 24, 6 alternating rounds: 17,500 → 19,400 req/s (medians; scavenges 400 → 170 a second); the static ceiling
-  // alone (growth always allowed) did +21 % but printing to a 200 µs/line firmware took 3–4 MB more RSS; this way
-  // lowest / median / highest 91.4 / 93.5 / 94.3 MB, as without (bench/memory.ts). V8 14 (Node 26) does not grow a young
-  // generation under --optimize-for-size whatever the factor; there this changes nothing.
-  // Only under a ceiling: a unit written by an older install-service has none, and V8's own is 16 MB or more.
+  // While the main thread's event loop is at least half busy (looked at once a second, on a scavenge: an idle server
+  // is not woken), two of V8's settings make room for requests answered as fast as they come:
+  // - The young generation, held at 1 MB (--semi-space-growth-factor=1, above), may grow again, up to the ceiling on
+  //   node's command line (SEMI_SPACE_MB). At 1 MB a scavenge ran every 2–3 ms (≈ 5 % of the CPU). Mixed API workload
+  //   on Node 24, 6 alternating rounds: 17,500 → 19,400 req/s (medians; scavenges 400 → 170 a second); the static
+  //   ceiling alone (growth always allowed) did +21 % but printing to a 200 µs/line firmware took 3–4 MB more RSS; this
+  //   way lowest / median / highest 91.4 / 93.5 / 94.3 MB, as without (bench/memory.ts). V8 14 (Node 26) does not grow
+  //   a young generation under --optimize-for-size whatever the factor. Only under a ceiling: a unit written by an
+  //   older install-service has none, and V8's own is 16 MB or more.
+  // - The balancer's constant drops to a thousandth of V8's (BUSY_BALANCER_C). Once a second the balancer recomputes
+  //   each heap's limit, and there (V8 12, 13 and 14 alike, --trace-memory-balancer) it rates the full GC at 57–113
+  //   MB/ms against the 0.4–1 MB/ms it measured at the GC itself, so the limit falls to its floor, 2 MB over what the
+  //   last full GC kept. Objects of requests in flight reach the old generation at ≈ 1 MB/s, so a full GC followed
+  //   every second: a 5–11 ms pause each, and ≈ 100 ms of marking on the other core, where wrk ran. That was the mixed
+  //   workload's p99. With the lower constant that floor is ≈ 13 MB up: 0–2 full GCs in 8 s. Node 24, 4–5 alternating
+  //   rounds each, medians: mixed p99 7.0 → 3.4 ms and 6.8 → 4.3 ms in two runs, req/s the same; while printing to
+  //   the virtual printer 8.2 → 5.3 ms, 12,600 → 15,100 req/s, RSS 98–105 → 105–113 MB. V8's flags are the process's,
+  //   so the printer link's and the analyser's heaps get the same room meanwhile. 20 s after the load the process is
+  //   back where it was (74.7 against 74.2 MB); bench/memory.ts (idle, an analysis, printing at a printer's pace) the
+  //   same.
+  // A print at a printer's pace leaves the loop under half busy: both stay as they were.
   const growthCapped = /--max[-_]semi[-_]space[-_]size\b/.test(nodeFlags);
+  const balancerCNamed = /--memory[-_]balancer[-_]c[-_]value\b/.test(nodeFlags);
   let busyWindow = { from: 0, loop: performance.eventLoopUtilization() };
-  let growing = false;
+  let busyNow = false;
   const afterScavenge = (at) => {
-    if (!growthCapped || at - busyWindow.from < 1_000) return;
+    if (at - busyWindow.from < 1_000) return;
     const busy = performance.eventLoopUtilization(busyWindow.loop).utilization >= 0.5;
-    if (busy !== growing && process.env.GANTRY_V8_FLAGS === undefined) {
-      growing = busy;
-      setFlagsFromString(`--semi-space-growth-factor=${busy ? 2 : 1}`);
+    if (busy !== busyNow && process.env.GANTRY_V8_FLAGS === undefined) {
+      busyNow = busy;
+      if (growthCapped) setFlagsFromString(`--semi-space-growth-factor=${busy ? 2 : 1}`);
+      if (!balancerCNamed) setFlagsFromString(`--memory-balancer-c-value=${busy ? BUSY_BALANCER_C : V8_BALANCER_C}`);
     }
     busyWindow = { from: at, loop: performance.eventLoopUtilization() };
   };

@@ -1,4 +1,4 @@
-// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use; the printer link's engine loads in its own thread), does not compile its one-off start-up code, runs without V8's Maglev tier and does not wake up while nobody uses it.
+// The built server idles lean: it loads only what an idle server needs (MQTT, archives, serial, SockJS, argon2, glob, TLS and compression wait for their first use; the printer link's engine loads in its own thread), does not compile its one-off start-up code nor shrink its heap while it starts, runs without V8's Maglev tier and does not wake up while nobody uses it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -82,12 +82,13 @@ test('an idle server sleeps: no timer wakes its event loop while nobody is conne
   assert.equal(await g.stop(), 0);
 });
 
-test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
+test('V8 compiles nothing and runs no memory-reducing full GC while the server starts (no TurboFan, no Sparkplug, no --optimize-for-size), and what serving makes hot once it answers (TurboFan only: Maglev stays off)', async (t) => {
   const dir = await tempDir(t, 'gantry-lean-');
   // V8 prints each optimised compile as it completes and each function it queues for baseline (Sparkplug) code, to
   // stdout, in order with the server's own lines.
   const trace = ['--trace-opt', '--trace-baseline-batch-compilation'];
-  const g = await startGantryProcess(process.execPath, [...trace, join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
+  // And each GC: under --optimize-for-size a full GC of the start was a memory-reducing one ("Mark-Compact (reduce)").
+  const g = await startGantryProcess(process.execPath, [...trace, '--trace-gc', join(ROOT, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', dir]);
   t.after(() => g.stop());
   const optimised = (text: string) => text.split('\n').filter((l) => /^\[completed (?:compiling|optimizing) .*\(target (?:TURBOFAN|MAGLEV)/.test(l));
   const baseline = (text: string) => text.split('\n').filter((l) => l.startsWith('[Baseline batch compilation] Enqueued SFI '));
@@ -104,6 +105,8 @@ test('V8 compiles nothing while the server starts (no TurboFan, no Sparkplug), a
   const startUp = g.stdout().slice(0, upAt);
   assert.deepEqual(optimised(startUp).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was optimised');
   assert.deepEqual(baseline(startUp).filter((l) => !beforeLauncher.has(name(l))), [], 'start-up code was compiled by Sparkplug');
+  assert.ok(/ms: Scavenge/.test(startUp), 'the trace shows the start\'s GCs (else the next check could not fail)');
+  assert.deepEqual(startUp.split('\n').filter((l) => /ms: Mark-Compact \(reduce\)/.test(l)), [], `a memory-reducing full GC while the server started: ${startUp.split('\n').filter((l) => /Mark-Compact/.test(l)).join(' / ')}`);
   // Requests make the request path hot: the compilers are on again (bounded: a few thousand requests at most).
   const headers = { 'X-Api-Key': g.apiKey };
   let served = 0;

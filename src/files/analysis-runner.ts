@@ -166,8 +166,13 @@ export class AnalysisRunner {
     try {
       const abs = storage.abs(parts);
       const before = await storage.statOf(parts);
-      attempt = `${path}@${before?.size}:${Math.floor(before?.mtimeMs ?? 0)}`;
+      const key = `${before?.size}:${Math.floor(before?.mtimeMs ?? 0)}`;
+      attempt = `${path}@${key}`;
       if (!forced && this.failed.has(attempt)) return;
+      // Queued twice for the same content: a listing saw the upload on disk before the upload queued it itself (or
+      // the backlog and a listing met), and the second waited for the first to end. What it would make is stored.
+      const stored = await storage.metadata.get(storage.abs(parts.slice(0, -1)), name);
+      if (!forced && stored?.analysis && stored.analysisKey === key && analyserVersion(stored.analysis) === ANALYSER_VERSION) return;
       events.emit('MetadataAnalysisStarted', { name, path, origin: 'local', type: 'gcode' });
       let reportedAt = performance.now();
       const result = await analyser.analyse(abs, this.deps.options?.() ?? {}, (fraction) => {

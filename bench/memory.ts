@@ -12,7 +12,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { openAsBlob } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { GCODE_DIR } from '../test/helpers/shared-data.ts';
 import { ROOT, ensureBuilt, startGantryProcess } from '../test/helpers/built-server.ts';
 import { startFakeFw } from '../test/transports/bench-tools.ts';
@@ -241,19 +241,23 @@ try {
 // account: a scrypt hash, whose 16 MB work area is most of that start's high-water mark). One start's wall time swings
 // by ±20 % on a busy machine, so each way of starting is timed RESTARTS times, alternating, and bare Fastify with them.
 const RESTARTS = Number(process.env.BENCH_RESTARTS ?? 5);
-/** As `node bin/gantry.js serve` starts; and as the systemd unit install-service writes starts it (src/system/systemd-unit.ts). */
-const launches = {
-  plain: { args: [join(ROOT, 'bin/gantry.js')], env: SERVICE_ENV },
-  unit: { args: [...UNIT_NODE_FLAGS, join(ROOT, 'bin/gantry.js')], env: UNIT_ENV },
+/**
+ * As `node bin/gantry.js serve` starts; as the `gantry` command (bin/gantry, with NODE first on PATH) starts it; and as
+ * the systemd unit install-service writes starts it (src/system/systemd-unit.ts).
+ */
+const launches: Record<'plain' | 'command' | 'unit', { command: string; args: string[]; env: NodeJS.ProcessEnv }> = {
+  plain: { command: NODE, args: [join(ROOT, 'bin/gantry.js')], env: SERVICE_ENV },
+  command: { command: join(ROOT, 'bin/gantry'), args: [], env: { ...SERVICE_ENV, PATH: `${dirname(NODE)}:${process.env.PATH}` } },
+  unit: { command: NODE, args: [...UNIT_NODE_FLAGS, join(ROOT, 'bin/gantry.js')], env: UNIT_ENV },
 };
-const restartMs: Record<keyof typeof launches | 'bare', number[]> = { plain: [], unit: [], bare: [] };
+const restartMs: Record<keyof typeof launches | 'bare', number[]> = { plain: [], command: [], unit: [], bare: [] };
 let restart: { cpu: number; rss: number } | undefined;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 try {
   for (let i = 0; i < RESTARTS; i++) {
     for (const [name, how] of Object.entries(launches) as [keyof typeof launches, (typeof launches)['plain']][]) {
       const r0 = performance.now();
-      const g2 = await startGantryProcess(NODE, [...how.args, 'serve', '--port', '0', '--basedir', dir], how.env);
+      const g2 = await startGantryProcess(how.command, [...how.args, 'serve', '--port', '0', '--basedir', dir], how.env);
       try {
         await (await fetch(`${g2.url}/api/version`, { headers: { 'X-Api-Key': g.apiKey } })).arrayBuffer();
         restartMs[name].push(performance.now() - r0);
@@ -278,6 +282,7 @@ console.log(`Gantry built (bin/gantry.js on node ${nodeVersion}${'MALLOC_ARENA_M
 const list = (xs: number[]) => `median ${Math.round(median(xs))} ms (${xs.map(Math.round).join(', ')})`;
 console.log(`restarts on the same base dir, first answer, wall (goal ≤ 400 ms):`);
 console.log(`  node bin/gantry.js serve${'MALLOC_ARENA_MAX' in SERVICE_ENV ? ' (malloc settings)' : ''}: ${list(restartMs.plain)}${restart ? `; ${restart.cpu} ms CPU the first time` : ''}`);
+console.log(`  gantry serve (bin/gantry: node started once with the unit's options where node knows them, malloc settings): ${list(restartMs.command)}`);
 console.log(`  as the systemd unit starts it (${[...UNIT_NODE_FLAGS, 'malloc settings'].join(', ')}): ${list(restartMs.unit)}`);
 console.log(`  bare Fastify on the same node: ${list(restartMs.bare)}; its first start ${Math.round(bare.startMs)} ms wall, ${bare.cpu} ms CPU`);
 console.log(`load average before / after: ${loadBefore} / ${await loadavg()} (wall-clock start figures on a busy machine are high; CPU time and RSS much less so)`);

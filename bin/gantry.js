@@ -8,7 +8,8 @@
 // and up get their own mappings instead (returned at free), and threads share two arenas: idle 70 → 67 MB, streaming
 // a print after an upload 106 → 78 MB (bench/memory.ts). glibc reads these only at process start, so the launcher
 // re-executes itself once with them set (process.execve, Node ≥ 22.15: the same process, no second one), unless they
-// are set already or GANTRY_MALLOC_TUNING=0. Older Nodes run without (set them in the environment to get them).
+// are set already or GANTRY_MALLOC_TUNING=0. Older Nodes run without (set them in the environment to get them). The
+// `gantry` command (bin/gantry) and the systemd unit start node with them, and with the V8 options below: one boot.
 const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_ARENA_MAX: '2' };
 const tuneMalloc = process.platform === 'linux' && process.env.GANTRY_MALLOC_TUNING !== '0'
   && Object.keys(MALLOC_ENV).some((k) => process.env[k] === undefined);

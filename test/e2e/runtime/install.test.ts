@@ -110,6 +110,8 @@ test('npm pack + npm install -g into a temp prefix gives a `gantry` command whos
   t.after(() => g.stop());
   const headers = { 'X-Api-Key': g.apiKey };
   assert.equal((await fetch(`${g.url}/api/version`, { headers })).status, 200);
+  assert.equal((await readFile(`/proc/${g.child.pid}/cmdline`, 'utf8')).split('\0')[0], 'node',
+    'the command (bin/gantry) is installed executable and started node once, itself');
   assert.equal((await fetch(`${g.url}/api/connection`, { headers })).status, 200, 'serialport loads from the installed modules');
   if (existsSync(join(ROOT, 'web/dist/index.html'))) assert.equal((await fetch(`${g.url}/`)).status, 200, 'the UI is in the package');
   const form = new FormData();

@@ -225,19 +225,25 @@ export class FileService {
     await this.storage.makeFolder(parts.slice(0, -1));
     const replaced = (await this.storage.kindOf(parts)) === 'file';
     const abs = this.storage.abs(parts);
-    await sink.commit(abs);
-    this.storage.changed();
-    const folderAbs = this.storage.abs(parts.slice(0, -1));
+    const placed = await this.storage.placing(parts, hash, sink.tmpPath);
+    try {
+      await sink.commit(abs);
+      this.storage.changed();
+      const folderAbs = this.storage.abs(parts.slice(0, -1));
+      const name = parts[parts.length - 1];
+      const old = await this.storage.metadata.get(folderAbs, name);
+      const st = await this.storage.statOf(parts);
+      await this.storage.metadata.set(folderAbs, name, {
+        // Print history survives a re-upload; the analysis belongs to the old content.
+        ...(old?.history ? { history: old.history } : {}),
+        ...(display !== name ? { display } : {}),
+        hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
+        ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
+      });
+    } finally {
+      placed();
+    }
     const name = parts[parts.length - 1];
-    const old = await this.storage.metadata.get(folderAbs, name);
-    const st = await this.storage.statOf(parts);
-    await this.storage.metadata.set(folderAbs, name, {
-      // Print history survives a re-upload; the analysis belongs to the old content.
-      ...(old?.history ? { history: old.history } : {}),
-      ...(display !== name ? { display } : {}),
-      hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
-      ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
-    });
     const entry = await this.storage.fileEntry(parts);
     this.deps.events.emit('FileAdded', { storage: 'local', path: entry.path, name, type: entry.typePath, operation: 'add' });
     this.emitChanged();

@@ -64,6 +64,8 @@ export class LocalStorage {
   private readonly madeEntries = new WeakMap<FileMeta, { key: string; entry: StoredFile }>();
   /** Hashes being computed, by file and content. */
   private readonly hashing = new Map<string, Promise<string | undefined>>();
+  /** Files an upload is moving into place (placing()), by absolute path: their hash and content key. */
+  private readonly placed = new Map<string, { hash: string; key: string }>();
 
   constructor(readonly root: string, private readonly logger: Logger, private readonly types: FileTypes) {
     this.metadata = new MetadataStore(logger);
@@ -98,6 +100,8 @@ export class LocalStorage {
     const meta = await this.metadata.get(folderAbs, name);
     const key = contentKey(st);
     if (meta?.hash && meta.hashKey === key) return meta.hash;
+    const placed = this.placed.get(this.abs(parts));
+    if (placed?.key === key) return placed.hash;
     const id = `${this.abs(parts)}\0${key}`;
     let hashing = this.hashing.get(id);
     if (!hashing) {
@@ -106,6 +110,22 @@ export class LocalStorage {
       void hashing.finally(() => this.hashing.delete(id));
     }
     return hashing;
+  }
+
+  /**
+   * An upload is about to rename `tempPath`, whose bytes it hashed as they came in, into place at `parts`; until the
+   * returned function is called (its metadata recorded), a listing that finds that content there takes the upload's
+   * hash. A listing in between found the file on disk before its metadata and read the whole file again to hash it,
+   * answering only then: 105–130 ms for 36 MB on a 2-core x64 machine, up to 620 ms under load. A rename keeps size
+   * and mtime; content copied across file systems instead gets a new mtime, and is hashed from the disk.
+   */
+  async placing(parts: readonly string[], hash: string, tempPath: string): Promise<() => void> {
+    const abs = this.abs(parts);
+    const mark = { hash, key: contentKey(await stat(tempPath)) };
+    this.placed.set(abs, mark);
+    return () => {
+      if (this.placed.get(abs) === mark) this.placed.delete(abs);
+    };
   }
 
   private async computeHash(parts: readonly string[], folderAbs: string, name: string, key: string): Promise<string | undefined> {

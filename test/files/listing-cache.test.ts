@@ -2,7 +2,8 @@
 // through the server (upload, folder, copy, move, delete, metadata), and files dropped in behind its back still show.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { utimes, writeFile } from 'node:fs/promises';
+import { rename, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { LISTING_REUSE_MS, LocalStorage, listingReuseMs } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
@@ -190,4 +191,34 @@ test('a file\'s entry is handed out again while its content, metadata and path s
   const copy = listed.find((e) => e.name === 'dir');
   assert.equal(copy?.kind === 'folder' && copy.children[0]?.path, 'dir/b.gcode');
   assert.equal(listed.find((e) => e.name === 'b.gcode')?.path, 'b.gcode');
+});
+
+test('a listing made while an upload moves its file into place takes the upload\'s hash instead of reading the file again', async (t) => {
+  const { root, storage } = await storageIn(t);
+  const hash = createHash('sha1').update(GCODE).digest('hex');
+  const temp = join(root, '.upload-0.tmp');
+  await writeFile(temp, GCODE);
+  const placed = await storage.placing(['a.gcode'], hash, temp);
+  // The moment between the upload's rename and its metadata: under load a listing fell in it nearly every time.
+  await rename(temp, join(root, 'a.gcode'));
+  storage.changed();
+  const before = storage.generation;
+  assert.equal(((await storage.list(Infinity))[0] as StoredFile).hash, hash);
+  assert.equal(storage.generation, before, 'no hash made (a hash made from the file is stored in its metadata)');
+  placed();
+  // Once placed, a file with no hash in its metadata gets one made from its content, as any file copied in by hand.
+  assert.equal(((await storage.list(Infinity, undefined, true))[0] as StoredFile).hash, hash);
+  assert.equal(storage.generation, before + 1, 'made from the file and stored');
+});
+
+test('content that is not what the upload announced (copied across file systems: a new mtime) is hashed from the disk', async (t) => {
+  const { root, storage } = await storageIn(t);
+  const temp = join(root, '.upload-0.tmp');
+  await writeFile(temp, GCODE);
+  const placed = await storage.placing(['a.gcode'], 'f'.repeat(40), temp);
+  t.after(placed);
+  await writeFile(join(root, 'a.gcode'), `${GCODE}M117 other\n`);
+  await utimes(join(root, 'a.gcode'), new Date(), new Date(Date.now() + 5_000));
+  storage.changed();
+  assert.equal(((await storage.list(Infinity))[0] as StoredFile).hash, createHash('sha1').update(`${GCODE}M117 other\n`).digest('hex'));
 });

@@ -1,6 +1,7 @@
 // The `local` location on disk: walking the uploads tree into entries, folder create/copy/move/delete, hashes and
 // disk usage. Knows paths and metadata, not events or jobs (file-service.ts orchestrates those).
-import { readdir, stat, mkdir, rm, rename, cp, statfs } from 'node:fs/promises';
+import { readdir, stat, mkdir, rm, rename, statfs, link, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
@@ -9,6 +10,8 @@ import type { Logger } from '../core/logger.ts';
 import { MetadataStore, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
 import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
+import { TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
+import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 
 const contentKey = (st: Stats): string => `${st.size}:${Math.floor(st.mtimeMs)}`;
@@ -113,11 +116,10 @@ export class LocalStorage {
   }
 
   /**
-   * An upload is about to rename `tempPath`, whose bytes it hashed as they came in, into place at `parts`; until the
-   * returned function is called (its metadata recorded), a listing that finds that content there takes the upload's
-   * hash. A listing in between found the file on disk before its metadata and read the whole file again to hash it,
-   * answering only then: 105–130 ms for 36 MB on a 2-core x64 machine, up to 620 ms under load. A rename keeps size
-   * and mtime; content copied across file systems instead gets a new mtime, and is hashed from the disk.
+   * An upload is about to rename `tempPath` (its bytes hashed as they came in) to `parts`; until the returned function
+   * is called (its metadata recorded), a listing that finds that content there takes the upload's hash, instead of
+   * reading the whole file to hash it again (36 MB under load: listings waited up to 0.5 s). A rename keeps size and
+   * mtime; content copied across file systems gets a new mtime, and is hashed from the disk.
    */
   async placing(parts: readonly string[], hash: string, tempPath: string): Promise<() => void> {
     const abs = this.abs(parts);
@@ -297,17 +299,41 @@ export class LocalStorage {
     if (!parentSt?.isDirectory()) throw new DomainError(ErrorCodes.INTERNAL, 'destination folder does not exist');
     const srcFolder = this.abs(src.slice(0, -1));
     const dstFolder = this.abs(dst.slice(0, -1));
-    const meta = await this.metadata.get(srcFolder, src[src.length - 1]);
+    const [srcName, dstName] = [src[src.length - 1], dst[dst.length - 1]];
+    const meta = await this.metadata.get(srcFolder, srcName);
+    // Listings walk the disk: one that found a file at its new place before its metadata read it all to hash it again
+    // and queued an analysis; one during a copy saw half a file. The metadata goes first, a copy appears whole.
+    await this.metadata.all(dstFolder);
     this.changed();
     if (mode === 'move') {
       await rename(srcAbs, dstAbs);
       this.metadata.forget(srcAbs);
-      await this.metadata.set(srcFolder, src[src.length - 1], undefined);
-    } else {
-      await cp(srcAbs, dstAbs, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+      this.changed();
+      if (meta) await this.metadata.set(dstFolder, dstName, meta);
+      await this.metadata.set(srcFolder, srcName, undefined);
+      return;
     }
-    this.changed();
-    if (meta) await this.metadata.set(dstFolder, dst[dst.length - 1], meta);
+    if ((await stat(srcAbs)).isDirectory()) {
+      await copyTreeExactly(srcAbs, dstAbs);
+      this.changed();
+      if (meta) await this.metadata.set(dstFolder, dstName, meta);
+      return;
+    }
+    // Under a hidden name (a crash's leftover is removed at start: upload-intake.ts), then linked: never replaces a file.
+    const temp = join(dstFolder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+    try {
+      await copyFileExactly(srcAbs, temp);
+      if (meta) await this.metadata.set(dstFolder, dstName, meta);
+      try {
+        await link(temp, dstAbs);
+      } catch (err) {
+        if (meta) await this.metadata.set(dstFolder, dstName, undefined);
+        throw err;
+      }
+      this.changed();
+    } finally {
+      await unlink(temp).catch(() => {});
+    }
   }
 
   async remove(parts: readonly string[]): Promise<void> {

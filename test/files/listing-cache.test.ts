@@ -2,13 +2,13 @@
 // through the server (upload, folder, copy, move, delete, metadata), and files dropped in behind its back still show.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rename, utimes, writeFile } from 'node:fs/promises';
+import { readdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { LISTING_REUSE_MS, LocalStorage, listingReuseMs } from '../../src/files/local-storage.ts';
 import { FileTypes } from '../../src/files/file-types.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import type { StoredFile } from '../../src/files/types.ts';
+import type { StoredEntry, StoredFile, StoredFolder } from '../../src/files/types.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { multipartBody, GCODE, type FormPart } from './multipart.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -221,4 +221,72 @@ test('content that is not what the upload announced (copied across file systems:
   await utimes(join(root, 'a.gcode'), new Date(), new Date(Date.now() + 5_000));
   storage.changed();
   assert.equal(((await storage.list(Infinity))[0] as StoredFile).hash, createHash('sha1').update(`${GCODE}M117 other\n`).digest('hex'));
+});
+
+/** Gives a file an analysis of its current content in its metadata, as the analyser leaves it. */
+async function analysed(storage: LocalStorage, folder: string, name: string): Promise<void> {
+  const st = await stat(join(folder, name));
+  await storage.metadata.update(folder, name, { analysis: { estimatedPrintTime: 42 }, analysisKey: `${st.size}:${Math.floor(st.mtimeMs)}` });
+}
+
+/** Lists the tree afresh, again and again, until `until` settles; every listing's entries for `name`, wherever they are. */
+async function listingsDuring(storage: LocalStorage, name: string, until: Promise<unknown>): Promise<StoredFile[]> {
+  let done = false;
+  void until.finally(() => { done = true; });
+  const seen: StoredFile[] = [];
+  const find = (entries: StoredEntry[]): void => {
+    for (const e of entries) {
+      if (e.kind === 'folder') find(e.children ?? []);
+      else if (e.name === name) seen.push(e);
+    }
+  };
+  while (!done) find(await storage.list(Infinity, undefined, true));
+  await until;
+  return seen;
+}
+
+test('a file being copied appears whole, with its metadata, to listings made during the copy', async (t) => {
+  const { root, storage } = await storageIn(t);
+  const content = Buffer.alloc(16 << 20, 'G1 X1 Y1 E0.1\n');
+  await writeFile(join(root, 'big.gcode'), content);
+  // Modified in the second half of a millisecond: fs.cp's preserveTimestamps rounded it up, into the next one.
+  await utimes(join(root, 'big.gcode'), new Date(), 1_796_177_150.5415907);
+  await storage.list(Infinity); // its hash, made and stored
+  await analysed(storage, root, 'big.gcode');
+  await storage.makeFolder(['copies']);
+  const seen = await listingsDuring(storage, 'big.gcode', storage.transfer(['big.gcode'], ['copies', 'big.gcode'], 'copy'));
+  const copies = seen.filter((e) => e.path === 'copies/big.gcode');
+  assert.deepEqual(copies.filter((e) => e.size !== content.length || e.analysisMissing).map((e) => e.size), [], 'part of a file, or without its metadata');
+  assert.deepEqual((await readdir(join(root, 'copies'))).sort(), ['.metadata.json', 'big.gcode'], 'no temporary file left');
+  await assert.rejects(storage.transfer(['big.gcode'], ['copies', 'big.gcode'], 'copy'), { code: 'EEXIST' }, 'never over a file already there');
+  assert.deepEqual((await readdir(join(root, 'copies'))).sort(), ['.metadata.json', 'big.gcode']);
+});
+
+test('a file being moved is never listed at its new place without its metadata (its analysis, its hash)', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await writeFile(join(root, 'a.gcode'), GCODE);
+  await storage.list(Infinity);
+  await analysed(storage, root, 'a.gcode');
+  await storage.makeFolder(['parts']);
+  const seen: StoredFile[] = [];
+  for (const [from, to] of [[['a.gcode'], ['parts', 'a.gcode']], [['parts', 'a.gcode'], ['a.gcode']]] as const) {
+    seen.push(...(await listingsDuring(storage, 'a.gcode', storage.transfer(from, to, 'move'))));
+  }
+  assert.ok(seen.length > 0);
+  assert.deepEqual(seen.filter((e) => e.analysisMissing || e.hash === undefined).map((e) => e.path), [], 'listed without its metadata');
+});
+
+test('a folder copied keeps what is known of its files: their analyses still match their content', async (t) => {
+  const { root, storage } = await storageIn(t);
+  await storage.makeFolder(['set']);
+  // Times whose copies fs.cp put in the next millisecond, on Node 20 and 24 alike.
+  for (const [name, mtime] of [['a.gcode', 1_796_177_150.5415907], ['b.gcode', 1_700_000_001.9996]] as const) {
+    await writeFile(join(root, 'set', name), GCODE);
+    await utimes(join(root, 'set', name), new Date(), mtime);
+    await analysed(storage, join(root, 'set'), name);
+  }
+  await storage.metadata.flush();
+  await storage.transfer(['set'], ['copy'], 'copy');
+  const copy = (await storage.list(Infinity, undefined, true)).find((e) => e.name === 'copy') as StoredFolder;
+  assert.deepEqual(copy.children.map((e) => [e.name, (e as StoredFile).analysisMissing ?? false]).sort(), [['a.gcode', false], ['b.gcode', false]]);
 });

@@ -1,0 +1,30 @@
+// Copies of files and folders whose files keep their modification time's millisecond, which stored hashes and analyses are keyed by.
+import { constants, copyFile, cp, readdir, stat, utimes } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+
+/**
+ * fs.cp's preserveTimestamps sets times through Date objects, rounded to the nearest millisecond: a file modified at
+ * …541.59 ms was copied with …542, so about every other copied file no longer matched its metadata's key (size and
+ * whole milliseconds, local-storage.ts) and lost its analysis: analysed and hashed again from the disk. The copy gets
+ * the middle of the source's millisecond, well clear of a rounding either way.
+ */
+async function keepMillisecond(src: string, dst: string): Promise<void> {
+  const st = await stat(src);
+  await utimes(dst, st.atimeMs / 1000, (Math.floor(st.mtimeMs) + 0.5) / 1000);
+}
+
+/** A file, to a path where nothing is yet. */
+export async function copyFileExactly(src: string, dst: string): Promise<void> {
+  await copyFile(src, dst, constants.COPYFILE_EXCL);
+  await keepMillisecond(src, dst);
+}
+
+/** A folder with everything in it, to a path where nothing is yet. */
+export async function copyTreeExactly(src: string, dst: string): Promise<void> {
+  await cp(src, dst, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+  for (const entry of await readdir(src, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const rel = relative(src, join(entry.parentPath, entry.name));
+    await keepMillisecond(join(src, rel), join(dst, rel));
+  }
+}

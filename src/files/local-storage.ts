@@ -297,8 +297,7 @@ export class LocalStorage {
     const dstAbs = this.abs(dst);
     const parentSt = await this.statOf(dst.slice(0, -1));
     if (!parentSt?.isDirectory()) throw new DomainError(ErrorCodes.INTERNAL, 'destination folder does not exist');
-    const srcFolder = this.abs(src.slice(0, -1));
-    const dstFolder = this.abs(dst.slice(0, -1));
+    const [srcFolder, dstFolder] = [this.abs(src.slice(0, -1)), this.abs(dst.slice(0, -1))];
     const [srcName, dstName] = [src[src.length - 1], dst[dst.length - 1]];
     const meta = await this.metadata.get(srcFolder, srcName);
     // Listings walk the disk: one that found a file at its new place before its metadata read it all to hash it again
@@ -320,12 +319,13 @@ export class LocalStorage {
       return;
     }
     // Under a hidden name (a crash's leftover is removed at start: upload-intake.ts), then linked: never replaces a file.
+    // Where the file system has no hard links (FAT on a USB stick) it is renamed; the name was checked free before.
     const temp = join(dstFolder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
     try {
       await copyFileExactly(srcAbs, temp);
       if (meta) await this.metadata.set(dstFolder, dstName, meta);
       try {
-        await link(temp, dstAbs);
+        await link(temp, dstAbs).catch((err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? Promise.reject(err) : rename(temp, dstAbs)));
       } catch (err) {
         if (meta) await this.metadata.set(dstFolder, dstName, undefined);
         throw err;

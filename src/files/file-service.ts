@@ -53,7 +53,6 @@ export class FileService {
   private readonly progressListeners = new Listeners<[AnalysisProgressReport]>();
   /** When the listing last changed (ms); Last-Modified of listings. */
   lastModified = Date.now();
-
   private readonly types: FileTypes;
 
   constructor(private readonly deps: FileServiceDeps) {
@@ -224,15 +223,12 @@ export class FileService {
     await this.checkUploadTarget(parts, t);
     await this.storage.makeFolder(parts.slice(0, -1));
     const replaced = (await this.storage.kindOf(parts)) === 'file';
-    const abs = this.storage.abs(parts);
+    const [abs, folderAbs, name] = [this.storage.abs(parts), this.storage.abs(parts.slice(0, -1)), parts[parts.length - 1]];
     const placed = await this.storage.placing(parts, hash, sink.tmpPath);
     try {
       await sink.commit(abs);
       this.storage.changed();
-      const folderAbs = this.storage.abs(parts.slice(0, -1));
-      const name = parts[parts.length - 1];
-      const old = await this.storage.metadata.get(folderAbs, name);
-      const st = await this.storage.statOf(parts);
+      const [old, st] = await Promise.all([this.storage.metadata.get(folderAbs, name), this.storage.statOf(parts)]);
       await this.storage.metadata.set(folderAbs, name, {
         // Print history survives a re-upload; the analysis belongs to the old content.
         ...(old?.history ? { history: old.history } : {}),
@@ -243,7 +239,6 @@ export class FileService {
     } finally {
       placed();
     }
-    const name = parts[parts.length - 1];
     const entry = await this.storage.fileEntry(parts);
     this.deps.events.emit('FileAdded', { storage: 'local', path: entry.path, name, type: entry.typePath, operation: 'add' });
     this.emitChanged();

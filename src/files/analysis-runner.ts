@@ -8,6 +8,7 @@ import type { LocalStorage } from './local-storage.ts';
 import { ANALYSER_VERSION, type AnalysisOptions, type AnalysisProgress, type GcodeAnalysis } from './analysis/types.ts';
 import { isGcode } from './file-types.ts';
 import { joinPath } from './safe-path.ts';
+import { contentKey } from './metadata-store.ts';
 import type { StoredEntry } from './types.ts';
 
 /** The part of the analysis queue this runner uses (AnalysisQueue satisfies it). */
@@ -166,7 +167,7 @@ export class AnalysisRunner {
     try {
       const abs = storage.abs(parts);
       const before = await storage.statOf(parts);
-      const key = `${before?.size}:${Math.floor(before?.mtimeMs ?? 0)}`;
+      const key = before ? contentKey(before) : 'gone';
       attempt = `${path}@${key}`;
       if (!forced && this.failed.has(attempt)) return;
       // Queued twice for the same content: a listing saw the upload on disk before the upload queued it itself (or
@@ -189,7 +190,7 @@ export class AnalysisRunner {
       const thumb = await readThumbnail(abs).catch(() => null);
       await storage.metadata.update(storage.abs(parts.slice(0, -1)), name, {
         analysis: result as unknown as Record<string, unknown>,
-        analysisKey: `${after.size}:${Math.floor(after.mtimeMs)}`,
+        analysisKey: contentKey(after),
         thumbnail: thumb ? thumbnailRef(path, Math.floor(after.mtimeMs / 1000)) : undefined,
         thumbnail_src: thumb ? THUMBNAIL_SRC : undefined,
       }, { background: true });

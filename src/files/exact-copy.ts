@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 /**
  * fs.cp's preserveTimestamps sets times through Date objects, rounded to the nearest millisecond: a file modified at
  * …541.59 ms was copied with …542, so about every other copied file no longer matched its metadata's key (size and
- * whole milliseconds, local-storage.ts) and lost its analysis: analysed and hashed again from the disk. The copy gets
+ * whole milliseconds: contentKey, metadata-store.ts) and lost its analysis: analysed and hashed again from the disk. The copy gets
  * the middle of the source's millisecond, well clear of a rounding either way.
  */
 async function keepMillisecond(src: string, dst: string): Promise<void> {

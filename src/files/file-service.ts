@@ -9,7 +9,7 @@ import { LocalStorage, filesOf, heightOf } from './local-storage.ts';
 import { UploadSink, removeStaleUploads } from './upload-intake.ts';
 import { MAX_PATH_PARTS, parseStoredPath, sanitizeName, sanitizePath, joinPath, tooDeep } from './safe-path.ts';
 import { isGcode, type FileTypes } from './file-types.ts';
-import type { PrintRecord } from './metadata-store.ts';
+import { contentKey, type PrintRecord } from './metadata-store.ts';
 import type { AnalysisOptions, GcodeAnalysis } from './analysis/types.ts';
 import { AnalysisRunner, type Analyser, type AnalysisProgressReport } from './analysis-runner.ts';
 import { Listeners } from '../core/listeners.ts';
@@ -233,7 +233,7 @@ export class FileService {
         // Print history survives a re-upload; the analysis belongs to the old content.
         ...(old?.history ? { history: old.history } : {}),
         ...(display !== name ? { display } : {}),
-        hash, hashKey: st ? `${st.size}:${Math.floor(st.mtimeMs)}` : undefined,
+        hash, hashKey: st ? contentKey(st) : undefined,
         ...(t.userdata !== undefined ? { userdata: t.userdata } : {}),
       });
     } finally {

@@ -7,14 +7,12 @@ import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
 import { digestFile } from '../core/file-chunks.ts';
 import type { Logger } from '../core/logger.ts';
-import { MetadataStore, type FileMeta } from './metadata-store.ts';
+import { MetadataStore, contentKey, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
 import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
 import { TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
 import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
-
-const contentKey = (st: Stats): string => `${st.size}:${Math.floor(st.mtimeMs)}`;
 
 /** Keys that become entry fields rather than pass-through metadata. */
 const ENTRY_KEYS = new Set(['display', 'hash', 'hashKey', 'analysisKey']);

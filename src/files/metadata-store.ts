@@ -22,15 +22,18 @@ export interface PrintRecord {
 export interface FileMeta {
   display?: string;
   hash?: string;
-  /** `${size}:${mtimeMs}` of the content the hash belongs to. */
+  /** contentKey() of the content the hash belongs to. */
   hashKey?: string;
   analysis?: Record<string, unknown>;
-  /** `${size}:${mtimeMs}` of the content the analysis belongs to. */
+  /** contentKey() of the content the analysis belongs to. */
   analysisKey?: string;
   history?: PrintRecord[];
   userdata?: unknown;
   [key: string]: unknown;
 }
+
+/** What a file's hash and analysis are matched to its content by: its size and whole milliseconds of its mtime. */
+export const contentKey = (st: { size: number; mtimeMs: number }): string => `${st.size}:${Math.floor(st.mtimeMs)}`;
 
 type FolderMeta = Record<string, FileMeta>;
 

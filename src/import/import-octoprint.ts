@@ -12,7 +12,7 @@ import { AppKeyService } from '../access/appkeys.ts';
 import { GLOBAL_KEY_USER } from '../access/access-service.ts';
 import { PrinterProfiles } from '../printer/printer-profiles.ts';
 import { ProfileStore } from '../slicing/profile-store.ts';
-import { MetadataStore, METADATA_FILE, type FileMeta } from '../files/metadata-store.ts';
+import { MetadataStore, METADATA_FILE, contentKey, type FileMeta } from '../files/metadata-store.ts';
 import { EventBus } from '../core/event-bus.ts';
 import { systemClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
@@ -178,7 +178,7 @@ async function applyFiles(plan: ContentPlan, paths: Paths, useLink: boolean, rep
     const entry: FileMeta = { ...u.meta };
     if (u.kind === 'file' && u.verified) {
       const st = await stat(dst);
-      const key = `${st.size}:${Math.floor(st.mtimeMs)}`;
+      const key = contentKey(st);
       entry.hashKey = key;
       if (entry.analysis) entry.analysisKey = key;
     }

@@ -19,6 +19,9 @@ export async function setAside(path: string): Promise<string | undefined> {
 const TEMP_TAIL = '.tmp';
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
+/** Whether `name` is a temp file that writeFileAtomic makes while it writes `target` (a file name). */
+export const isWriteTempOf = (name: string, target: string): boolean => name.startsWith(`.${target}.`) && TEMP_NAME.test(name);
+
 /**
  * Removes the temp files a killed process left mid-write in `dirs` (not recursive). They may hold secrets (config.yaml
  * holds the API key), and nothing else ever renames them. Call at start, before anything writes. Returns what was removed.

@@ -6,11 +6,16 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
 import { collectYoungGarbage } from '../core/gc.ts';
+import { isWriteTempOf } from '../core/atomic-file.ts';
+import { METADATA_FILE } from './metadata-store.ts';
 
 export const TEMP_PREFIX = '.upload-';
 export const TEMP_SUFFIX = '.tmp';
 
-/** Deletes the temporary files of uploads a stopped server left unfinished, in `dir` and the folders below it. */
+/**
+ * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads (and copies) not yet in
+ * place, and metadata writes a kill cut short (one per killed write, else kept for good).
+ */
 export async function removeStaleUploads(dir: string, depth = 0): Promise<void> {
   let names: Dirent[];
   try {
@@ -19,7 +24,8 @@ export async function removeStaleUploads(dir: string, depth = 0): Promise<void> 
     return;
   }
   for (const d of names) {
-    if (d.isFile() && d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) await unlink(join(dir, d.name)).catch(() => {});
+    const unfinished = (d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) || isWriteTempOf(d.name, METADATA_FILE);
+    if (d.isFile() && unfinished) await unlink(join(dir, d.name)).catch(() => {});
     else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await removeStaleUploads(join(dir, d.name), depth + 1);
   }
 }

@@ -69,7 +69,11 @@ test('stale atomic-write temp files from an interrupted save are removed at star
   await mkdir(join(dir, 'data', 'appkeys'), { recursive: true });
   const stale = [join(dir, '.config.yaml.0a1b2c3d4e5f.tmp'), join(dir, '.users.yaml.ffffffffffff.tmp'),
     join(dir, 'printerProfiles', '.custom.profile.123456abcdef.tmp'), join(dir, 'data', 'appkeys', '.keys.yaml.abcdefabcdef.tmp')];
-  const kept = [join(dir, 'notes.tmp'), join(dir, '.hidden'), join(dir, '.config.yaml.bak')];
+  // In the uploads tree: an upload not yet in place, metadata writes cut short (a kill during an analysis's save).
+  await mkdir(join(dir, 'uploads', 'parts'), { recursive: true });
+  stale.push(join(dir, 'uploads', '.upload-0123456789abcdef.tmp'), join(dir, 'uploads', '..metadata.json.2008055e7c75.tmp'),
+    join(dir, 'uploads', 'parts', '..metadata.json.0a0b0c0d0e0f.tmp'));
+  const kept = [join(dir, 'notes.tmp'), join(dir, '.hidden'), join(dir, '.config.yaml.bak'), join(dir, 'uploads', 'parts', '.notes.0a0b0c0d0e0f.tmp')];
   for (const f of [...stale, ...kept]) await writeFile(f, 'api:\n  key: SECRETSECRET\n');
   await startTestServer(t, { baseDir: dir });
   for (const f of stale) await assert.rejects(readFile(f), `${f} is still there`);

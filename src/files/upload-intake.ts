@@ -1,12 +1,13 @@
 // Upload intake: streams incoming bytes into a hidden temp file (hashing on the way, size-capped) so an upload only
 // becomes visible by a rename once complete; an aborted or refused upload leaves nothing behind.
-import { mkdir, open, readdir, unlink, rename, copyFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, unlink, rename, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
 import { collectYoungGarbage } from '../core/gc.ts';
 import { isWriteTempOf } from '../core/atomic-file.ts';
+import { copyFileExactly } from './exact-copy.ts';
 import { METADATA_FILE } from './metadata-store.ts';
 
 export const TEMP_PREFIX = '.upload-';
@@ -82,15 +83,36 @@ export class UploadSink {
     return this.hash.digest('hex');
   }
 
-  /** Moves the finished temp file into place (copy + unlink across file systems). */
+  /**
+   * Moves the finished temp file into place. Where the target folder is on another file system (a disk mounted inside
+   * the uploads folder) the rename fails with EXDEV: the file is copied beside the target under a hidden temp name
+   * first, synced, and renamed from there, so the target never shows half a file, not even to a listing meanwhile or
+   * after a crash (a start removes the temp name), and keeps its modification time's millisecond (the content key the
+   * upload's hash is placed under: LocalStorage.placing).
+   */
   async commit(target: string): Promise<void> {
     try {
       await rename(this.tmpPath, target);
+      return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      await copyFile(this.tmpPath, target);
-      await unlink(this.tmpPath);
     }
+    const beside = join(dirname(target), basename(this.tmpPath));
+    try {
+      await copyFileExactly(this.tmpPath, beside);
+      const copy = await open(beside, 'r');
+      try {
+        await copy.sync();
+      } finally {
+        await copy.close();
+      }
+      await rename(beside, target);
+    } catch (err) {
+      // EEXIST: the name was taken before the copy began (the copy never replaces a file), so not this upload's.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await unlink(beside).catch(() => {});
+      throw err;
+    }
+    await unlink(this.tmpPath);
   }
 
   /** Removes every trace of the upload; safe to call more than once and after commit. */

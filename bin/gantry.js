@@ -247,11 +247,12 @@ if (/--memory[-_]balancer(?![-_\w])/.test(process.execArgv.join(' ')) && typeof 
 }
 // Node ≥ 22.1 keeps compiled code of dist/ on disk between starts; older Nodes lack the call. A start without it
 // compiles every module again: Node 24, medians of 7, 424 → 471 ms to the first answer; Node 26 idle RSS 15 s after
-// start 63.1–63.4 MB with it, 63.1–65.2 without (three starts each). Node's own place for it is the temp folder, which Debian and Ubuntu empty at every boot, so a
-// service's start after a boot, the start that matters most, never had it. It goes to the user's cache folder instead
-// ($XDG_CACHE_HOME or ~/.cache, gantry/compile-cache), one folder per install and build: an install's folders of
-// earlier builds are removed when a new build first starts (their entries would only pile up: each build's chunks have
-// new names). NODE_COMPILE_CACHE set, or no usable cache folder: Node's own choice.
+// start 63.1–63.4 MB with it, 63.1–65.2 without (three starts each). Node's own place for it is the temp folder,
+// which Debian and Ubuntu empty at every boot, so a service's start after a boot, the start that matters most, never
+// had it. It goes to the user's cache folder instead ($XDG_CACHE_HOME or ~/.cache, gantry/compile-cache), one folder
+// per install and build: an install's folders of earlier builds are removed when a new build first starts (their
+// entries would only pile up: each build's chunks have new names). NODE_COMPILE_CACHE set, or no usable cache
+// folder: Node's own choice.
 if (module.enableCompileCache) {
   const { status } = module.enableCompileCache(compileCacheFolder()) ?? {};
   if (status === module.constants.compileCacheStatus.FAILED) module.enableCompileCache();
@@ -270,15 +271,17 @@ function compileCacheFolder() {
   const short = (data) => createHash('sha1').update(data).digest('hex').slice(0, 12);
   const install = short(cli.pathname);
   // cli.js names the chunks it imports, whose names are hashes of their content (and of the chunks they import).
-  const folder = join(base, 'gantry', 'compile-cache', `${install}-${short(readFileSync(cli))}`);
-  if (!existsSync(folder)) {
+  const build = `${install}-${short(readFileSync(cli))}`;
+  const folders = join(base, 'gantry', 'compile-cache');
+  if (!existsSync(join(folders, build))) {
     try {
-      for (const name of readdirSync(join(folder, '..'))) {
-        if (name.startsWith(`${install}-`)) rmSync(join(folder, '..', name), { recursive: true, force: true });
+      // Not this build's, which a server started beside this one may be making now.
+      for (const name of readdirSync(folders)) {
+        if (name.startsWith(`${install}-`) && name !== build) rmSync(join(folders, name), { recursive: true, force: true });
       }
     } catch { /* no cache folder yet */ }
   }
-  return folder;
+  return join(folders, build);
 }
 // Node holds the cache's data for every module it loaded until it writes the cache, at exit: written once the server
 // answers (right after, not in the way of the first request), that memory is freed. Idle RSS 15 s after start: Node 22

@@ -112,7 +112,8 @@ export class UploadSink {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await unlink(beside).catch(() => {});
       throw err;
     }
-    await unlink(this.tmpPath);
+    // The upload is in place: a temp file that cannot go now is removed at the next start, the upload stands.
+    await unlink(this.tmpPath).catch(() => {});
   }
 
   /** Removes every trace of the upload; safe to call more than once and after commit. */

@@ -1,7 +1,6 @@
 // The `local` location on disk: walking the uploads tree into entries, folder create/copy/move/delete, hashes and
 // disk usage. Knows paths and metadata, not events or jobs (file-service.ts orchestrates those).
 import { readdir, stat, mkdir, rm, rename, statfs, link, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
@@ -10,7 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import { MetadataStore, contentKey, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
 import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
-import { TEMP_PREFIX, TEMP_SUFFIX } from './upload-intake.ts';
+import { unfinishedFileIn } from './upload-intake.ts';
 import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 
@@ -318,7 +317,7 @@ export class LocalStorage {
     }
     // Under a hidden name (a crash's leftover is removed at start: upload-intake.ts), then linked: never replaces a file.
     // Where the file system has no hard links (FAT on a USB stick) it is renamed; the name was checked free before.
-    const temp = join(dstFolder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+    const temp = unfinishedFileIn(dstFolder);
     try {
       await copyFileExactly(srcAbs, temp);
       if (meta) await this.metadata.set(dstFolder, dstName, meta);

@@ -3,15 +3,18 @@
 import { mkdir, open, readdir, unlink, rename, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
 import { collectYoungGarbage } from '../core/gc.ts';
 import { isWriteTempOf } from '../core/atomic-file.ts';
 import { copyFileExactly } from './exact-copy.ts';
 import { METADATA_FILE } from './metadata-store.ts';
 
-export const TEMP_PREFIX = '.upload-';
-export const TEMP_SUFFIX = '.tmp';
+const TEMP_PREFIX = '.upload-';
+const TEMP_SUFFIX = '.tmp';
+
+/** A hidden name in `dir` for a file not yet in place (an upload, a copy), which a start removes if it is left there. */
+export const unfinishedFileIn = (dir: string): string => join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
 
 /**
  * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads (and copies) not yet in
@@ -39,7 +42,7 @@ export class UploadSink {
   private closed = false;
 
   constructor(dir: string, private readonly maxSize: number) {
-    this.tmpPath = join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+    this.tmpPath = unfinishedFileIn(dir);
   }
 
   /** Opens the temp file; true when its folder was gone (removed behind the server's back) and was made again. */
@@ -97,7 +100,7 @@ export class UploadSink {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
     }
-    const beside = join(dirname(target), basename(this.tmpPath));
+    const beside = unfinishedFileIn(dirname(target));
     try {
       await copyFileExactly(this.tmpPath, beside);
       const copy = await open(beside, 'r');

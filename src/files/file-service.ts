@@ -5,7 +5,8 @@ import { DomainError, ErrorCodes, conflict, invalid, notFound } from '../core/er
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ConfigSlice } from '../config/config-slice.ts';
-import { LocalStorage, filesOf, heightOf } from './local-storage.ts';
+import { LocalStorage } from './local-storage.ts';
+import { filesOf, heightOf } from './entry-tree.ts';
 import { UploadSink, removeStaleUploads } from './upload-intake.ts';
 import { MAX_PATH_PARTS, parseStoredPath, sanitizeName, sanitizePath, joinPath, tooDeep } from './safe-path.ts';
 import { isGcode, type FileTypes } from './file-types.ts';
@@ -283,10 +284,8 @@ export class FileService {
     return this.holds.hold(path);
   }
 
-  /**
-   * docs/reference/files-api.md §6/§7: printed, paused or streamed to the SD card. A background analysis does not count: clients
-   * (OctoRest, FDM Monster) delete or move a file right after uploading it, while its analysis runs; it is cancelled.
-   */
+  /** Printed, paused or streamed to the SD card (files-api.md §6/§7); not a background analysis: clients (OctoRest, FDM
+   * Monster) delete or move a file right after uploading it, while its analysis runs; it is cancelled. */
   private busy(path: string): boolean {
     return this.usage.isInUse('local', path) || this.holds.has(path);
   }

@@ -12,6 +12,7 @@ import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
 import { unfinishedFileIn } from './upload-intake.ts';
 import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
+import { filesOf, trimDepth } from './entry-tree.ts';
 
 /** Keys that become entry fields rather than pass-through metadata. */
 const ENTRY_KEYS = new Set(['display', 'hash', 'hashKey', 'analysisKey']);
@@ -370,28 +371,3 @@ export class LocalStorage {
 }
 
 const folderId = (st: Stats): string => `${st.dev}:${st.ino}`;
-
-/** Every file path below a folder entry (with its children). */
-export function filesOf(folder: StoredFolder): string[] {
-  const out: string[] = [];
-  const visit = (entries: StoredEntry[]) => {
-    for (const e of entries) {
-      if (e.kind === 'file') out.push(e.path);
-      else visit(e.children);
-    }
-  };
-  visit(folder.children);
-  return out;
-}
-
-/** How many names below an entry its deepest content adds to a path (0 for a file or an empty folder). */
-export function heightOf(e: StoredEntry): number {
-  if (e.kind === 'file' || e.children.length === 0) return 0;
-  return 1 + e.children.reduce((h, c) => Math.max(h, heightOf(c)), 0);
-}
-
-function trimDepth(entries: StoredEntry[], depth: number): StoredEntry[] {
-  if (depth <= 0) return entries.map((e) => (e.kind === 'folder' ? { ...e, children: [] } : e));
-  if (depth === Infinity) return entries;
-  return entries.map((e) => (e.kind === 'folder' ? { ...e, children: trimDepth(e.children, depth - 1) } : e));
-}

@@ -1,4 +1,4 @@
-// Atomic file replacement (temp file + fsync + rename + dir fsync): a crash mid-write leaves the old or the new file, never half of one.
+// Atomic file replacement (temp file + fsync + rename + dir fsync): a crash mid-write leaves the old or the new file, never half of one; and the syncs other writers of files use.
 import { open, rename, unlink, mkdir, readdir } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -81,10 +81,30 @@ async function doWrite(path: string, data: string | Uint8Array, mode: number, cr
     await unlink(tmp).catch(() => {});
     throw err;
   }
-  // Persist the rename itself.
+  await syncFolder(dir);
+}
+
+/**
+ * Puts a folder's entries on disk: a file created, renamed, linked or removed in it is only sure to be there (or gone)
+ * after a power cut once its folder is synced, whatever was synced of the file itself. A file system that cannot sync
+ * a folder (some FUSE and network ones refuse) is left to its own guarantees.
+ */
+export async function syncFolder(dir: string): Promise<void> {
   const dh = await open(dir, 'r').catch(() => null);
-  if (dh) {
+  if (!dh) return;
+  try {
     await dh.sync().catch(() => {});
+  } finally {
     await dh.close();
+  }
+}
+
+/** Puts a file's content and times on disk; a failure is the caller's (the data may not be there). */
+export async function syncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }

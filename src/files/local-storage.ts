@@ -4,6 +4,7 @@ import { readdir, stat, mkdir, rm, rename, statfs, link, unlink } from 'node:fs/
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, ErrorCodes, conflict, notFound } from '../core/errors.ts';
+import { syncFolder } from '../core/atomic-file.ts';
 import { digestFile } from '../core/file-chunks.ts';
 import type { Logger } from '../core/logger.ts';
 import { MetadataStore, contentKey, type FileMeta } from './metadata-store.ts';
@@ -117,7 +118,7 @@ export class LocalStorage {
    * An upload is about to rename `tempPath` (its bytes hashed as they came in) to `parts`; until the returned function
    * is called (its metadata recorded), a listing that finds that content there takes the upload's hash, instead of
    * reading the whole file to hash it again (36 MB under load: listings waited up to 0.5 s). A rename keeps size and
-   * mtime; content copied across file systems gets a new mtime, and is hashed from the disk.
+   * mtime, and so does the copy onto another file system (exact-copy.ts keeps the millisecond the key holds).
    */
   async placing(parts: readonly string[], hash: string, tempPath: string): Promise<() => void> {
     const abs = this.abs(parts);
@@ -283,6 +284,8 @@ export class LocalStorage {
       if (st && !st.isDirectory()) throw conflict('Can\'t create folder, a file with that name exists');
     }
     await mkdir(this.abs(parts), { recursive: true });
+    // Every level may be new (parents are made too): each one's entry in its parent goes on disk.
+    for (let depth = parts.length - 1; depth >= 0; depth--) await syncFolder(this.abs(parts.slice(0, depth)));
     this.changed();
     if (display && parts.length && display !== parts[parts.length - 1]) {
       await this.metadata.update(this.abs(parts.slice(0, -1)), parts[parts.length - 1], { display });
@@ -308,12 +311,16 @@ export class LocalStorage {
       this.changed();
       if (meta) await this.metadata.set(dstFolder, dstName, meta);
       await this.metadata.set(srcFolder, srcName, undefined);
+      // After the metadata: a listing meanwhile would find the file at its new place without it.
+      await syncFolder(dstFolder);
+      if (srcFolder !== dstFolder) await syncFolder(srcFolder);
       return;
     }
     if ((await stat(srcAbs)).isDirectory()) {
       await copyTreeExactly(srcAbs, dstAbs);
       this.changed();
       if (meta) await this.metadata.set(dstFolder, dstName, meta);
+      await syncFolder(dstFolder);
       return;
     }
     // Under a hidden name (a crash's leftover is removed at start: upload-intake.ts), then linked: never replaces a file.
@@ -328,6 +335,7 @@ export class LocalStorage {
         if (meta) await this.metadata.set(dstFolder, dstName, undefined);
         throw err;
       }
+      await syncFolder(dstFolder);
       this.changed();
     } finally {
       await unlink(temp).catch(() => {});
@@ -350,6 +358,7 @@ export class LocalStorage {
         await this.metadata.flush();
       }
     }
+    await syncFolder(this.abs(parts.slice(0, -1)));
     this.changed();
     this.metadata.forget(abs);
     await this.metadata.set(this.abs(parts.slice(0, -1)), parts[parts.length - 1], undefined);

@@ -6,7 +6,7 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
 import { collectYoungGarbage } from '../core/gc.ts';
-import { isWriteTempOf } from '../core/atomic-file.ts';
+import { isWriteTempOf, syncFolder } from '../core/atomic-file.ts';
 import { copyFileExactly } from './exact-copy.ts';
 import { METADATA_FILE } from './metadata-store.ts';
 
@@ -96,19 +96,18 @@ export class UploadSink {
   async commit(target: string): Promise<void> {
     try {
       await rename(this.tmpPath, target);
-      return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      await this.copyAcross(target);
     }
+    // The 201 says the file is there: after a power cut too.
+    await syncFolder(dirname(target));
+  }
+
+  private async copyAcross(target: string): Promise<void> {
     const beside = unfinishedFileIn(dirname(target));
     try {
       await copyFileExactly(this.tmpPath, beside);
-      const copy = await open(beside, 'r');
-      try {
-        await copy.sync();
-      } finally {
-        await copy.close();
-      }
       await rename(beside, target);
     } catch (err) {
       // EEXIST: the name was taken before the copy began (the copy never replaces a file), so not this upload's.

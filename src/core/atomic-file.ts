@@ -99,6 +99,21 @@ export async function syncFolder(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Removes a file for good: its folder is synced, so a power cut does not bring back what a client was told is gone.
+ * False when there was no such file; other failures throw.
+ */
+export async function removeFile(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  await syncFolder(dirname(path));
+  return true;
+}
+
 /** Puts a file's content and times on disk; a failure is the caller's (the data may not be there). */
 export async function syncFile(path: string): Promise<void> {
   const fh = await open(path, 'r');

@@ -1,8 +1,8 @@
 // Printer profiles: the built-in `_default` plus one YAML file per profile, the default and the current selection.
-import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { removeFile, writeFileAtomic } from '../core/atomic-file.ts';
 import { deepMerge } from '../core/deep-merge.ts';
 import { SerialQueue } from '../core/serial-queue.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
@@ -185,9 +185,7 @@ export class PrinterProfiles {
     if (id === this.selectedId) throw conflict('Cannot delete currently selected profile');
     if (id === this.defaultId) throw conflict('Cannot delete default profile');
     if (!this.profiles.has(id)) return;
-    await unlink(this.fileOf(id)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
+    await removeFile(this.fileOf(id));
     // `_default` is built in: deleting its file restores the original.
     if (id === DEFAULT_PROFILE_ID) this.profiles.set(id, deepFreeze(builtinDefaultProfile()));
     else this.profiles.delete(id);

@@ -1,8 +1,8 @@
 // Slicing profiles on disk: one YAML file per profile in <slicingProfiles>/<slicer>/<key>.profile, holding only overrides.
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { removeFile, writeFileAtomic } from '../core/atomic-file.ts';
 import { invalid } from '../core/errors.ts';
 import type { ProfileData } from './types.ts';
 import { shown } from '../core/text.ts';
@@ -67,13 +67,7 @@ export class ProfileStore {
   }
 
   /** True if a file was removed. */
-  async remove(slicer: string, key: string): Promise<boolean> {
-    try {
-      await unlink(this.file(slicer, key));
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw err;
-    }
+  remove(slicer: string, key: string): Promise<boolean> {
+    return removeFile(this.file(slicer, key));
   }
 }

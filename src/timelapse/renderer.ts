@@ -8,6 +8,7 @@ import type { Logger } from '../core/logger.ts';
 import { WATERMARK, containerFor, filterString, runFfmpeg } from './ffmpeg.ts';
 import { THUMBNAIL_PLACEHOLDERS, expandCommandline } from './ffmpeg-template.ts';
 import { deleteFrames, thumbnailOf } from './timelapse-folders.ts';
+import { syncFile, syncFolder } from '../core/atomic-file.ts';
 
 export interface RenderRequest {
   prefix: string;
@@ -134,7 +135,10 @@ export class Renderer {
         failed({ returncode: result.code, out: result.stdout, error: result.stderr, reason: 'returncode' });
         return;
       }
+      // The frames go next: the movie must be on disk first, or a power cut could leave neither.
+      await syncFile(temp);
       await rename(temp, movie);
+      await syncFolder(dir);
       const thumb = await Promise.resolve()
         .then(() => expandCommandline(w.ffmpegThumbnailCommandline, { ffmpeg, input: movie, output: thumbnailOf(movie) }, THUMBNAIL_PLACEHOLDERS))
         .then(([bin, ...rest]) => runFfmpeg(bin, rest))

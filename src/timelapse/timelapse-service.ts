@@ -1,7 +1,8 @@
 // The timelapse service: the current config (configure step, save), one capture session per print driven by the
 // event bus, stabilised snapshots through the printer's line injector, the render queue, and the folder operations
 // behind /api/timelapse.
-import { mkdir, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { removeFile } from '../core/atomic-file.ts';
 import { join, resolve } from 'node:path';
 import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
@@ -278,11 +279,9 @@ export class TimelapseService {
   /** Deletes a movie and its thumbnail; names that are not movies, or missing files, are quietly left alone. */
   async deleteMovie(name: string): Promise<void> {
     if (!isMovieName(name)) return;
-    await unlink(join(this.deps.moviesDir, name)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
-    await unlink(join(this.deps.moviesDir, thumbnailOf(name))).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') this.deps.logger.warn({ err, name }, 'timelapse: deleting the thumbnail failed');
+    await removeFile(join(this.deps.moviesDir, name));
+    await removeFile(join(this.deps.moviesDir, thumbnailOf(name))).catch((err: unknown) => {
+      this.deps.logger.warn({ err, name }, 'timelapse: deleting the thumbnail failed');
     });
   }
 

@@ -1,0 +1,118 @@
+// What the API acknowledges is on disk before the answer leaves, and a rendered movie before its frames go: contents and the folder entries naming them (or no longer naming them) are synced first, seen in the built server's system calls.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ensureBuilt } from '../../helpers/built-server.ts';
+import { assertSynced, findChange, isReply, startTracedServer, type Call } from '../../helpers/syscall-trace.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+import { needs } from '../../helpers/tools.ts';
+import { waitFor } from '../../helpers/wait.ts';
+
+before(ensureBuilt);
+
+const TRACE = ['rename', 'renameat', 'renameat2', 'link', 'linkat', 'mkdir', 'mkdirat', 'unlink', 'unlinkat', 'rmdir', 'fsync', 'fdatasync', 'write', 'writev'];
+const json = (body: unknown, method = 'POST'): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+async function expectStatus(res: Promise<Response>, status: number): Promise<void> {
+  const r = await res;
+  assert.equal(r.status, status, await r.text());
+}
+
+/** The change of `kinds` naming `path` at or after `from`, and the answer that acknowledged it: requests are made one at a time, so the first answer after it. */
+function changeAndReply(calls: Call[], kinds: RegExp, path: string, from: number): { change: number; answer: number } {
+  const change = findChange(calls, kinds, path, from);
+  const answer = calls.findIndex((c, i) => i > change && isReply(c));
+  assert.ok(answer > change, `an answer after the ${calls[change].name} of ${path}`);
+  return { change, answer };
+}
+
+/** The hidden temp file an upload or a copy was renamed or linked from. */
+const tempOf = (c: Call): string => /"([^"]*\/\.upload-[0-9a-f]+\.tmp)"/.exec(c.text)![1];
+
+test('uploads, new folders, copies, moves and deletions are synced to disk before the API answers', { skip: needs('strace') }, async (t) => {
+  const base = await tempDir(t, 'gantry-durable-');
+  const uploads = join(base, 'uploads');
+  const s = await startTracedServer(base, TRACE);
+  t.after(s.stop);
+
+  const form = new FormData();
+  form.set('file', new Blob(['G28\nG1 X10 Y10 F3000\n']), 'a.gcode');
+  await expectStatus(s.api('/api/files/local', { method: 'POST', body: form }), 201);
+  const folder = (name: string) => {
+    const f = new FormData();
+    f.set('foldername', name);
+    return s.api('/api/files/local', { method: 'POST', body: f });
+  };
+  await expectStatus(folder('sub'), 201);
+  await expectStatus(folder('other'), 201);
+  await expectStatus(s.api('/api/files/local/a.gcode', json({ command: 'copy', destination: 'sub' })), 201);
+  await expectStatus(s.api('/api/files/local/a.gcode', json({ command: 'move', destination: 'other' })), 201);
+  await expectStatus(s.api('/api/files/local/sub', json({ command: 'copy', destination: 'subcopy' })), 201);
+  await expectStatus(s.api('/api/files/local/sub/a.gcode', { method: 'DELETE' }), 204);
+  await expectStatus(s.api('/api/files/local/subcopy', { method: 'DELETE' }), 204);
+  const calls = await s.calls();
+
+  // The upload: its temp file's content, then the entry renaming it into place.
+  let at = changeAndReply(calls, /^rename/, join(uploads, 'a.gcode'), 0);
+  assertSynced(calls, 0, at.change, tempOf(calls[at.change]), 'the uploaded content before its name appears');
+  assertSynced(calls, at.change, at.answer, uploads, 'the upload');
+  // New folders.
+  at = changeAndReply(calls, /^mkdir/, join(uploads, 'sub'), at.answer);
+  assertSynced(calls, at.change, at.answer, uploads, 'a new folder');
+  at = changeAndReply(calls, /^mkdir/, join(uploads, 'other'), at.answer);
+  // A file copied: the copy's content under its hidden name, then its link into place.
+  const copyStart = at.answer;
+  at = changeAndReply(calls, /^(link|rename)/, join(uploads, 'sub/a.gcode'), copyStart);
+  assertSynced(calls, copyStart, at.change, tempOf(calls[at.change]), 'the copied content before its name appears');
+  assertSynced(calls, at.change, at.answer, join(uploads, 'sub'), 'a file copied');
+  // A file moved: the folder it went to and the one it left.
+  at = changeAndReply(calls, /^rename/, join(uploads, 'other/a.gcode'), at.answer);
+  assertSynced(calls, at.change, at.answer, join(uploads, 'other'), 'a file moved (its new folder)');
+  assertSynced(calls, at.change, at.answer, uploads, 'a file moved (the folder it left)');
+  // A folder copied: the files in it, the new folder, and its entry in the parent.
+  at = changeAndReply(calls, /^mkdir/, join(uploads, 'subcopy'), at.answer);
+  assertSynced(calls, at.change, at.answer, join(uploads, 'subcopy/a.gcode'), 'a folder copied (a file in it)');
+  assertSynced(calls, at.change, at.answer, join(uploads, 'subcopy'), 'a folder copied (the folder)');
+  assertSynced(calls, at.change, at.answer, uploads, 'a folder copied (its entry)');
+  // Deletions.
+  at = changeAndReply(calls, /^unlink/, join(uploads, 'sub/a.gcode'), at.answer);
+  assertSynced(calls, at.change, at.answer, join(uploads, 'sub'), 'a file deleted');
+  at = changeAndReply(calls, /^rmdir|^unlinkat/, join(uploads, 'subcopy'), at.answer);
+  assertSynced(calls, at.change, at.answer, uploads, 'a folder deleted');
+});
+
+test('a rendered movie is on disk before its frames are deleted; deleted movies and profiles stay deleted', { skip: needs('strace') || needs('ffmpeg') }, async (t) => {
+  const base = await tempDir(t, 'gantry-durable-');
+  const movies = join(base, 'timelapse');
+  const frames = join(movies, 'tmp');
+  await mkdir(frames, { recursive: true });
+  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=4',
+    '-frames:v', '4', '-start_number', '0', join(frames, 'job-%d.jpg')]);
+  const s = await startTracedServer(base, TRACE);
+  t.after(s.stop);
+
+  await expectStatus(s.api('/api/settings', json({ webcam: { ffmpegPath: '/usr/bin/ffmpeg' } })), 200);
+  await expectStatus(s.api('/api/timelapse/unrendered/job', json({ command: 'render' })), 204);
+  await waitFor('the frames to be deleted after the render', async () => !(await readdir(frames)).some((n) => n.startsWith('job-')), 60_000);
+  await expectStatus(s.api('/api/timelapse/job.mp4', { method: 'DELETE' }), 200);
+  await expectStatus(s.api('/api/printerprofiles', json({ profile: { id: 'spare', name: 'Spare' } })), 200);
+  await expectStatus(s.api('/api/printerprofiles/spare', { method: 'DELETE' }), 204);
+  await expectStatus(s.api('/api/slicing/prusaslicer/profiles/draft', json({ data: { layer_height: 0.3 } }, 'PUT')), 201);
+  await expectStatus(s.api('/api/slicing/prusaslicer/profiles/draft', { method: 'DELETE' }), 204);
+  const calls = await s.calls();
+
+  const placed = findChange(calls, /^rename/, join(movies, 'job.mp4'));
+  const firstFrameGone = findChange(calls, /^unlink/, join(frames, 'job-0.jpg'));
+  assertSynced(calls, 0, placed, join(movies, '.job.mp4'), 'the movie before its name appears');
+  assertSynced(calls, placed, firstFrameGone, movies, 'the movie in its folder before the frames go');
+
+  let at = changeAndReply(calls, /^unlink/, join(movies, 'job.mp4'), firstFrameGone);
+  assertSynced(calls, at.change, at.answer, movies, 'a movie deleted');
+  at = changeAndReply(calls, /^unlink/, join(base, 'printerProfiles/spare.profile'), at.answer);
+  assertSynced(calls, at.change, at.answer, join(base, 'printerProfiles'), 'a printer profile deleted');
+  at = changeAndReply(calls, /^unlink/, join(base, 'slicingProfiles/prusaslicer/draft.profile'), at.answer);
+  assertSynced(calls, at.change, at.answer, join(base, 'slicingProfiles/prusaslicer'), 'a slicing profile deleted');
+});

@@ -1,0 +1,100 @@
+// Test helper: the built server run under strace, and its log read back as system calls, for tests of what reaches the disk and in which order.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ROOT, startGantryProcess, type RunningGantry } from './built-server.ts';
+
+/** One system call as strace -f -y logged it. */
+export interface Call {
+  name: string;
+  text: string;
+}
+
+/** What a traced server gives a test. */
+export interface TracedServer {
+  g: RunningGantry;
+  api(path: string, init?: RequestInit): Promise<Response>;
+  /** Stops the server (strace ends with it); safe to call again. */
+  stop(): Promise<void>;
+  /** Stops the server and reads the trace: every call, in the order the calls ended. */
+  calls(): Promise<Call[]>;
+}
+
+/**
+ * `node dist/cli.js serve` on `baseDir` under strace, which stops the server only for the calls named in `trace` (its
+ * seccomp filter), so the server runs near its own speed. A test calls `stop` in its after hook.
+ */
+export async function startTracedServer(baseDir: string, trace: readonly string[]): Promise<TracedServer> {
+  const log = join(baseDir, 'trace.log');
+  const g = await startGantryProcess('strace', [
+    '-f', '-y', '-qq', '--seccomp-bpf', '-s', '24', '-o', log, '-e', `trace=${trace.join(',')}`,
+    process.execPath, join(ROOT, 'dist/cli.js'), 'serve', '--port', '0', '--basedir', baseDir,
+  // libuv may do file calls through io_uring where the kernel has it: strace would not see them.
+  ], { UV_USE_IO_URING: '0' });
+  const server = Number((await readFile(`/proc/${g.child.pid}/task/${g.child.pid}/children`, 'utf8')).trim().split(' ')[0]);
+  // SIGTERM to strace would only detach it from the server.
+  const stop = async () => {
+    if (g.child.exitCode === null && server) process.kill(server, 'SIGTERM');
+    await g.stop();
+  };
+  return {
+    g,
+    stop,
+    api: (path, init = {}) => fetch(`${g.url}${path}`, { ...init, headers: { 'X-Api-Key': g.apiKey, ...(init.headers as Record<string, string>) } }),
+    calls: async () => {
+      await stop();
+      return parseTrace(await readFile(log, 'utf8'));
+    },
+  };
+}
+
+/** The calls in the order they ended; strace splits a call that another thread's call interrupted into two lines. */
+export function parseTrace(log: string): Call[] {
+  const calls: { done: number; call: Call }[] = [];
+  const open = new Map<string, Call>();
+  const UNFINISHED = ' <unfinished ...>';
+  log.split('\n').forEach((line, i) => {
+    const m = /^(\d+)\s+(.*)$/.exec(line);
+    if (!m) return;
+    const [, pid, rest] = m;
+    const resumed = /^<\.\.\. (\w+) resumed>(.*)$/.exec(rest);
+    if (resumed) {
+      const start = open.get(pid);
+      open.delete(pid);
+      if (start) calls.push({ done: i, call: { name: start.name, text: start.text + resumed[2] } });
+      return;
+    }
+    const name = /^(\w+)\(/.exec(rest)?.[1];
+    if (!name) return;
+    if (rest.endsWith(UNFINISHED)) open.set(pid, { name, text: rest.slice(0, -UNFINISHED.length) });
+    else calls.push({ done: i, call: { name, text: rest } });
+  });
+  return calls.sort((a, b) => a.done - b.done).map((c) => c.call);
+}
+
+const succeeded = (c: Call): boolean => / = 0$/.test(c.text);
+
+/** An fsync (or fdatasync) that succeeded on a descriptor open on `path` (strace -y shows it as `fd</path>`). */
+export const syncOf = (c: Call, path: string): boolean => /^f(data)?sync$/.test(c.name) && c.text.includes(`<${path}>)`) && succeeded(c);
+
+/** Whether a call names `path`: whole, or as a name relative to a descriptor open on its folder (`*at` calls). */
+export function names(c: Call, path: string): boolean {
+  const slash = path.lastIndexOf('/');
+  return c.text.includes(`"${path}"`) || c.text.includes(`<${path.slice(0, slash)}>, "${path.slice(slash + 1)}"`);
+}
+
+/** The server writing an HTTP answer to a socket. */
+export const isReply = (c: Call): boolean => /^write/.test(c.name) && c.text.includes('"HTTP/1.1 ');
+
+/** The index of the first successful call of `kinds` (a name pattern) that names `path`, at or after `from`. */
+export function findChange(calls: Call[], kinds: RegExp, path: string, from = 0): number {
+  const at = calls.findIndex((c, i) => i >= from && kinds.test(c.name) && names(c, path) && succeeded(c));
+  assert.ok(at >= 0, `a ${kinds.source} of ${path} in the trace`);
+  return at;
+}
+
+/** Fails unless `path` was synced by a call in [from, to). */
+export function assertSynced(calls: Call[], from: number, to: number, path: string, what: string): void {
+  const between = calls.slice(from, to);
+  assert.ok(between.some((c) => syncOf(c, path)), `${what}: ${path} synced in time\n${between.map((c) => `${c.name}: ${c.text}`).join('\n')}`);
+}

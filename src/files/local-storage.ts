@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import { MetadataStore, contentKey, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
 import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
-import { unfinishedFileIn } from './upload-intake.ts';
+import { unfinishedIn } from './upload-intake.ts';
 import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 import { filesOf, trimDepth } from './entry-tree.ts';
@@ -317,7 +317,17 @@ export class LocalStorage {
       return;
     }
     if ((await stat(srcAbs)).isDirectory()) {
-      await copyTreeExactly(srcAbs, dstAbs);
+      // Made whole under a hidden name, then renamed into place: a listing meanwhile saw its files half-copied, which
+      // a client could select and print, and a crash left them so under real names.
+      const temp = unfinishedIn(dstFolder);
+      try {
+        await copyTreeExactly(srcAbs, temp);
+        // The name was checked free before; a rename replaces only an empty folder, made meanwhile behind our back.
+        await rename(temp, dstAbs);
+      } catch (err) {
+        await rm(temp, { recursive: true, force: true }).catch(() => {});
+        throw err;
+      }
       this.changed();
       if (meta) await this.metadata.set(dstFolder, dstName, meta);
       await syncFolder(dstFolder);
@@ -325,7 +335,7 @@ export class LocalStorage {
     }
     // Under a hidden name (a crash's leftover is removed at start: upload-intake.ts), then linked: never replaces a file.
     // Where the file system has no hard links (FAT on a USB stick) it is renamed; the name was checked free before.
-    const temp = unfinishedFileIn(dstFolder);
+    const temp = unfinishedIn(dstFolder);
     try {
       await copyFileExactly(srcAbs, temp);
       if (meta) await this.metadata.set(dstFolder, dstName, meta);

@@ -1,6 +1,6 @@
 // Upload intake: streams incoming bytes into a hidden temp file (hashing on the way, size-capped) so an upload only
 // becomes visible by a rename once complete; an aborted or refused upload leaves nothing behind.
-import { mkdir, open, readdir, unlink, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, unlink, rename, type FileHandle } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -13,12 +13,12 @@ import { METADATA_FILE } from './metadata-store.ts';
 const TEMP_PREFIX = '.upload-';
 const TEMP_SUFFIX = '.tmp';
 
-/** A hidden name in `dir` for a file not yet in place (an upload, a copy), which a start removes if it is left there. */
-export const unfinishedFileIn = (dir: string): string => join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+/** A hidden name in `dir` for a file or folder not yet in place (an upload, a copy), which a start removes if it is left there. */
+export const unfinishedIn = (dir: string): string => join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
 
 /**
- * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads (and copies) not yet in
- * place, and metadata writes a kill cut short (one per killed write, else kept for good).
+ * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads and copies (files and
+ * folders) not yet in place, and metadata writes a kill cut short (one per killed write, else kept for good).
  */
 export async function removeStaleUploads(dir: string, depth = 0): Promise<void> {
   let names: Dirent[];
@@ -28,8 +28,9 @@ export async function removeStaleUploads(dir: string, depth = 0): Promise<void> 
     return;
   }
   for (const d of names) {
-    const unfinished = (d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX)) || isWriteTempOf(d.name, METADATA_FILE);
-    if (d.isFile() && unfinished) await unlink(join(dir, d.name)).catch(() => {});
+    const unfinished = d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX);
+    if (d.isFile() && (unfinished || isWriteTempOf(d.name, METADATA_FILE))) await unlink(join(dir, d.name)).catch(() => {});
+    else if (d.isDirectory() && unfinished) await rm(join(dir, d.name), { recursive: true, force: true }).catch(() => {});
     else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await removeStaleUploads(join(dir, d.name), depth + 1);
   }
 }
@@ -42,7 +43,7 @@ export class UploadSink {
   private closed = false;
 
   constructor(dir: string, private readonly maxSize: number) {
-    this.tmpPath = unfinishedFileIn(dir);
+    this.tmpPath = unfinishedIn(dir);
   }
 
   /** Opens the temp file; true when its folder was gone (removed behind the server's back) and was made again. */
@@ -105,7 +106,7 @@ export class UploadSink {
   }
 
   private async copyAcross(target: string): Promise<void> {
-    const beside = unfinishedFileIn(dirname(target));
+    const beside = unfinishedIn(dirname(target));
     try {
       await copyFileExactly(this.tmpPath, beside);
       await rename(beside, target);

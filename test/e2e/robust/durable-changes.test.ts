@@ -72,10 +72,12 @@ test('uploads, new folders, copies, moves and deletions are synced to disk befor
   at = changeAndReply(calls, /^rename/, join(uploads, 'other/a.gcode'), at.answer);
   assertSynced(calls, at.change, at.answer, join(uploads, 'other'), 'a file moved (its new folder)');
   assertSynced(calls, at.change, at.answer, uploads, 'a file moved (the folder it left)');
-  // A folder copied: the files in it, the new folder, and its entry in the parent.
-  at = changeAndReply(calls, /^mkdir/, join(uploads, 'subcopy'), at.answer);
-  assertSynced(calls, at.change, at.answer, join(uploads, 'subcopy/a.gcode'), 'a folder copied (a file in it)');
-  assertSynced(calls, at.change, at.answer, join(uploads, 'subcopy'), 'a folder copied (the folder)');
+  // A folder copied: made under a hidden name, the files in it and the folder synced, then renamed into place.
+  const folderCopyStart = at.answer;
+  at = changeAndReply(calls, /^rename/, join(uploads, 'subcopy'), folderCopyStart);
+  const folderTemp = tempOf(calls[at.change]);
+  assertSynced(calls, folderCopyStart, at.change, join(folderTemp, 'a.gcode'), 'a folder copied (a file in it)');
+  assertSynced(calls, folderCopyStart, at.change, folderTemp, 'a folder copied (the folder)');
   assertSynced(calls, at.change, at.answer, uploads, 'a folder copied (its entry)');
   // Deletions.
   at = changeAndReply(calls, /^unlink/, join(uploads, 'sub/a.gcode'), at.answer);

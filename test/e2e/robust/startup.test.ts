@@ -75,7 +75,16 @@ test('stale atomic-write temp files from an interrupted save are removed at star
     join(dir, 'uploads', 'parts', '..metadata.json.0a0b0c0d0e0f.tmp'));
   const kept = [join(dir, 'notes.tmp'), join(dir, '.hidden'), join(dir, '.config.yaml.bak'), join(dir, 'uploads', 'parts', '.notes.0a0b0c0d0e0f.tmp')];
   for (const f of [...stale, ...kept]) await writeFile(f, 'api:\n  key: SECRETSECRET\n');
+  // A folder copy not yet in place (made whole under a hidden name, then renamed); another hidden folder stays.
+  const staleCopy = join(dir, 'uploads', 'parts', '.upload-fedcba9876543210.tmp');
+  const hiddenFolder = join(dir, 'uploads', '.thumbnails');
+  for (const folder of [staleCopy, hiddenFolder]) {
+    await mkdir(join(folder, 'inner'), { recursive: true });
+    await writeFile(join(folder, 'inner', 'half.gcode'), 'G28\n');
+  }
   await startTestServer(t, { baseDir: dir });
+  await assert.rejects(readdir(staleCopy), 'the unfinished folder copy is gone');
+  assert.equal(await readFile(join(hiddenFolder, 'inner', 'half.gcode'), 'utf8'), 'G28\n');
   for (const f of stale) await assert.rejects(readFile(f), `${f} is still there`);
   for (const f of kept) assert.equal(await readFile(f, 'utf8'), 'api:\n  key: SECRETSECRET\n');
   assert.ok(!(await readdir(dir)).some((n) => n.endsWith('.tmp') && n.startsWith('.')));

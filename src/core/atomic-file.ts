@@ -123,3 +123,13 @@ export async function syncFile(path: string): Promise<void> {
     await fh.close();
   }
 }
+
+/** Puts a folder and everything below it on disk: each file, each folder (their entries), itself last; not its own entry in its parent. */
+export async function syncTree(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await syncTree(path);
+    else if (entry.isFile()) await syncFile(path);
+  }
+  await syncFolder(dir);
+}

@@ -1,7 +1,7 @@
 // Copies of files and folders whose files keep their modification time's millisecond, which stored hashes and analyses are keyed by, and are on disk when the copy returns.
 import { constants, copyFile, cp, readdir, stat, utimes } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { syncFile, syncFolder } from '../core/atomic-file.ts';
+import { syncFile, syncTree } from '../core/atomic-file.ts';
 
 /**
  * fs.cp's preserveTimestamps sets times through Date objects, rounded to the nearest millisecond: a file modified at
@@ -27,14 +27,10 @@ export async function copyFileExactly(src: string, dst: string): Promise<void> {
 /** A folder with everything in it, to a path where nothing is yet; every file and folder of the copy synced (not its parent). */
 export async function copyTreeExactly(src: string, dst: string): Promise<void> {
   await cp(src, dst, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
-  const folders = [dst];
   for (const entry of await readdir(src, { recursive: true, withFileTypes: true })) {
-    const rel = relative(src, join(entry.parentPath, entry.name));
-    if (entry.isDirectory()) folders.push(join(dst, rel));
     if (!entry.isFile()) continue;
+    const rel = relative(src, join(entry.parentPath, entry.name));
     await keepMillisecond(join(src, rel), join(dst, rel));
-    await syncFile(join(dst, rel));
   }
-  // Deepest first, so that each folder's entry in its parent is synced after the folder itself.
-  for (const folder of folders.reverse()) await syncFolder(folder);
+  await syncTree(dst);
 }

@@ -17,7 +17,7 @@ import { EventBus } from '../core/event-bus.ts';
 import { systemClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { conflict, invalid } from '../core/errors.ts';
-import { writeFileAtomic } from '../core/atomic-file.ts';
+import { syncFolder, syncTree, writeFileAtomic } from '../core/atomic-file.ts';
 import { openSource, type OctoPrintSource } from './source.ts';
 import type { Plain } from '../core/plain.ts';
 import { readAccess, type AccessPlan } from './access-import.ts';
@@ -286,6 +286,9 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
     await applyPlan(plan, staging, opts, report);
     const text = report.render(`Imported from ${opts.from} into ${target}${opts.merge ? ' (merge)' : ''} on ${new Date().toISOString()}.`);
     await writeFileAtomic(join(staging, REPORT_FILE), text);
+    // All of it on disk before it replaces the target: a power cut after the swap must not leave half an import
+    // (uploads copied but not yet written out) where the previous base dir was.
+    await syncTree(staging);
     await swapIn(staging, target, targetExists);
     staging = undefined;
     out(text);
@@ -301,6 +304,7 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
 async function swapIn(staging: string, target: string, targetExists: boolean): Promise<void> {
   if (!targetExists) {
     await rename(staging, target);
+    await syncFolder(dirname(target));
     return;
   }
   const old = await mkdtemp(join(dirname(target), `.${basename(target)}.replaced-`));
@@ -312,6 +316,8 @@ async function swapIn(staging: string, target: string, targetExists: boolean): P
     await rename(old, target);
     throw err;
   }
+  // The swap on disk before the previous target goes.
+  await syncFolder(dirname(target));
   await rm(old, { recursive: true, force: true });
 }
 

@@ -1,5 +1,6 @@
 // Test helper: the built server run under strace, and its log read back as system calls, for tests of what reaches the disk and in which order.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT, startGantryProcess, type RunningGantry } from './built-server.ts';
@@ -46,6 +47,20 @@ export async function startTracedServer(baseDir: string, trace: readonly string[
       return parseTrace(await readFile(log, 'utf8'));
     },
   };
+}
+
+/** Runs `node dist/cli.js ...args` to its end under strace (as startTracedServer does): its exit code, output and calls. */
+export async function traceCommand(args: readonly string[], trace: readonly string[], log: string): Promise<{ code: number | null; output: string; calls: Call[] }> {
+  const child = spawn('strace', ['-f', '-y', '-qq', '--seccomp-bpf', '-s', '24', '-o', log, '-e', `trace=${trace.join(',')}`,
+    process.execPath, join(ROOT, 'dist/cli.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '', UV_USE_IO_URING: '0' } });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  return { code, output, calls: parseTrace(await readFile(log, 'utf8')) };
 }
 
 /** The calls in the order they ended; strace splits a call that another thread's call interrupted into two lines. */

@@ -3,10 +3,12 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
+import { dirname, relative } from 'node:path';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBuilt } from '../../helpers/built-server.ts';
-import { assertSynced, findChange, isReply, startTracedServer, type Call } from '../../helpers/syscall-trace.ts';
+import { assertSynced, findChange, isReply, startTracedServer, traceCommand, type Call } from '../../helpers/syscall-trace.ts';
+import { FIXTURE_DIR, SKIP as NO_FIXTURE } from '../../import/helpers.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { needs } from '../../helpers/tools.ts';
 import { waitFor } from '../../helpers/wait.ts';
@@ -117,4 +119,29 @@ test('a rendered movie is on disk before its frames are deleted; deleted movies 
   assertSynced(calls, at.change, at.answer, join(base, 'printerProfiles'), 'a printer profile deleted');
   at = changeAndReply(calls, /^unlink/, join(base, 'slicingProfiles/prusaslicer/draft.profile'), at.answer);
   assertSynced(calls, at.change, at.answer, join(base, 'slicingProfiles/prusaslicer'), 'a slicing profile deleted');
+});
+
+test('an import from OctoPrint is on disk before it takes the base dir\'s place, and the swap before the previous base dir goes', { skip: needs('strace') || NO_FIXTURE }, async (t) => {
+  const parent = await tempDir(t, 'gantry-durable-import-');
+  const baseDir = join(parent, 'gantry');
+  const tree = async () => (await readdir(baseDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(baseDir, join(e.parentPath, e.name)));
+  for (const merge of [false, true]) {
+    const run = await traceCommand(['import-octoprint', '--from', FIXTURE_DIR, '--basedir', baseDir, ...(merge ? ['--merge'] : [])], TRACE, join(parent, `trace-${merge}.log`));
+    assert.equal(run.code, 0, run.output);
+    const { calls } = run;
+    // rename("<staging>", "<base dir>"): the staging folder put in the base dir's place.
+    const renamed = (c: Call) => /^rename/.test(c.name) ? /"([^"]+)"[^"]*"([^"]+)"/.exec(c.text) : null;
+    const swapped = calls.findIndex((c) => renamed(c)?.[2] === baseDir && / = 0$/.test(c.text));
+    assert.ok(swapped >= 0, 'the staging folder renamed to the base dir');
+    const staging = renamed(calls[swapped])![1];
+    assert.match(staging, /\.gantry\.import-/, calls[swapped].text);
+    const files = await tree();
+    assert.ok(files.length > 10, `the import wrote files: ${files.join(', ')}`);
+    for (const f of files) assertSynced(calls, 0, swapped, join(staging, f), `${merge ? 'merge' : 'import'}: ${f} before the swap`);
+    assertSynced(calls, 0, swapped, staging, `${merge ? 'merge' : 'import'}: the staging folder before the swap`);
+    // After the swap, before the end (a merge: before the previous base dir is removed).
+    const previousGone = merge ? calls.findIndex((c, i) => i > swapped && /^(unlink|rmdir)/.test(c.name) && c.text.includes('.gantry.replaced-')) : calls.length;
+    assert.ok(previousGone > swapped, 'the previous base dir removed after the swap');
+    assertSynced(calls, swapped, previousGone, dirname(baseDir), `${merge ? 'merge' : 'import'}: the swap`);
+  }
 });

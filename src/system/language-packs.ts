@@ -1,9 +1,10 @@
 // Language packs in the translations folder: list them with their metadata, install an uploaded archive, delete one.
 // Layout (as OctoPrint packs ship): <locale>/… for the core, _plugins/<plugin>/<locale>/… for plugins, meta.yaml per locale.
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
+import { syncFolder, syncTree } from '../core/atomic-file.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { SerialQueue } from '../core/serial-queue.ts';
@@ -129,6 +130,8 @@ export class LanguagePacks {
         }
       }
       if (moves.length === 0) throw invalid('The archive contains no language pack');
+      // On disk before it replaces an installed version, which goes with the work folder.
+      await syncTree(staged);
       await this.changes.run(async () => { for (const [from, to] of moves) await this.replace(from, to, work); });
       this.logger.info({ filename, locales: moves.length }, 'language pack installed');
     } finally {
@@ -142,6 +145,11 @@ export class LanguagePacks {
     const exists = await stat(to).then(() => true, () => false);
     if (exists) await rename(to, join(work, `old-${randomBytes(6).toString('hex')}`));
     await rename(from, to);
+    // Its folder and those the mkdir above may have made (a plugin's first pack), up to the translations folder.
+    for (let folder = dirname(to); ; folder = dirname(folder)) {
+      await syncFolder(folder);
+      if (folder === this.dir || folder === dirname(folder)) break;
+    }
   }
 
   async delete(locale: string, pack: string): Promise<void> {
@@ -155,8 +163,10 @@ export class LanguagePacks {
     const st = await stat(target).catch(() => undefined);
     if (!st?.isDirectory()) throw notFound(`No language pack ${locale} for ${pack}`);
     await rm(target, { recursive: true, force: true });
+    await syncFolder(dirname(target));
     if (pack !== CORE_PACK && (await readdir(join(this.dir, PLUGINS_DIR, pack))).length === 0) {
       await rm(join(this.dir, PLUGINS_DIR, pack), { recursive: true, force: true });
+      await syncFolder(join(this.dir, PLUGINS_DIR));
     }
   }
 }

@@ -108,6 +108,15 @@ export function findChange(calls: Call[], kinds: RegExp, path: string, from = 0)
   return at;
 }
 
+/** The first successful rename to `path` at or after `from`: its index and what was renamed (a whole path). */
+export function findRenameTo(calls: Call[], path: string, from = 0): { at: number; source: string } {
+  for (let i = from; i < calls.length; i++) {
+    const m = /^rename/.test(calls[i].name) && succeeded(calls[i]) ? /"([^"]+)"[^"]*"([^"]+)"/.exec(calls[i].text) : null;
+    if (m?.[2] === path) return { at: i, source: m[1] };
+  }
+  assert.fail(`a rename to ${path} in the trace`);
+}
+
 /** Fails unless `path` was synced by a call in [from, to). */
 export function assertSynced(calls: Call[], from: number, to: number, path: string, what: string): void {
   const between = calls.slice(from, to);

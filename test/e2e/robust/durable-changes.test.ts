@@ -7,11 +7,12 @@ import { dirname, relative } from 'node:path';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBuilt } from '../../helpers/built-server.ts';
-import { assertSynced, findChange, isReply, startTracedServer, traceCommand, type Call } from '../../helpers/syscall-trace.ts';
+import { assertSynced, findChange, findRenameTo, isReply, startTracedServer, traceCommand, type Call } from '../../helpers/syscall-trace.ts';
 import { FIXTURE_DIR, SKIP as NO_FIXTURE } from '../../import/helpers.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { needs } from '../../helpers/tools.ts';
 import { waitFor } from '../../helpers/wait.ts';
+import { zipOf } from '../../helpers/zip.ts';
 
 before(ensureBuilt);
 
@@ -121,6 +122,41 @@ test('a rendered movie is on disk before its frames are deleted; deleted movies 
   assertSynced(calls, at.change, at.answer, join(base, 'slicingProfiles/prusaslicer'), 'a slicing profile deleted');
 });
 
+test('a language pack is on disk before it replaces the installed one, and stays deleted once deleted', { skip: needs('strace') }, async (t) => {
+  const base = await tempDir(t, 'gantry-durable-');
+  const translations = join(base, 'translations');
+  const s = await startTracedServer(base, TRACE);
+  t.after(s.stop);
+  const pack = async (text: string) => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(await zipOf([{ name: 'de/LC_MESSAGES/messages.mo', data: text }, { name: '_plugins/myplugin/fr/LC_MESSAGES/messages.mo', data: text }]))]), 'pack.zip');
+    return s.api('/api/languages', { method: 'POST', body: form });
+  };
+  await expectStatus(pack('first'), 200);
+  await expectStatus(pack('second'), 200);
+  await expectStatus(s.api('/api/languages/fr/myplugin', { method: 'DELETE' }), 200);
+  const calls = await s.calls();
+
+  let from = 0;
+  for (const round of ['first install', 'replacement']) {
+    // One request: the plugin's locale is moved in first (its folder sorts first), then the core one, then the answer.
+    const plugin = findRenameTo(calls, join(translations, '_plugins/myplugin/fr'), from);
+    const core = findRenameTo(calls, join(translations, 'de'), plugin.at);
+    const answer = calls.findIndex((c, i) => i > core.at && isReply(c));
+    assertSynced(calls, from, plugin.at, join(plugin.source, 'LC_MESSAGES/messages.mo'), `${round}: the plugin pack's file before it is put in place`);
+    assertSynced(calls, from, plugin.at, join(core.source, 'LC_MESSAGES/messages.mo'), `${round}: the core pack's file before it is put in place`);
+    for (const folder of [join(translations, '_plugins/myplugin'), join(translations, '_plugins')]) {
+      assertSynced(calls, plugin.at, core.at, folder, `${round}: ${folder}`);
+    }
+    // The replaced version goes with the work folder, after the new one is in place on disk.
+    const oldGone = calls.findIndex((c, i) => i > core.at && /^(unlink|rmdir)/.test(c.name) && /\/old-[0-9a-f]+/.test(c.text));
+    assertSynced(calls, core.at, round === 'replacement' ? oldGone : answer, translations, `${round}: the core pack in place before the answer and the old version's removal`);
+    from = answer;
+  }
+  const deleted = changeAndReply(calls, /^rmdir|^unlinkat/, join(translations, '_plugins/myplugin/fr'), from);
+  assertSynced(calls, deleted.change, deleted.answer, join(translations, '_plugins/myplugin'), 'a deleted pack');
+});
+
 test('an import from OctoPrint is on disk before it takes the base dir\'s place, and the swap before the previous base dir goes', { skip: needs('strace') || NO_FIXTURE }, async (t) => {
   const parent = await tempDir(t, 'gantry-durable-import-');
   const baseDir = join(parent, 'gantry');
@@ -129,11 +165,7 @@ test('an import from OctoPrint is on disk before it takes the base dir\'s place,
     const run = await traceCommand(['import-octoprint', '--from', FIXTURE_DIR, '--basedir', baseDir, ...(merge ? ['--merge'] : [])], TRACE, join(parent, `trace-${merge}.log`));
     assert.equal(run.code, 0, run.output);
     const { calls } = run;
-    // rename("<staging>", "<base dir>"): the staging folder put in the base dir's place.
-    const renamed = (c: Call) => /^rename/.test(c.name) ? /"([^"]+)"[^"]*"([^"]+)"/.exec(c.text) : null;
-    const swapped = calls.findIndex((c) => renamed(c)?.[2] === baseDir && / = 0$/.test(c.text));
-    assert.ok(swapped >= 0, 'the staging folder renamed to the base dir');
-    const staging = renamed(calls[swapped])![1];
+    const { at: swapped, source: staging } = findRenameTo(calls, baseDir);
     assert.match(staging, /\.gantry\.import-/, calls[swapped].text);
     const files = await tree();
     assert.ok(files.length > 10, `the import wrote files: ${files.join(', ')}`);

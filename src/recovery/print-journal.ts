@@ -1,10 +1,10 @@
 // The print journal: while a streamed print runs, where it is (acknowledged and executed positions, layer, Z, E,
 // temperatures…) kept on disk, so a print cut short by a pulled cable, a printer reset, a halt or a host crash can
 // be resumed; tells those causes apart and offers and performs the resume (GET/POST /api/plugin/recovery).
-import { readFile, stat, unlink } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
+import { removeFile, setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import { conflict, invalid, notOperational } from '../core/errors.ts';
 import { digestFile } from '../core/file-chunks.ts';
 import type { JobInterruption, LiveJob } from '../printer/job-runner.ts';
@@ -352,9 +352,10 @@ export class PrintJournal {
     });
   }
 
+  /** For good: a journal a power cut brought back would offer to resume a print that ended. */
   private async remove(): Promise<void> {
-    await unlink(this.journalFile).catch(() => {});
-    await unlink(this.octoFile).catch(() => {});
+    await removeFile(this.journalFile).catch(() => {});
+    await removeFile(this.octoFile).catch(() => {});
   }
 
   private enqueue(fn: () => Promise<void>): void {

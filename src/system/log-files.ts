@@ -1,7 +1,8 @@
 // Log files: the reopenable stream the logger writes to, and listing/reading/deleting files of the logs folder without leaving it.
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-import { mkdir, readdir, lstat, stat, unlink, statfs } from 'node:fs/promises';
+import { mkdir, readdir, lstat, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeFile } from '../core/atomic-file.ts';
 import { invalid, notFound } from '../core/errors.ts';
 
 export const CURRENT_LOG = 'gantry.log';
@@ -165,7 +166,7 @@ export class LogFiles {
 
   async delete(name: string): Promise<void> {
     const path = await this.resolve(name);
-    await unlink(path);
+    await removeFile(path);
     if (name === this.stream?.name) this.stream.reopen();
   }
 }

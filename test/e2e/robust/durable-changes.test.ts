@@ -89,7 +89,7 @@ test('uploads, new folders, copies, moves and deletions are synced to disk befor
   assertSynced(calls, at.change, at.answer, uploads, 'a folder deleted');
 });
 
-test('a rendered movie is on disk before its frames are deleted; deleted movies and profiles stay deleted', { skip: needs('strace') || needs('ffmpeg') }, async (t) => {
+test('a rendered movie is on disk before its frames are deleted; deleted movies, profiles and logs stay deleted', { skip: needs('strace') || needs('ffmpeg') }, async (t) => {
   const base = await tempDir(t, 'gantry-durable-');
   const movies = join(base, 'timelapse');
   const frames = join(movies, 'tmp');
@@ -107,6 +107,9 @@ test('a rendered movie is on disk before its frames are deleted; deleted movies 
   await expectStatus(s.api('/api/printerprofiles/spare', { method: 'DELETE' }), 204);
   await expectStatus(s.api('/api/slicing/prusaslicer/profiles/draft', json({ data: { layer_height: 0.3 } }, 'PUT')), 201);
   await expectStatus(s.api('/api/slicing/prusaslicer/profiles/draft', { method: 'DELETE' }), 204);
+  const logs = ((await (await s.api('/api/logs')).json()) as { files: { name: string }[] }).files.map((f) => f.name);
+  assert.ok(logs.length > 0, 'a log file to delete');
+  await expectStatus(s.api(`/api/logs/${encodeURIComponent(logs[0])}`, { method: 'DELETE' }), 204);
   const calls = await s.calls();
 
   const placed = findChange(calls, /^rename/, join(movies, 'job.mp4'));
@@ -120,6 +123,8 @@ test('a rendered movie is on disk before its frames are deleted; deleted movies 
   assertSynced(calls, at.change, at.answer, join(base, 'printerProfiles'), 'a printer profile deleted');
   at = changeAndReply(calls, /^unlink/, join(base, 'slicingProfiles/prusaslicer/draft.profile'), at.answer);
   assertSynced(calls, at.change, at.answer, join(base, 'slicingProfiles/prusaslicer'), 'a slicing profile deleted');
+  at = changeAndReply(calls, /^unlink/, join(base, 'logs', logs[0]), at.answer);
+  assertSynced(calls, at.change, at.answer, join(base, 'logs'), 'a log file deleted');
 });
 
 test('a language pack is on disk before it replaces the installed one, and stays deleted once deleted', { skip: needs('strace') }, async (t) => {

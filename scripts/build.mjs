@@ -69,6 +69,43 @@ const lazyGlob = {
 };
 
 /**
+ * Ajv (with ajv-formats, fast-uri and its JTD parts) was loaded and evaluated at every start by fast-json-stringify,
+ * which needs it only for response schemas with anyOf or if/then (its Validator; the first answers of a start have
+ * none), and by Fastify's request-validator compiler, which src/http/lazy-validators.ts calls from a route's first
+ * validated request on. Both get stand-ins that load the real module on first use.
+ */
+export const lazyAjv = {
+  name: 'lazy-ajv',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/lib\/validator$/ }, (args) => (/[\\/]fast-json-stringify[\\/]index\.js$/.test(args.importer)
+      ? { path: join(dirname(args.importer), 'lib', 'validator.js'), namespace: 'lazy-fjs-validator' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-fjs-validator' }, async (args) => {
+      // The class, its static methods and the module's other exports (functions: escapeRefForAjv), each forwarded.
+      const source = await readFile(args.path, 'utf8');
+      if (!/^module\.exports = Validator$/m.test(source)) throw new Error(`${args.path}: no longer exports the Validator class`);
+      const names = [...source.matchAll(/^ {2}static (\w+) \(/gm), ...source.matchAll(/^module\.exports\.(\w+) = /gm)].map((m) => m[1]);
+      return {
+        contents: [
+          'let real;',
+          `const load = () => (real ??= require(${JSON.stringify(args.path)}));`,
+          'module.exports = function Validator(...args) { return new (load())(...args); };',
+          ...names.map((n) => `module.exports.${n} = (...args) => load().${n}(...args);`),
+        ].join('\n'),
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      };
+    });
+    build.onResolve({ filter: /^@fastify\/ajv-compiler$/ }, (args) => (args.importer.startsWith(SRC)
+      ? { path: '@fastify/ajv-compiler', namespace: 'lazy-ajv-compiler', pluginData: { resolveDir: args.resolveDir } } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-ajv-compiler' }, (args) => ({
+      contents: "let real;\nexport default function AjvCompiler(...args) { return (real ??= require('@fastify/ajv-compiler'))(...args); }",
+      loader: 'js',
+      resolveDir: args.pluginData.resolveDir,
+    }));
+  },
+};
+
+/**
  * TypeBox's format checkers (date-time, email, hostname with its IDNA rules, URI, …) build their regular expressions
  * when loaded, Unicode property classes among them (\\p{Script=Han} …), which fault in ICU's tables: ≈ 3 MB of idle RSS
  * (bench/memory.ts), for `format` keywords no Gantry schema uses. The format registry and its index get stand-ins
@@ -259,7 +296,7 @@ export async function buildServer(opts = {}) {
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
-    plugins: [lazyGlob, lazyFormatCheckers, lazyBuiltins(), minifyDependencies, builtinsViaRequire(await builtinImports(SRC))],
+    plugins: [lazyGlob, lazyFormatCheckers, lazyAjv, lazyBuiltins(), minifyDependencies, builtinsViaRequire(await builtinImports(SRC))],
     write: false,
     logLevel: 'warning',
   });

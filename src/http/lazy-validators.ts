@@ -16,11 +16,12 @@ type Build = (externalSchemas: unknown, options: unknown) => (route: unknown) =>
 export function lazyValidators(): ValidatorFactory {
   const factory = cachedValidatorFactory as unknown as Build;
   const lazy: Build = (externalSchemas, options) => {
-    const build = factory(externalSchemas, options);
+    // The Ajv instance too (its meta-schemas, formats): made by the first validation, not by the start.
+    let build: ((route: unknown) => Validator) | undefined;
     return (route) => {
       let compiled: Validator | undefined;
       const validate: Validator = (data, context) => {
-        compiled ??= build(route);
+        compiled ??= (build ??= factory(externalSchemas, options))(route);
         const ok = compiled(data, context);
         validate.errors = compiled.errors;
         return ok;

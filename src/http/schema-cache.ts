@@ -8,7 +8,8 @@ type Compile = (route: RouteSchema) => unknown;
 type Factory = (externalSchemas: unknown, options: unknown) => Compile;
 
 // Fastify's default factory, kept at module level: one Ajv per (external schemas, options) for the whole process.
-const pool = AjvCompiler() as unknown as Factory;
+// Made on the first compile: the build loads Ajv only then (scripts/build.mjs, lazyAjv).
+let pool: Factory | undefined;
 const compiled = new Map<string, unknown>();
 
 /**
@@ -16,7 +17,7 @@ const compiled = new Map<string, unknown>();
  * external schemas and Ajv options) gets the validator already compiled. Validators keep no state between calls.
  */
 const buildValidator: Factory = (externalSchemas, options) => {
-  const compile = pool(externalSchemas, options);
+  const compile = (pool ??= AjvCompiler() as unknown as Factory)(externalSchemas, options);
   const prefix = JSON.stringify(externalSchemas) + JSON.stringify(options);
   return (route) => {
     const key = `${prefix}${route.httpPart}${JSON.stringify(route.schema)}`;

@@ -1,7 +1,7 @@
-// The build's stand-ins for modules an idle server does not use (scripts/build.mjs: lazy built-ins, TypeBox's format checkers) load nothing until first use and then behave as the real modules do.
+// The build's stand-ins for modules an idle server does not use (scripts/build.mjs: lazy built-ins, TypeBox's format checkers, Ajv) load nothing until first use and then behave as the real modules do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -9,7 +9,7 @@ import * as esbuild from 'esbuild';
 import { ROOT } from '../../helpers/built-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 // @ts-expect-error: the build script is plain JavaScript without type declarations
-import { lazyBuiltins, lazyFormatCheckers } from '../../../scripts/build.mjs';
+import { lazyAjv, lazyBuiltins, lazyFormatCheckers } from '../../../scripts/build.mjs';
 
 /** Counts regular expressions built with Unicode script classes (the IDNA rules' kind) from the start of the process. */
 const COUNT_SCRIPT_REGEXPS = `
@@ -85,4 +85,65 @@ test('lazy stand-ins load nothing at start and behave as the real modules once u
   assert.equal(report.scriptRegExpsAtStart, 0);
   assert.ok(report.scriptRegExpsAfter > 0, `script regexps after use: ${report.scriptRegExpsAfter}`);
   assert.equal(report.schemaFormat, true);
+});
+
+/**
+ * The server's own lazy compilers (src/http) bundled with the build's plugins; a test plugin marks the moment Ajv's
+ * main module is evaluated. Fastify's order: validators are made when the app gets ready, used on a request.
+ */
+const AJV_PROBE = (root: string) => `
+import { lazyValidators } from ${JSON.stringify(join(root, 'src/http/lazy-validators.ts'))};
+import { lazySerializers } from ${JSON.stringify(join(root, 'src/http/lazy-serializers.ts'))};
+const report = { atStart: globalThis.ajvLoaded === true };
+const validators = lazyValidators()({}, { customOptions: {}, plugins: [] });
+const validate = validators({ schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, httpPart: 'body', method: 'POST', url: '/x' });
+report.afterReady = globalThis.ajvLoaded === true;
+const serializers = lazySerializers()({}, {});
+const plain = serializers({ schema: { type: 'object', properties: { a: { type: 'string' } } }, method: 'GET', url: '/p', httpStatus: '200' });
+report.plain = plain({ a: 'x', b: 1 });
+report.afterPlain = globalThis.ajvLoaded === true;
+// anyOf of objects: fast-json-stringify picks the branch with its Validator (Ajv).
+const union = serializers({ schema: { anyOf: [
+  { type: 'object', properties: { kind: { const: 'a' }, a: { type: 'number' } }, required: ['kind', 'a'] },
+  { type: 'object', properties: { kind: { const: 'b' }, b: { type: 'string' } }, required: ['kind', 'b'] },
+] }, method: 'GET', url: '/u', httpStatus: '200' });
+report.union = [union({ kind: 'a', a: 1, b: 'no' }), union({ kind: 'b', b: 'x', a: 2 })];
+report.afterUnion = globalThis.ajvLoaded === true;
+report.valid = [validate({ n: 1 }), validate({ n: 'x' })];
+report.error = validate.errors?.[0]?.message;
+console.log(JSON.stringify(report));
+`;
+
+test('Ajv is loaded by the first response schema or request check that needs it, not by the start', async (t) => {
+  const dir = await tempDir(t, 'gantry-lazy-ajv-');
+  await writeFile(join(dir, 'probe.js'), AJV_PROBE(ROOT));
+  const markAjv = {
+    name: 'mark-ajv',
+    setup(build: esbuild.PluginBuild) {
+      build.onLoad({ filter: /[\\/]node_modules[\\/]ajv[\\/]dist[\\/]ajv\.js$/ }, async (args) => ({
+        contents: `globalThis.ajvLoaded = true;\n${await readFile(args.path, 'utf8')}`, loader: 'js',
+      }));
+    },
+  };
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(dir, 'probe.js')],
+    nodePaths: [join(ROOT, 'node_modules')],
+    outfile: join(dir, 'probe.bundle.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    banner: { js: "import { createRequire as __gantryRequire } from 'node:module'; const require = __gantryRequire(import.meta.url);" },
+    plugins: [lazyAjv, markAjv],
+    logLevel: 'error',
+  });
+  const { stdout } = await promisify(execFile)(process.execPath, [join(dir, 'probe.bundle.mjs')]);
+  const report = JSON.parse(stdout);
+  assert.deepEqual([report.atStart, report.afterReady, report.afterPlain], [false, false, false], 'Ajv evaluated before anything needed it');
+  assert.equal(report.plain, '{"a":"x"}');
+  assert.deepEqual(report.union, ['{"kind":"a","a":1}', '{"kind":"b","b":"x"}']);
+  assert.equal(report.afterUnion, true, 'the marker sees Ajv once it is used');
+  assert.deepEqual(report.valid, [true, false]);
+  assert.match(report.error, /integer/);
 });

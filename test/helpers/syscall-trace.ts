@@ -22,16 +22,18 @@ export interface TracedServer {
 }
 
 /**
- * `node dist/cli.js serve` on `baseDir` under strace, which stops the server only for the calls named in `trace` (its
- * seccomp filter), so the server runs near its own speed. A test calls `stop` in its after hook.
+ * strace's arguments to run `node dist/cli.js ...cli`: -y names each descriptor's path; only the calls in `trace` stop
+ * the process (its seccomp filter), so it runs near its own speed. libuv may do file calls through io_uring where the
+ * kernel has it, which strace would not see: UV_USE_IO_URING=0 in the environment.
  */
+const straceArgs = (log: string, trace: readonly string[], cli: readonly string[]): string[] => [
+  '-f', '-y', '-qq', '--seccomp-bpf', '-s', '24', '-o', log, '-e', `trace=${trace.join(',')}`, process.execPath, join(ROOT, 'dist/cli.js'), ...cli,
+];
+
+/** `node dist/cli.js serve` on `baseDir` under strace (straceArgs). A test calls `stop` in its after hook. */
 export async function startTracedServer(baseDir: string, trace: readonly string[]): Promise<TracedServer> {
   const log = join(baseDir, 'trace.log');
-  const g = await startGantryProcess('strace', [
-    '-f', '-y', '-qq', '--seccomp-bpf', '-s', '24', '-o', log, '-e', `trace=${trace.join(',')}`,
-    process.execPath, join(ROOT, 'dist/cli.js'), 'serve', '--port', '0', '--basedir', baseDir,
-  // libuv may do file calls through io_uring where the kernel has it: strace would not see them.
-  ], { UV_USE_IO_URING: '0' });
+  const g = await startGantryProcess('strace', straceArgs(log, trace, ['serve', '--port', '0', '--basedir', baseDir]), { UV_USE_IO_URING: '0' });
   const server = Number((await readFile(`/proc/${g.child.pid}/task/${g.child.pid}/children`, 'utf8')).trim().split(' ')[0]);
   // SIGTERM to strace would only detach it from the server.
   const stop = async () => {
@@ -51,8 +53,7 @@ export async function startTracedServer(baseDir: string, trace: readonly string[
 
 /** Runs `node dist/cli.js ...args` to its end under strace (as startTracedServer does): its exit code, output and calls. */
 export async function traceCommand(args: readonly string[], trace: readonly string[], log: string): Promise<{ code: number | null; output: string; calls: Call[] }> {
-  const child = spawn('strace', ['-f', '-y', '-qq', '--seccomp-bpf', '-s', '24', '-o', log, '-e', `trace=${trace.join(',')}`,
-    process.execPath, join(ROOT, 'dist/cli.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '', UV_USE_IO_URING: '0' } });
+  const child = spawn('strace', straceArgs(log, trace, args), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '', UV_USE_IO_URING: '0' } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
   child.stderr.on('data', (d: Buffer) => { output += d.toString(); });

@@ -11,6 +11,23 @@ import { tempDir } from '../../helpers/temp-dir.ts';
 // @ts-expect-error: the build script is plain JavaScript without type declarations
 import { lazyAjv, lazyBuiltins, lazyFormatCheckers } from '../../../scripts/build.mjs';
 
+/** Bundles `<dir>/probe.js` into `<dir>/probe.bundle.mjs` as the build does (ES module, its require banner) with `plugins`. */
+async function bundleProbe(dir: string, plugins: esbuild.Plugin[]): Promise<void> {
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(dir, 'probe.js')],
+    nodePaths: [join(ROOT, 'node_modules')],
+    outfile: join(dir, 'probe.bundle.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    banner: { js: "import { createRequire as __gantryRequire } from 'node:module'; const require = __gantryRequire(import.meta.url);" },
+    plugins,
+    logLevel: 'error',
+  });
+}
+
 /** Counts regular expressions built with Unicode script classes (the IDNA rules' kind) from the start of the process. */
 const COUNT_SCRIPT_REGEXPS = `
 globalThis.scriptRegExps = 0;
@@ -58,19 +75,7 @@ test('lazy stand-ins load nothing at start and behave as the real modules once u
   const dir = await tempDir(t, 'gantry-lazy-');
   await writeFile(join(dir, 'probe.js'), PROBE);
   await writeFile(join(dir, 'count.mjs'), COUNT_SCRIPT_REGEXPS);
-  await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: [join(dir, 'probe.js')],
-    nodePaths: [join(ROOT, 'node_modules')],
-    outfile: join(dir, 'probe.bundle.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    banner: { js: "import { createRequire as __gantryRequire } from 'node:module'; const require = __gantryRequire(import.meta.url);" },
-    plugins: [lazyFormatCheckers, lazyBuiltins()],
-    logLevel: 'error',
-  });
+  await bundleProbe(dir, [lazyFormatCheckers, lazyBuiltins()]);
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', join(dir, 'count.mjs'), join(dir, 'probe.bundle.mjs')]);
   const report = JSON.parse(stdout);
   assert.deepEqual(report.atStart, [], 'built-ins loaded before anything used them');
@@ -125,19 +130,7 @@ test('Ajv is loaded by the first response schema or request check that needs it,
       }));
     },
   };
-  await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: [join(dir, 'probe.js')],
-    nodePaths: [join(ROOT, 'node_modules')],
-    outfile: join(dir, 'probe.bundle.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    banner: { js: "import { createRequire as __gantryRequire } from 'node:module'; const require = __gantryRequire(import.meta.url);" },
-    plugins: [lazyAjv, markAjv],
-    logLevel: 'error',
-  });
+  await bundleProbe(dir, [lazyAjv, markAjv]);
   const { stdout } = await promisify(execFile)(process.execPath, [join(dir, 'probe.bundle.mjs')]);
   const report = JSON.parse(stdout);
   assert.deepEqual([report.atStart, report.afterReady, report.afterPlain], [false, false, false], 'Ajv evaluated before anything needed it');

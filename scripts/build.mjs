@@ -40,8 +40,9 @@ export async function serverIsStale() {
 
 /**
  * Bundles src/cli.ts (with everything it imports, main.ts and the dependencies included) and the analysis worker's
- * entry into ES modules. Dependencies are bundled too: one file instead of ~600 in node_modules cut start-up (module
- * resolution, stat and compile of each file) and ~20 MB of idle RSS (bench/memory.ts). What stays external:
+ * entry into ES modules, then rewrites each as CommonJS (asCommonJs, below). Dependencies are bundled too: one file
+ * instead of ~600 in node_modules cut start-up (module resolution, stat and compile of each file) and ~20 MB of idle
+ * RSS (bench/memory.ts). What stays external:
  * native modules (serialport, argon2: their .node binaries are found relative to their own package), sockjs
  * (push/transports.ts patches its transport module through require, which must be the instance sockjs itself uses),
  * and what only tests or development load. Dynamic imports become their own chunks (code splitting), loaded when
@@ -275,6 +276,56 @@ async function builtinImports(dir, out = new Map()) {
   return out;
 }
 
+/**
+ * The bundle's ES module files (entries and chunks) rewritten as CommonJS, one for one, names and source maps kept
+ * (esbuild splits code into chunks only for ES modules, hence two passes). A CommonJS file is compiled by V8 as a
+ * script, and a script's V8 code cache can be made after it ran, holding every function the start compiled; Node's
+ * loader makes an ES module's cache as it compiles it, before it runs: its top-level code only. bin/gantry.js keeps
+ * such caches of dist/. What the ES modules had, the files keep: strict mode, live bindings between chunks (getters on
+ * `exports`), each chunk run once (Node's require cache); `import()` of a chunk becomes a require() of it in a
+ * promise, and `import.meta.url` the file's URL.
+ */
+async function asCommonJs(esbuild, esmFiles) {
+  const sources = new Map(esmFiles.filter((f) => f.path.endsWith('.js')).map((f) => [f.path, f.text]));
+  const maps = new Map(esmFiles.filter((f) => f.path.endsWith('.js.map')).map((f) => [f.path.slice(0, -'.map'.length), f.text]));
+  // The first pass's source maps go in inline, so that the second pass's maps lead back to src/ and node_modules/.
+  const esmBundleFiles = {
+    name: 'esm-bundle-files',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => (sources.has(args.path) ? { path: args.path } : undefined));
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        const code = sources.get(args.path).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+        const map = Buffer.from(maps.get(args.path)).toString('base64');
+        return { contents: `${code}//# sourceMappingURL=data:application/json;base64,${map}\n`, loader: 'js', resolveDir: DIST };
+      });
+    },
+  };
+  const out = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: [...sources.keys()],
+    outdir: DIST,
+    outbase: DIST,
+    bundle: false,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    supported: { 'dynamic-import': false },
+    define: { 'import.meta.url': '__gantryModuleUrl' },
+    banner: { js: '"use strict";var __gantryModuleUrl=require("node:url").pathToFileURL(__filename).href;' },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    legalComments: 'none',
+    plugins: [esmBundleFiles],
+    write: false,
+    logLevel: 'warning',
+  });
+  const made = new Set(out.outputFiles.map((f) => f.path));
+  for (const path of sources.keys()) if (!made.has(path)) throw new Error(`the CommonJS pass made no ${path}`);
+  return out.outputFiles;
+}
+
 export async function buildServer(opts = {}) {
   if (opts.ifStale && !(await serverIsStale())) return false;
   const esbuild = await import('esbuild');
@@ -291,8 +342,6 @@ export async function buildServer(opts = {}) {
     chunkNames: 'chunk-[hash]',
     minifyWhitespace: true,
     minifySyntax: true,
-    // Bundled CommonJS dependencies call require() for node: built-ins, which an ES module does not have.
-    banner: { js: "import { createRequire as __gantryRequire } from 'node:module'; const require = __gantryRequire(import.meta.url);" },
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
@@ -301,8 +350,11 @@ export async function buildServer(opts = {}) {
     logLevel: 'warning',
   });
   await mkdir(DIST, { recursive: true });
+  const outputFiles = await asCommonJs(esbuild, out.outputFiles);
+  // dist/ holds CommonJS (the package itself is ES modules): node and worker threads load its files as such.
+  outputFiles.push({ path: join(DIST, 'package.json'), contents: new TextEncoder().encode('{ "type": "commonjs" }\n') });
   // Maps first: a finished .js file must never point at a map that is not there yet.
-  const files = [...out.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
+  const files = [...outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
   for (const file of files) {
     const tmp = `${file.path}.${process.pid}.tmp`;
     await writeFile(tmp, file.contents);

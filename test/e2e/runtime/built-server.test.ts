@@ -63,7 +63,8 @@ test('the build output imports neither tsx nor esbuild at load time', async () =
 test('every file the code finds beside itself through import.meta.url is in dist/ too (the timelapse watermark)', async () => {
   const bundled = (await Promise.all((await readdir(join(ROOT, 'dist'))).filter((f) => f.endsWith('.js'))
     .map((f) => readFile(join(ROOT, 'dist', f), 'utf8')))).join('\n');
-  const wanted = [...bundled.matchAll(/new URL\(["']\.\/(assets\/[\w.-]+)["'],\s*import\.meta\.url\)/g)].map((m) => m[1]);
+  // dist/ is CommonJS: the build stands a variable with the file's URL in for import.meta.url (scripts/build.mjs).
+  const wanted = [...bundled.matchAll(/new URL\(["']\.\/(assets\/[\w.-]+)["'],\s*__gantryModuleUrl\)/g)].map((m) => m[1]);
   assert.ok(wanted.includes('assets/watermark.png'), 'the bundle refers to the watermark next to itself');
   for (const rel of wanted) assert.ok(existsSync(join(ROOT, 'dist', rel)), `dist/${rel} exists`);
 });

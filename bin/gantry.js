@@ -322,13 +322,13 @@ if (sourceMaps) process.setSourceMapsEnabled(true);
 // own loader applies them).
 const serveCommand = process.argv.slice(2).includes('serve');
 if (serveCommand && !sourceMaps && cacheFolder !== undefined && module.prototype?._compile) keepDistCodeCaches(cacheFolder);
-module.createRequire(import.meta.url)(cli.pathname);
+module.createRequire(import.meta.url)(process.getBuiltinModule('node:url').fileURLToPath(cli));
 
 function keepDistCodeCaches(folder) {
   const vm = process.getBuiltinModule('node:vm');
   const { basename, dirname } = process.getBuiltinModule('node:path');
   const fs = process.getBuiltinModule('node:fs');
-  const distDir = dirname(cli.pathname);
+  const distDir = dirname(process.getBuiltinModule('node:url').fileURLToPath(cli));
   const compile = module.prototype._compile;
   const toCache = [];
   const cacheFile = (filename) => `${folder}/gantry-${basename(filename)}-v8-${process.versions.v8}.cache`;

@@ -1,7 +1,7 @@
 // dist/'s V8 code caches (bin/gantry.js): made once the server answers, in the build's cache folder, used by the next start (not made again), and made anew when V8 rejects one.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT, ensureBuilt, startGantryProcess } from '../../helpers/built-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
@@ -55,4 +55,21 @@ test('dist/ is compiled with code caches made at the first start, kept by the ne
   assert.ok((await readFile(cliCache)).length > cliCacheBytes / 2, 'a real cache again');
   for (const [path, id] of spoilt) if (path !== cliCache) assert.equal(after.get(path), id, `${path} kept`);
   assert.equal(await third.stop(), 0);
+});
+
+test('a checkout whose path has a space starts with its code caches (file URLs are not paths)', async (t) => {
+  const install = join(await tempDir(t, 'gantry-in a space-'), 'gantry');
+  await mkdir(install);
+  for (const part of ['bin', 'dist', 'package.json']) await cp(join(ROOT, part), join(install, part), { recursive: true });
+  await symlink(join(ROOT, 'node_modules'), join(install, 'node_modules'));
+  const cacheHome = await tempDir(t, 'gantry-xdg-');
+  const baseDir = await tempDir(t, 'gantry-code-cache-');
+  const g = await startGantryProcess(process.execPath, [join(install, 'bin/gantry.js'), 'serve', '--port', '0', '--basedir', baseDir],
+    { XDG_CACHE_HOME: cacheHome, NODE_COMPILE_CACHE: '' });
+  t.after(() => g.stop());
+  await (await fetch(`${g.url}/api/version`)).arrayBuffer();
+  const [build] = await readdir(join(cacheHome, 'gantry', 'compile-cache'));
+  const names = await readdir(join(cacheHome, 'gantry', 'compile-cache', build));
+  assert.ok(names.includes(`gantry-cli.js-v8-${process.versions.v8}.cache`), `caches made: ${names.join(', ')}`);
+  assert.equal(await g.stop(), 0);
 });

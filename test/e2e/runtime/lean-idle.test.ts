@@ -17,7 +17,10 @@ const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules
 const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/', '/node_modules/re2js/'];
 /** What only the printer link's thread runs (src/link-worker.ts): the main thread loads it only for serial.linkThread: main. */
 const LINK_THREAD_CLASSES = ['ProtocolEngine', 'VirtualPrinter', 'SerialTransport', 'LoopbackTransport'];
-/** Built-ins only some requests use (scripts/build.mjs, LAZY_BUILTINS): Fastify's https and http2, TLS, compression. */
+/**
+ * Built-ins only some requests use (scripts/build.mjs, LAZY_BUILTINS): Fastify's https and http2, TLS, compression.
+ * Not node:vm: bin/gantry.js compiles dist/ through it (its code caches).
+ */
 const LAZY_NODE = ['node:https', 'node:http2', 'node:tls', 'node:zlib', 'node:readline'];
 
 test('an idle server that answered API calls has loaded no MQTT, archive, serial, SockJS, argon2, glob, TLS or compression code, nor the printer link\'s engine', async (t) => {

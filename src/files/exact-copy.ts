@@ -1,6 +1,6 @@
 // Copies of files and folders whose files keep their modification time's millisecond, which stored hashes and analyses are keyed by, and are on disk when the copy returns.
 import { constants, copyFile, cp, readdir, stat, utimes } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { syncFile, syncTree } from '../core/atomic-file.ts';
 
 /**
@@ -24,12 +24,16 @@ export async function copyFileExactly(src: string, dst: string): Promise<void> {
   await syncFile(dst);
 }
 
-/** A folder with everything in it, to a path where nothing is yet; every file and folder of the copy synced (not its parent). */
-export async function copyTreeExactly(src: string, dst: string): Promise<void> {
-  await cp(src, dst, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
-  for (const entry of await readdir(src, { recursive: true, withFileTypes: true })) {
+/**
+ * A folder with everything in it but what `leaveOut` names (files being written: their temp files come and go while
+ * the copy runs, and one gone before it was copied failed the whole copy), to a path where nothing is yet; every file
+ * and folder of the copy synced (not its parent).
+ */
+export async function copyTreeExactly(src: string, dst: string, leaveOut: (name: string) => boolean = () => false): Promise<void> {
+  await cp(src, dst, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, filter: (from) => from === src || !leaveOut(basename(from)) });
+  for (const entry of await readdir(dst, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
-    const rel = relative(src, join(entry.parentPath, entry.name));
+    const rel = relative(dst, join(entry.parentPath, entry.name));
     await keepMillisecond(join(src, rel), join(dst, rel));
   }
   await syncTree(dst);

@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import { MetadataStore, contentKey, type FileMeta } from './metadata-store.ts';
 import type { FileTypes } from './file-types.ts';
 import { MAX_PATH_PARTS, resolveInside, joinPath } from './safe-path.ts';
-import { unfinishedIn } from './upload-intake.ts';
+import { isUnfinishedName, unfinishedIn } from './upload-intake.ts';
 import { copyFileExactly, copyTreeExactly } from './exact-copy.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from './types.ts';
 import { filesOf, trimDepth } from './entry-tree.ts';
@@ -321,7 +321,8 @@ export class LocalStorage {
       // a client could select and print, and a crash left them so under real names.
       const temp = unfinishedIn(dstFolder);
       try {
-        await copyTreeExactly(srcAbs, temp);
+        // Without what is being written in it meanwhile (an analysis's metadata, an upload): not the change queue's.
+        await copyTreeExactly(srcAbs, temp, isUnfinishedName);
         // The name was checked free before; a rename replaces only an empty folder, made meanwhile behind our back.
         await rename(temp, dstAbs);
       } catch (err) {

@@ -16,6 +16,9 @@ const TEMP_SUFFIX = '.tmp';
 /** A hidden name in `dir` for a file or folder not yet in place (an upload, a copy), which a start removes if it is left there. */
 export const unfinishedIn = (dir: string): string => join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
 
+/** Whether a name in the uploads is something not yet in place: an upload or a copy under its hidden name, a metadata write's temp file. */
+export const isUnfinishedName = (name: string): boolean => (name.startsWith(TEMP_PREFIX) && name.endsWith(TEMP_SUFFIX)) || isWriteTempOf(name, METADATA_FILE);
+
 /**
  * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads and copies (files and
  * folders) not yet in place, and metadata writes a kill cut short (one per killed write, else kept for good).

@@ -10,6 +10,16 @@ export class OffsetClock implements Clock {
   advance(ms: number): void { this.offset += ms; }
 }
 
+/** Time that stands still but for what the test advances: for timeouts that a slow machine's real time must not reach. */
+export class StillClock implements Clock {
+  private readonly at = Date.now();
+  private readonly mono = performance.now();
+  offset = 0;
+  now(): number { return this.at + this.offset; }
+  monotonic(): number { return this.mono + this.offset; }
+  advance(ms: number): void { this.offset += ms; }
+}
+
 /** Cookies as a browser would keep them (name → value), from Set-Cookie headers. */
 export class CookieJar {
   readonly cookies = new Map<string, string>();

@@ -16,8 +16,10 @@ const TEMP_SUFFIX = '.tmp';
 /** A hidden name in `dir` for a file or folder not yet in place (an upload, a copy), which a start removes if it is left there. */
 export const unfinishedIn = (dir: string): string => join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
 
+/** The names `unfinishedIn` makes. */
+const isPlacedLater = (name: string): boolean => name.startsWith(TEMP_PREFIX) && name.endsWith(TEMP_SUFFIX);
 /** Whether a name in the uploads is something not yet in place: an upload or a copy under its hidden name, a metadata write's temp file. */
-export const isUnfinishedName = (name: string): boolean => (name.startsWith(TEMP_PREFIX) && name.endsWith(TEMP_SUFFIX)) || isWriteTempOf(name, METADATA_FILE);
+export const isUnfinishedName = (name: string): boolean => isPlacedLater(name) || isWriteTempOf(name, METADATA_FILE);
 
 /**
  * Deletes what a stopped server left unfinished in `dir` and the folders below it: uploads and copies (files and
@@ -31,9 +33,8 @@ export async function removeStaleUploads(dir: string, depth = 0): Promise<void> 
     return;
   }
   for (const d of names) {
-    const unfinished = d.name.startsWith(TEMP_PREFIX) && d.name.endsWith(TEMP_SUFFIX);
-    if (d.isFile() && (unfinished || isWriteTempOf(d.name, METADATA_FILE))) await unlink(join(dir, d.name)).catch(() => {});
-    else if (d.isDirectory() && unfinished) await rm(join(dir, d.name), { recursive: true, force: true }).catch(() => {});
+    if (d.isFile() && isUnfinishedName(d.name)) await unlink(join(dir, d.name)).catch(() => {});
+    else if (d.isDirectory() && isPlacedLater(d.name)) await rm(join(dir, d.name), { recursive: true, force: true }).catch(() => {});
     else if (d.isDirectory() && !d.name.startsWith('.') && depth < 32) await removeStaleUploads(join(dir, d.name), depth + 1);
   }
 }

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['access', 'files', 'system', 'events', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import'];
+const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -21,7 +21,7 @@ const MAY_IMPORT = {
   access: BOTTOM,
   files: BOTTOM,
   system: BOTTOM,
-  events: BOTTOM,
+  'event-actions': BOTTOM,
   printer: [...BOTTOM, 'files'],
   slicing: [...BOTTOM, 'files', 'printer'],
   timelapse: [...BOTTOM, 'printer'],
@@ -57,11 +57,14 @@ const TYPEBOX_MODULES = ['typebox', 'typebox/value'];
 // A stream's reads allocate a Buffer per chunk, which piles up in malloc's heap until a GC: src/ reads files through
 // src/core/file-chunks.ts (reused buffers, or a stream that frees what it sent). The archive extractor keeps its own
 // stream (a rare admin action whose decompressor allocates anyway).
+const THREAD_ROOT = 'src/printer/link/link-thread.ts';
+const THREAD_ROOT_EXTRA = ['transports', 'virtual-printer'];
+
 const FILE_READERS = ['src/core/file-chunks.ts', 'src/system/archive-extract.ts'];
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function boundaryRule(folder, { typeboxGate = false, fileReader = false } = {}) {
-  const allowed = MAY_IMPORT[folder];
+function boundaryRule(folder, { typeboxGate = false, fileReader = false, extra = [] } = {}) {
+  const allowed = [...MAY_IMPORT[folder], ...extra];
   const forbidden = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
   // A relative specifier whose first folder after the `../` chain is a forbidden top folder of src/.
   const sub = allowed.filter((a) => a.includes('/')).map((a) => a.split('/'));
@@ -117,6 +120,9 @@ export default tseslint.config(
   ...FOLDERS.map((folder) => boundaryRule(folder)),
   { ...boundaryRule('config', { typeboxGate: true }), files: [TYPEBOX_GATE] },
   ...FILE_READERS.map((file) => ({ ...boundaryRule(file.split('/')[1], { fileReader: true }), files: [file] })),
+  // The printer link thread's composition root (main.ts's counterpart for that thread) makes the thread's transports:
+  // the one file of printer/ that may import transports/ and virtual-printer/. Nothing imports it; main.ts starts it by path.
+  { ...boundaryRule('printer', { extra: THREAD_ROOT_EXTRA }), files: [THREAD_ROOT] },
   {
     // The browser UI talks to the server only through the public HTTP and push API.
     files: ['web/**'],

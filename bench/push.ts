@@ -112,7 +112,7 @@ async function waitOperational(g: Gantry): Promise<void> {
 interface PrintStats { seconds: number; cpuSeconds: number; cpuPct: number; rssMb: number; loopP99Ms: number }
 
 async function printOnce(g: Gantry, file: string): Promise<PrintStats> {
-  const { fileLineSource } = await import('../src/printer/file-line-source.ts');
+  const { fileLineSource } = await import('../src/printer/job/file-line-source.ts');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let rss = process.memoryUsage().rss;

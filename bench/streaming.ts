@@ -20,7 +20,7 @@ import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGantry, type Gantry } from '../src/main.ts';
-import { fileLineSource } from '../src/printer/file-line-source.ts';
+import { fileLineSource } from '../src/printer/job/file-line-source.ts';
 import { BENCH_SRC_DIR, GCODE_DIR } from '../test/helpers/shared-data.ts';
 import { LOAD_NICE, POLL_MS, POLLERS, PUSH_CLIENTS, WRK_CONNS, withPollers, withPushAndWrk } from './print-load.ts';
 

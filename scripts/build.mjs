@@ -331,7 +331,7 @@ export async function buildServer(opts = {}) {
   const esbuild = await import('esbuild');
   const out = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: { cli: 'src/cli.ts', 'analysis-worker': 'src/files/analysis/worker.ts', 'link-worker': 'src/link-worker.ts' },
+    entryPoints: { cli: 'src/cli.ts', 'analysis-worker': 'src/files/analysis/worker.ts', 'link-worker': 'src/printer/link/link-thread.ts' },
     outdir: DIST,
     bundle: true,
     platform: 'node',

@@ -98,9 +98,9 @@ function run(groups, concurrency) {
 // The longest files start first, so the run does not end with one of them alone on a core while the rest is done
 // (ordered by their time in a grouped run on 2 cores, 2026-11; then folders whose files are slow on the whole).
 const SLOW_FIRST = ['test/e2e/runtime/install', 'test/import/compat-sequences', 'test/push/channel', 'test/printer/job/firmware-actions',
-  'test/access/cli.test', 'test/http/settings', 'test/printer/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
+  'test/access/cli.test', 'test/http/settings', 'test/printer/job/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
   'test/import/import-safety', 'test/http/fuzz', 'test/timelapse/timelapse.test', 'test/mqtt/broker-life', 'test/files/files-api',
-  'test/printer/job/job-api', 'test/files/analysis/machine-limits', 'test/e2e/ui/', 'test/e2e/', 'test/system/languages', 'test/events/',
+  'test/printer/job/job-api', 'test/files/analysis/machine-limits', 'test/e2e/ui/', 'test/e2e/', 'test/system/languages', 'test/event-actions/',
   'test/recovery/', 'test/import/', 'test/mqtt/', 'test/timelapse/', 'test/access/', 'test/printer/', 'test/slicing/', 'test/files/',
   'test/transports/'];
 const rank = (f) => {

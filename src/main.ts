@@ -14,16 +14,16 @@ import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
 import { SdCardFiles } from './files/sd-card.ts';
-import { JobRunner } from './printer/job-runner.ts';
-import { PrintHistory } from './printer/print-history.ts';
-import { sdTransfer } from './printer/sd-transfer.ts';
+import { JobRunner } from './printer/job/job-runner.ts';
+import { PrintHistory } from './printer/job/print-history.ts';
+import { sdTransfer } from './printer/job/sd-transfer.ts';
 import { jobStatusFrom } from './push/sources.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
-import { EventSubscriptions } from './events/event-subscriptions.ts';
-import { PrinterProfiles } from './printer/printer-profiles.ts';
+import { EventSubscriptions } from './event-actions/event-subscriptions.ts';
+import { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
 import { PrinterService, type PortProvider } from './printer/printer-service.ts';
-import { FirmwareLimits } from './printer/firmware-limits.ts';
+import { FirmwareLimits } from './printer/readings/firmware-limits.ts';
 import type { TransportFactory } from './protocol/line-transport.ts';
 import { startThread } from './core/thread-code.ts';
 import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
@@ -144,7 +144,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   });
 
   // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
-  // Loaded on first use: the link usually runs in its own thread (link-worker.ts), with the transports made there.
+  // Loaded on first use: the link usually runs in its own thread (printer/link/link-thread.ts), with the transports made there.
   let transportFactory: Promise<TransportFactory> | undefined;
   const ports: PortProvider = {
     listPorts: () => listPorts({
@@ -158,9 +158,9 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   };
   const printer = new PrinterService({
     config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
-    // serial.linkThread: worker runs the link in src/link-worker.ts, with transports made there as here.
+    // serial.linkThread: worker runs the link in src/printer/link/link-thread.ts, with transports made there as here.
     linkThread: {
-      spawn: (init) => startThread(new URL('./link-worker.ts', import.meta.url), 'link-worker.js', {
+      spawn: (init) => startThread(new URL('./printer/link/link-thread.ts', import.meta.url), 'link-worker.js', {
         name: 'printer-link', workerData: init,
         // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
         // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.

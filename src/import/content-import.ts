@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { digestFile } from '../core/file-chunks.ts';
 import { METADATA_FILE, type FileMeta } from '../files/metadata-store.ts';
-import { builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from '../printer/printer-profile-shape.ts';
+import { builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from '../printer/profiles/printer-profile-shape.ts';
 import { deepMerge } from '../core/deep-merge.ts';
 import { parseIni } from '../slicing/prusa-slicer.ts';
 import type { StoredProfile } from '../slicing/profile-store.ts';

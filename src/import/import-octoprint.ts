@@ -10,7 +10,7 @@ import { resolvePaths, createFolders, type Paths } from '../config/paths.ts';
 import { UserStore } from '../access/user-store.ts';
 import { AppKeyService } from '../access/appkeys.ts';
 import { GLOBAL_KEY_USER } from '../access/access-service.ts';
-import { PrinterProfiles } from '../printer/printer-profiles.ts';
+import { PrinterProfiles } from '../printer/profiles/printer-profiles.ts';
 import { ProfileStore } from '../slicing/profile-store.ts';
 import { MetadataStore, METADATA_FILE, contentKey, type FileMeta } from '../files/metadata-store.ts';
 import { EventBus } from '../core/event-bus.ts';

@@ -2,7 +2,7 @@
 // response schemas. Written once here so the HTTP answer and the push message cannot drift apart.
 import { Type } from '../config/typebox.ts';
 import type { Static } from 'typebox';
-import type { JobProgressSnapshot, JobSnapshot } from '../printer/job-types.ts';
+import type { JobProgressSnapshot, JobSnapshot } from '../printer/job/job-types.ts';
 import { AnyJson, Nullable } from './schema-kit.ts';
 
 export const JobSchema = Type.Object({

@@ -7,7 +7,7 @@ const Axis = Type.Object({ speed: Type.Number(), inverted: Type.Boolean() });
 const AxisValues = Type.Object({ x: Type.Optional(Type.Number()), y: Type.Optional(Type.Number()), z: Type.Optional(Type.Number()),
   e: Type.Optional(Type.Number()) });
 
-/** Profiles are normalised on load and save (src/printer/printer-profiles.ts), so the shape is closed. */
+/** Profiles are normalised on load and save (src/printer/profiles/printer-profiles.ts), so the shape is closed. */
 export const PrinterProfileSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),

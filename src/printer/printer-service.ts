@@ -5,24 +5,24 @@ import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import type { EnqueueOptions } from '../protocol/engine.ts';
-import type { LineInjector } from './job-stream.ts';
-import { LinkController, type PortProvider, type ProfileSource } from './link-controller.ts';
-import type { LinkThreadSpawner } from './worker-link.ts';
-import type { LinkThreadInit } from './link-messages.ts';
-import { PrinterReadings } from './printer-readings.ts';
-import { SerialLog } from './serial-log.ts';
-import { actionHooks, readingHooks, terminalHooks } from './link-hooks.ts';
+import type { LineInjector } from './job/job-stream.ts';
+import { LinkController, type PortProvider, type ProfileSource } from './link/link-controller.ts';
+import type { LinkThreadSpawner } from './link/worker-link.ts';
+import type { LinkThreadInit } from './link/link-messages.ts';
+import { PrinterReadings } from './readings/printer-readings.ts';
+import { SerialLog } from './readings/serial-log.ts';
+import { actionHooks, readingHooks, terminalHooks } from './link/link-hooks.ts';
 import { extrudeCommands, homeCommands, jogCommands, targetCommand } from './printer-commands.ts';
-import { renderJobScript, type ScriptSource } from './scripts.ts';
+import { renderJobScript, type ScriptSource } from './job/job-scripts.ts';
 import { conflict } from '../core/errors.ts';
 import { commandCode } from '../gcode/line.ts';
-import { ToolChangeScripts } from './tool-change-scripts.ts';
+import { ToolChangeScripts } from './link/tool-change-scripts.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, ConnectionStateId, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
   FirmwareJobAction, Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
 } from './types.ts';
 
-export type { PortProvider, ProfileSource } from './link-controller.ts';
+export type { PortProvider, ProfileSource } from './link/link-controller.ts';
 
 /**
  * What the HTTP API asks of the printer. The routes take this, not the whole service, so that a stand-in (the inject

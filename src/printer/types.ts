@@ -1,9 +1,9 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 import type { EnqueueOptions } from '../protocol/engine.ts';
-import type { JobState } from './job-lifecycle.ts';
-import type { JobLineSource } from './job-line-cursor.ts';
-import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
+import type { JobState } from './job/job-lifecycle.ts';
+import type { JobLineSource } from './job/job-line-cursor.ts';
+import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job/job-stream.ts';
 
 export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
 
@@ -81,8 +81,8 @@ export interface SdFileEntry {
   date: number | null;
 }
 
-export type { JobLineBatch, JobLineSource } from './job-line-cursor.ts';
-export type { JobOutcome, JobStreamListener, JobStreamOptions } from './job-stream.ts';
+export type { JobLineBatch, JobLineSource } from './job/job-line-cursor.ts';
+export type { JobOutcome, JobStreamListener, JobStreamOptions } from './job/job-stream.ts';
 
 export interface JobStream {
   /** Bytes of the file consumed so far. */
@@ -104,7 +104,7 @@ export interface JobStream {
   cancel(): Promise<void>;
   /** Resolves with the outcome. */
   readonly done: Promise<JobOutcome>;
-  /** Where the job is in its lifecycle (printer/job-lifecycle.ts); ENDED once it finished. */
+  /** Where the job is in its lifecycle (printer/job/job-lifecycle.ts); ENDED once it finished. */
   readonly state: JobState | 'ENDED';
 }
 

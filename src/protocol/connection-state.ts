@@ -50,7 +50,7 @@ export const CLOSED_STATES = set('OFFLINE', 'NONE', 'CLOSED', 'CLOSED_WITH_ERROR
 /** A link is being set up or is up: a second connect must first disconnect. */
 export const LINK_ACTIVE_STATES = set('OPEN_SERIAL', 'DETECT_SERIAL', 'CONNECTING', ...OPERATIONAL_STATES);
 
-/** The link's own states (the engine's); job states (Starting … Finishing) are the printer's (printer/job-lifecycle.ts). */
+/** The link's own states (the engine's); job states (Starting … Finishing) are the printer's (printer/job/job-lifecycle.ts). */
 export type LinkStateId = 'OFFLINE' | 'NONE' | 'OPEN_SERIAL' | 'DETECT_SERIAL' | 'CONNECTING' | 'OPERATIONAL' | 'ERROR' | 'CLOSED'
   | 'CLOSED_WITH_ERROR';
 

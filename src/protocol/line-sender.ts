@@ -10,7 +10,7 @@ import { NO_RULES, type LineRules } from './line-rules.ts';
 /** How a command joins the queue: `poll`, a temperature poll; `once`, not again while the same command waits unsent. */
 export interface EnqueueOptions { poll?: boolean; once?: boolean }
 
-/** A source of job lines the sender pulls from while printing (printer/job-stream.ts). */
+/** A source of job lines the sender pulls from while printing (printer/job/job-stream.ts). */
 export interface JobFeed {
   /** The next raw file line, or null when none is ready now (the feed calls engine.pump() when one is). */
   next(): string | null;

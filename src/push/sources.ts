@@ -1,7 +1,7 @@
 // What the push channel reads from the rest of the host: narrow views of the printer and job services (main.ts wires
 // the real ones), with offline stand-ins for when a service is absent.
 import type { PrinterListener, PrinterStateSnapshot, ResendStats, TemperatureHistoryEntry } from '../printer/types.ts';
-import type { JobSnapshot } from '../printer/job-types.ts';
+import type { JobSnapshot } from '../printer/job/job-types.ts';
 import { OFFLINE_STATE } from '../octoprint/state.ts';
 import { jobWire, progressWire, startupJob, startupProgress } from '../octoprint/job.ts';
 

@@ -2,7 +2,7 @@
 // automatic reconnect and the recovery route.
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
-import type { LiveJob } from '../printer/job-runner.ts';
+import type { LiveJob } from '../printer/job/job-runner.ts';
 import type { TemperatureSnapshot } from '../printer/types.ts';
 import type { RecoveryScripts } from './recovery-script.ts';
 import type { LinkTail } from './link-tail.ts';

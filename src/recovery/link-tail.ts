@@ -1,5 +1,5 @@
 // What was sent last before a link dropped, and where the file continues given the firmware's own line counter.
-import type { LiveJob } from '../printer/job-runner.ts';
+import type { LiveJob } from '../printer/job/job-runner.ts';
 
 /**
  * The end of what was sent when the link dropped: `lines` are the last numbered lines (`job`: a file line, not a

@@ -1,5 +1,5 @@
 // The `recovery` GCODE script: Gantry's built-in default and its context (the state the file left at the resume line).
-import { loadTemplate, renderTemplate, type ScriptSource } from '../printer/scripts.ts';
+import { loadTemplate, renderTemplate, type ScriptSource } from '../printer/job/job-scripts.ts';
 import type { MachineState } from './gcode-state.ts';
 
 export type RecoveryScripts = ScriptSource;

@@ -2,7 +2,7 @@
 // fixed spot (retract, lift, travel, M400, hold for the frame) and brings it back before the line that starts the layer.
 // A layer is the height of extrusion, not any Z move: travel lifts, z-hops and start-script moves make no frames.
 import { commandCode, param, stripComment } from '../gcode/line.ts';
-import type { LineInsertion } from '../printer/job-stream.ts';
+import type { LineInsertion } from '../printer/job/job-stream.ts';
 
 export interface ParkSettings {
   x: number;

@@ -9,7 +9,7 @@ import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
 import { conflict, invalid } from '../core/errors.ts';
-import type { LineInjector } from '../printer/job-stream.ts';
+import type { LineInjector } from '../printer/job/job-stream.ts';
 import { CaptureSession } from './capture-session.ts';
 import { checkFfmpegPath } from './ffmpeg.ts';
 import { Renderer, type MoviePayload } from './renderer.ts';

@@ -13,14 +13,14 @@ import { createFolders, resolvePaths } from '../../src/config/paths.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { AccessService } from '../../src/access/access-service.ts';
-import { PrinterProfiles } from '../../src/printer/printer-profiles.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
+import { PrinterProfiles } from '../../src/printer/profiles/printer-profiles.ts';
+import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { stateFlags } from '../../src/protocol/connection-state.ts';
 import type { PortChoices, PrinterApi } from '../../src/printer/printer-service.ts';
 import type { JobApi } from '../../src/http/routes/job.ts';
-import type { JobInterruption, JobSnapshot } from '../../src/printer/job-types.ts';
-import type { PrintHistoryEntry } from '../../src/printer/print-history.ts';
-import { JobRunner } from '../../src/printer/job-runner.ts';
+import type { JobInterruption, JobSnapshot } from '../../src/printer/job/job-types.ts';
+import type { PrintHistoryEntry } from '../../src/printer/job/print-history.ts';
+import { JobRunner } from '../../src/printer/job/job-runner.ts';
 import type {
   ConnectOptions, ConnectionSnapshot, LinkProfile, Printer, PrinterStateSnapshot, TemperatureHistoryEntry, TemperatureSnapshot,
 } from '../../src/printer/types.ts';

@@ -7,10 +7,10 @@ import { frameLine } from '../../src/gcode/line.ts';
 import { ProtocolEngine } from '../../src/protocol/engine.ts';
 import type { EngineHooks } from '../../src/protocol/hooks.ts';
 import type { EngineSettings } from '../../src/protocol/settings.ts';
-import { JobStreamer, type JobOutcome, type JobStreamListener, type JobStreamOptions } from '../../src/printer/job-stream.ts';
-import type { JobLineBatch, JobLineSource } from '../../src/printer/job-line-cursor.ts';
-import { JobLifecycle, displayState } from '../../src/printer/job-lifecycle.ts';
-import { PrinterLineRules, type LineRulesEvents } from '../../src/printer/line-rules.ts';
+import { JobStreamer, type JobOutcome, type JobStreamListener, type JobStreamOptions } from '../../src/printer/job/job-stream.ts';
+import type { JobLineBatch, JobLineSource } from '../../src/printer/job/job-line-cursor.ts';
+import { JobLifecycle, displayState } from '../../src/printer/job/job-lifecycle.ts';
+import { PrinterLineRules, type LineRulesEvents } from '../../src/printer/link/printer-line-rules.ts';
 import { OPERATIONAL_STATES, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
 
 export class ScriptedTransport implements LineTransport {

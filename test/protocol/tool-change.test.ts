@@ -2,7 +2,7 @@
 // from queued commands (the tool planned by earlier queued T lines), never asked again for the scripts' own T lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ToolChangeLines } from '../../src/printer/line-rules.ts';
+import type { ToolChangeLines } from '../../src/printer/link/printer-line-rules.ts';
 import { batches, makeRig, runTranscript, newJob } from './scripted.ts';
 
 function scriptsRig(make: (oldTool: number, newTool: number) => ToolChangeLines | null, streaming = false) {

@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { applyLineBytes, initialState, offsetOfLayer, offsetOfLine, scanTo, type MachineState } from '../../src/recovery/gcode-state.ts';
-import { fileLineSource } from '../../src/printer/file-line-source.ts';
+import { fileLineSource } from '../../src/printer/job/file-line-source.ts';
 import { GCODE_DIR } from '../helpers/shared-data.ts';
 import { needs } from '../helpers/tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

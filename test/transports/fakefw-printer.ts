@@ -9,12 +9,12 @@ import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { startThread } from '../../src/core/thread-code.ts';
 import { PrinterService } from '../../src/printer/printer-service.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
+import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
 import { startFakeFw, type FakeFw } from './bench-tools.ts';
 
-const LINK_ENTRY = new URL('../../src/link-worker.ts', import.meta.url);
+const LINK_ENTRY = new URL('../../src/printer/link/link-thread.ts', import.meta.url);
 
 export interface FakeFwPrinter {
   dir: string;

@@ -9,7 +9,7 @@ import { ConfigStore } from '../../src/config/config-store.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { PrinterService } from '../../src/printer/printer-service.ts';
-import { builtinDefaultProfile } from '../../src/printer/printer-profile-shape.ts';
+import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import type { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
 import type { JobLineBatch, JobOutcome } from '../../src/printer/types.ts';

@@ -6,7 +6,7 @@ import { NoContent, Nullable } from '../../octoprint/schema-kit.ts';
 import { shortLived, SCAN_REUSE_MS } from '../short-lived.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
 import type { PortChoices, PrinterApi } from '../../printer/printer-service.ts';
-import type { PrinterProfiles } from '../../printer/printer-profiles.ts';
+import type { PrinterProfiles } from '../../printer/profiles/printer-profiles.ts';
 import { invalid } from '../../core/errors.ts';
 import { Param, commandOf, commandUnion, isNumber } from './command-body.ts';
 

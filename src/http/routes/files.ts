@@ -7,7 +7,7 @@ import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import type { SdCardFiles } from '../../files/sd-card.ts';
 import type { ConfigStore } from '../../config/config-store.ts';
-import type { JobControl } from '../../printer/job-types.ts';
+import type { JobControl } from '../../printer/job/job-types.ts';
 import { notFound, invalid } from '../../core/errors.ts';
 import { sendError } from '../error-mapper.ts';
 import type { StoredEntry, StoredFile } from '../../files/types.ts';

@@ -1,7 +1,7 @@
 // /api/job: job commands (start, cancel, restart, pause with action) and the job information document.
 import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
-import type { JobRunner } from '../../printer/job-runner.ts';
+import type { JobRunner } from '../../printer/job/job-runner.ts';
 import { JobReplySchema, jobWire, progressWire } from '../../octoprint/job.ts';
 import type { PrinterApi } from '../../printer/printer-service.ts';
 import { invalid } from '../../core/errors.ts';

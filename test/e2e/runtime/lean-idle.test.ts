@@ -15,7 +15,7 @@ const LOAD_LOG_HOOK = fileURLToPath(new URL('../../helpers/load-log.mjs', import
 /** Each bundled package leaves its path in its chunk (esbuild's CommonJS wrappers are keyed by it). */
 const LAZY_BUNDLED = ['node_modules/mqtt/', 'node_modules/yauzl/', 'node_modules/tar/', 'node_modules/glob/', 'node_modules/yazl/', 'node_modules/pino-pretty/', 'node_modules/ws/'];
 const LAZY_EXTERNAL = ['/node_modules/serialport/', '/node_modules/@node-rs/argon2/', '/node_modules/sockjs/', '/node_modules/re2js/'];
-/** What only the printer link's thread runs (src/link-worker.ts): the main thread loads it only for serial.linkThread: main. */
+/** What only the printer link's thread runs (src/printer/link/link-thread.ts): the main thread loads it only for serial.linkThread: main. */
 const LINK_THREAD_CLASSES = ['ProtocolEngine', 'VirtualPrinter', 'SerialTransport', 'LoopbackTransport'];
 /**
  * Built-ins only some requests use (scripts/build.mjs, LAZY_BUILTINS): Fastify's https and http2, TLS, compression.

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FORBIDDEN, injectApp, type InjectApp } from '../../helpers/inject-app.ts';
-import { builtinDefaultProfile } from '../../../src/printer/printer-profile-shape.ts';
+import { builtinDefaultProfile } from '../../../src/printer/profiles/printer-profile-shape.ts';
 
 const notOperational = { status: 409, body: { error: 'Printer is not operational' } };
 const busy = { status: 409, body: { error: 'Printer is currently printing' } };

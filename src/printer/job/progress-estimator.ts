@@ -1,0 +1,144 @@
+// Print-time-left estimation during a job: blends a prior (average of earlier prints, or the analysis estimate) with
+// what the print shows so far, so the answer converges on the truth as the job advances. M73 lines in the file (the
+// slicer's own progress and remaining time) take precedence while they keep coming.
+import type { JobLineSource } from '../types.ts';
+
+export type TimeLeftOrigin = 'linear' | 'analysis' | 'average' | 'mixed-analysis' | 'mixed-average' | 'estimate';
+
+export interface EstimatorInput {
+  /** File size in bytes. */
+  size: number;
+  /** Analysis estimate in seconds, if any. */
+  analysisTime?: number | null;
+  /** Average duration of earlier successful prints on this printer profile, if any. */
+  averageTime?: number | null;
+  /**
+   * The analysis' planned elapsed seconds at file offsets ([offset, seconds], ascending, the last at the end of the
+   * file). With it, progress for the time estimate is measured in planned time rather than bytes: a slow first layer
+   * or a detailed top is no longer mistaken for a slow printer.
+   */
+  timeline?: readonly (readonly [number, number])[] | null;
+}
+
+export interface TimeLeft {
+  seconds: number | null;
+  origin: TimeLeftOrigin | null;
+}
+
+/** A `M73 P<percent> R<minutes>` seen at a byte offset of the file. */
+export interface M73Mark {
+  offset: number;
+  percent?: number;
+  remainingMin?: number;
+}
+
+const M73 = /^M73\b(.*)$/i;
+
+/** Parses an M73 line's P and R (PrusaSlicer writes `M73 P12 R34`, Cura/Orca similar); undefined if none. */
+export function parseM73(line: string): { percent?: number; remainingMin?: number } | undefined {
+  const m = M73.exec(line.trim());
+  if (!m) return undefined;
+  const p = /\bP(\d+(?:\.\d+)?)/i.exec(m[1]);
+  const r = /\bR(\d+(?:\.\d+)?)/i.exec(m[1]);
+  if (!p && !r) return undefined;
+  return { percent: p ? Number(p[1]) : undefined, remainingMin: r ? Number(r[1]) : undefined };
+}
+
+export class ProgressEstimator {
+  private readonly marks: M73Mark[] = [];
+  private m73: { percent?: number; remainingMin?: number; atPrintTime: number } | undefined;
+
+  constructor(private readonly input: EstimatorInput) {}
+
+  /** Records M73 lines of a batch the job is about to send (they apply once the file position passes them). */
+  noteM73(mark: M73Mark): void {
+    this.marks.push(mark);
+  }
+
+  /** Applies M73 marks up to `filepos`; `printTime` is the job's elapsed print time then. */
+  advance(filepos: number, printTime: number): void {
+    let i = 0;
+    while (i < this.marks.length && this.marks[i].offset <= filepos) {
+      const m = this.marks[i++];
+      this.m73 = {
+        percent: m.percent ?? this.m73?.percent,
+        remainingMin: m.remainingMin ?? (m.percent !== undefined ? undefined : this.m73?.remainingMin),
+        atPrintTime: printTime,
+      };
+    }
+    if (i) this.marks.splice(0, i);
+  }
+
+  /** Fraction 0..1 of the job done: the slicer's own percentage if the file reports it, else bytes. */
+  fraction(filepos: number): number {
+    if (this.m73?.percent !== undefined) return Math.min(1, this.m73.percent / 100);
+    return this.input.size > 0 ? Math.min(1, filepos / this.input.size) : 0;
+  }
+
+  timeLeft(filepos: number, printTime: number): TimeLeft {
+    // docs/reference/gcode-analysis.md §6.1: at progress 1 nothing is left and nothing was estimated.
+    if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: null };
+    if (this.m73?.remainingMin !== undefined) {
+      // The slicer's remaining time, counted down since the line was reached.
+      const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime);
+      return { seconds: Math.max(0, Math.round(left)), origin: 'estimate' };
+    }
+    const p = this.m73?.percent !== undefined ? this.fraction(filepos) : this.plannedFraction(filepos) ?? this.fraction(filepos);
+    const prior = this.input.averageTime ?? this.input.analysisTime ?? null;
+    // Bytes say little until a few percent are done and some time has passed (heat-up moves no bytes).
+    const linearTotal = p > 0.005 && printTime > 5 ? printTime / p : null;
+    if (prior === null || prior <= 0) {
+      return linearTotal === null ? { seconds: null, origin: null } : { seconds: Math.max(0, Math.round(linearTotal - printTime)), origin: 'linear' };
+    }
+    if (linearTotal === null) return { seconds: Math.max(0, Math.round(prior - printTime)), origin: this.priorOrigin() };
+    // The observed rate gets more weight as the job advances; at the end it is the truth.
+    const w = Math.min(1, Math.max(0, p));
+    const total = (1 - w) * prior + w * linearTotal;
+    const origin = this.input.averageTime ? 'mixed-average' : 'mixed-analysis';
+    return { seconds: Math.max(0, Math.round(total - printTime)), origin };
+  }
+
+  /** Share of the planned print time done at `filepos` (interpolated in the timeline), or undefined without one. */
+  private plannedFraction(filepos: number): number | undefined {
+    const tl = this.input.timeline;
+    if (!tl || tl.length === 0) return undefined;
+    const total = tl[tl.length - 1][1];
+    if (!(total > 0)) return undefined;
+    let lo = 0;
+    let hi = tl.length - 1;
+    if (filepos >= tl[hi][0]) return 1;
+    if (filepos <= tl[0][0]) return (tl[0][0] > 0 ? (filepos / tl[0][0]) * tl[0][1] : tl[0][1]) / total;
+    // The last sample at or before filepos, then linear between it and the next.
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (tl[mid][0] <= filepos) lo = mid;
+      else hi = mid;
+    }
+    const [o0, t0] = tl[lo];
+    const [o1, t1] = tl[hi];
+    const t = o1 > o0 ? t0 + ((filepos - o0) / (o1 - o0)) * (t1 - t0) : t0;
+    return Math.min(1, Math.max(0, t / total));
+  }
+
+  private priorOrigin(): TimeLeftOrigin | null {
+    if (this.input.averageTime) return 'average';
+    if (this.input.analysisTime) return 'analysis';
+    return null;
+  }
+}
+
+/** Passes batches through while noting the file's M73 progress lines for the estimator. */
+export async function* watchM73(source: JobLineSource, estimator: ProgressEstimator): JobLineSource {
+  for await (const batch of source) {
+    const { lines, ends } = batch;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i];
+      // Cheap first-character test; the regex runs only on candidate lines.
+      const c = l.charCodeAt(0);
+      if (c !== 77 && c !== 109 && c !== 32) continue;
+      const m = parseM73(l);
+      if (m) estimator.noteM73({ offset: ends[i], ...m });
+    }
+    yield batch;
+  }
+}

@@ -1,0 +1,243 @@
+// The printer link thread's composition root (main.ts's counterpart for that thread): the protocol engine, its
+// transports (serial, the virtual printer) and the line rules, driven by messages from printer/worker-link.ts. Here,
+// firmware replies never queue behind HTTP or push work on the main thread.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { capHeapHeadroomAsLaunched } from '../../core/gc.ts';
+import { ProtocolEngine, type JobFeed } from '../../protocol/engine.ts';
+import type { EngineHooks } from '../../protocol/hooks.ts';
+import { PrinterLineRules } from './printer-line-rules.ts';
+import { STREAM_LOW, type FromLinkThread, type LinkEvent, type LinkMirror, type LinkThreadInit, type StreamItem, type ToLinkThread } from './link-messages.ts';
+import { createTransportFactory } from '../../transports/transport-factory.ts';
+
+const port = parentPort!;
+const init = workerData as LinkThreadInit;
+
+/**
+ * A head start with the scheduler: on a busy 2-core board the main thread (HTTP, push) and other processes are
+ * runnable all the time, and each firmware reply waits for this thread to be scheduled. Linux applies a nice level to
+ * the one thread named by its id; lowering it needs CAP_SYS_NICE (or RLIMIT_NICE), otherwise the thread stays as is.
+ */
+function raisePriority(nice: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // Not Linux, or not allowed: the thread runs at the process's priority.
+  }
+}
+if (init.nice !== null) raisePriority(init.nice);
+capHeapHeadroomAsLaunched();
+/**
+ * No reply spin here (serial.replySpinMicros is for a link on the main thread, whose event loop would otherwise sleep
+ * between lines): this thread has nothing else to do, and spinning at its raised priority took the CPU from the rest
+ * of a busy 2-core machine: under push+wrk, back-to-back runs printed at 1,490–1,825 lines/s with the spin and at
+ * 2,014–2,549 without it (bench/streaming.ts, shared machine, load 4–10).
+ */
+const config = { ...init.config, serial: { ...init.config.serial, replySpinMicros: 0 } };
+const create = createTransportFactory({ settings: () => config, virtualSdFolder: init.virtualSdFolder });
+
+let events: LinkEvent[] = [];
+let scheduled: 'now' | 'soon' | null = null;
+let timer: NodeJS.Timeout | null = null;
+let stateChanged = false;
+
+/** Markers, replies and state changes go at the end of this turn; the terminal's lines may wait a few ms to batch. */
+function emit(ev: LinkEvent, urgent: boolean): void {
+  events.push(ev);
+  if (urgent) {
+    if (scheduled === 'now') return;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    scheduled = 'now';
+    setImmediate(flush);
+  } else if (scheduled === null) {
+    scheduled = 'soon';
+    timer = setTimeout(flush, 5);
+  }
+}
+
+function flush(): void {
+  if (timer) clearTimeout(timer);
+  timer = null;
+  scheduled = null;
+  const out: FromLinkThread = { at: Date.now(), events, mirror: mirror() };
+  events = [];
+  port.postMessage(out);
+}
+
+const hookNames: Array<keyof EngineHooks> = ['stateChanged', 'sent', 'received', 'connected', 'disconnected', 'temperatures',
+  'targetReported', 'firmware', 'capability', 'position', 'sdReply', 'sdList', 'commandSent', 'toolChanged', 'action',
+  'cancelOnError', 'firmwareError', 'error', 'commandSuppressed', 'printerReset', 'emergencyStop', 'message', 'invalidTool'];
+const QUIET = new Set<string>(['sent', 'received', 'commandSent', 'temperatures', 'position']);
+const hooks: EngineHooks = {};
+for (const name of hookNames) {
+  (hooks as Record<string, (...args: unknown[]) => void>)[name] = (...args: unknown[]) => {
+    if (name === 'stateChanged') stateChanged = true;
+    emit(['hook', name, args], !QUIET.has(name));
+  };
+}
+
+const engine = new ProtocolEngine(hooks, init.settings, undefined, init.machine);
+// Urgent: a layer change is a timelapse frame, and frames closer than minDelay are skipped, so batching them would merge layers.
+const rules = new PrinterLineRules({ zChanged: (z, old) => emit(['z', z, old], true) });
+engine.setLineRules(rules);
+
+// ------------------------------------------------------------------ the job's stream
+
+/**
+ * The stream as the main thread's batches came, not copied into one array. A taken item's slot is cleared at once, so a
+ * line lives only until the engine takes it. One long array, compacted now and then, also kept up to 4,096 taken lines
+ * alive and was copied as it grew: more of them outlived the young generation, and this thread's old generation grew
+ * ≈ 300 KB/s while printing at 3,300 lines/s, ≈ 220 KB/s since (bench/memory.ts, with --trace-gc).
+ */
+let batches: Array<Array<StreamItem | null>> = [];
+/** Index of the next item in batches[0]. */
+let head = 0;
+let feedOn = false;
+let consumed = 0;
+/** Lines in the stream not yet taken; `asked` once a refill was requested and not answered yet. */
+let lines = 0;
+let asked = false;
+
+function marker(id: number): void {
+  engine.marker(() => emit(['marker', id], true));
+}
+
+/** The next item of the stream without taking it; undefined when the stream is empty. */
+function peek(): StreamItem | undefined {
+  while (batches.length > 0) {
+    const batch = batches[0];
+    if (head < batch.length) return batch[head] ?? undefined;
+    batches.shift();
+    head = 0;
+  }
+  return undefined;
+}
+
+/** Takes the next item (see peek), clearing its slot. */
+function take(): StreamItem | undefined {
+  const item = peek();
+  if (item !== undefined) batches[0][head++] = null;
+  return item;
+}
+
+/** Control items (queued commands, markers) up to the next line, in order; false at a stop. */
+function control(item: Exclude<StreamItem, string>): void {
+  if ('e' in item) engine.enqueue(item.e, { once: item.once });
+  else if ('m' in item) marker(item.m);
+  else feedOn = false;
+}
+
+/** One per job: the engine drops a line it pulled ahead when the feed it came from is not the one resumed. */
+function makeFeed(): JobFeed {
+  return {
+  next(): string | null {
+    if (!feedOn) return null;
+    for (let item = take(); item !== undefined; item = take()) {
+      if (typeof item === 'string') {
+        consumed++;
+        lines--;
+        if (lines < STREAM_LOW && !asked) {
+          asked = true;
+          emit(['more'], true);
+        }
+        return item;
+      }
+      control(item);
+      if (!feedOn) {
+        // The feed stopped (end of the file): what the streamer queued after that is not the feed's, it goes now.
+        for (let next = peek(); next !== undefined && typeof next !== 'string'; next = peek()) control(take() as Exclude<StreamItem, string>);
+      }
+      // The engine runs what was queued before it asks for the next line.
+      return null;
+    }
+    if (!asked) {
+      asked = true;
+      emit(['more'], true);
+    }
+    return null;
+  },
+  hostCommand(cmd: string): void {
+    const name = cmd.slice(1).split(/\s+/)[0].toLowerCase();
+    if (name === 'pause' || name === 'cancel' || name === 'abort') feedOn = false;
+    emit(['host', cmd], true);
+  },
+  pausingCommand(cmd: string): void {
+    feedOn = false;
+    emit(['pausing', cmd], true);
+  },
+  };
+}
+let feed = makeFeed();
+
+function dropStream(): void {
+  const dropped: number[] = [];
+  for (let item = take(); item !== undefined; item = take()) if (typeof item !== 'string' && 'm' in item) dropped.push(item.m);
+  if (dropped.length > 0) emit(['dropped', dropped], true);
+  batches = [];
+  head = 0;
+  // Dropped lines count as taken: the main thread's count of lines held here goes back to what is held.
+  consumed += lines;
+  lines = 0;
+  asked = false;
+}
+
+/** Commands from the main thread's `enqueue` messages queued so far (LinkMirror.enqueued). */
+let enqueued = 0;
+
+function mirror(): LinkMirror {
+  const snap = engine.snapshot();
+  const m: LinkMirror = {
+    state: engine.state, error: engine.error, port: engine.connectedPort, baudrate: engine.connectedBaudrate,
+    inFlight: engine.linesInFlight, consumed, queued: snap.queued, enqueued, staged: snap.staged, tool: engine.currentTool,
+    firmware: engine.firmwareName, flow: engine.flowControl, sawStart: engine.sawStart, resends: engine.resendStats(),
+    z: rules.currentZ, f: rules.currentF,
+  };
+  if (stateChanged) {
+    stateChanged = false;
+    m.tail = engine.sentTail(64).lines;
+  }
+  return m;
+}
+
+function reply(id: number): void {
+  emit(['reply', id], true);
+}
+
+port.on('message', (msg: ToLinkThread) => {
+  switch (msg.t) {
+    case 'connect': void engine.connect({ transport: create(msg.port, msg.baudrate), port: msg.port, baudrate: msg.baudrate }).finally(() => reply(msg.id)); break;
+    case 'auto': void engine.connectAuto(msg.candidates, create).finally(() => reply(msg.id)); break;
+    case 'disconnect': void engine.disconnect().finally(() => reply(msg.id)); break;
+    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll, once: msg.once }); enqueued++; break;
+    case 'marker': marker(msg.id); break;
+    case 'stream':
+      for (const item of msg.items) if (typeof item === 'string') lines++;
+      batches.push(msg.items);
+      asked = false;
+      engine.pump();
+      break;
+    case 'feed':
+      if (msg.reset) {
+        dropStream();
+        feed = makeFeed();
+      }
+      feedOn = msg.on;
+      engine.setFeed(msg.on ? feed : null);
+      break;
+    case 'job':
+      engine.setJobActive(msg.active);
+      if (!msg.active) {
+        feedOn = false;
+        engine.setFeed(null);
+        dropStream();
+      }
+      break;
+    case 'targets': engine.setTargetsActive(msg.active); break;
+    case 'offsets': rules.setOffsets(msg.offsets); break;
+    case 'pump': engine.pump(); break;
+    case 'fakeAck': engine.fakeAck(); break;
+  }
+});

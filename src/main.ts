@@ -38,6 +38,7 @@ import { LanguagePacks } from './system/language-packs.ts';
 import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
 import { TimelapseService } from './timelapse/timelapse-service.ts';
+import { NotificationService } from './notifications/notification-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
@@ -227,6 +228,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
   ];
   push.setTimelapseSource({ config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() });
+  const notifications = new NotificationService({
+    config: config.slice('plugins', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'notifications' }),
+    progress: () => {
+      const p = jobRunner.snapshot().progress;
+      return p ? { completion: p.completion ?? null, printTimeLeft: p.printTimeLeft ?? null } : null;
+    },
+  });
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
@@ -248,6 +256,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
+    { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
@@ -277,7 +286,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

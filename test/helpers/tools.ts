@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHARED_DIR } from './shared-data.ts';
 
-export type Tool = 'socat' | 'cc' | 'prusa-slicer' | 'ffmpeg' | 'mosquitto' | 'chromium' | 'shared-data' | 'tmpfs' | 'strace';
+export type Tool = 'socat' | 'cc' | 'prusa-slicer' | 'ffmpeg' | 'mosquitto' | 'chromium' | 'shared-data' | 'tmpfs' | 'strace' | 'apprise';
 
 /** Where the browser tests find Chromium (Debian's package) and the MQTT tests mosquitto. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -45,6 +45,7 @@ const checks: Record<Tool, () => string | false> = {
   'chromium': () => !executable(CHROMIUM) && `no chromium at ${CHROMIUM}`,
   'shared-data': () => !existsSync(SHARED_DIR) && `no shared data at ${SHARED_DIR} (GANTRY_SHARED names another place)`,
   'tmpfs': tmpfsMountable,
+  'apprise': () => !onPath('apprise') && 'apprise is not installed (Debian: apt-get install apprise)',
   // Installed is not enough: a container may forbid ptrace, and old versions lack the seccomp filter.
   'strace': () => !onPath('strace') ? 'strace is not installed'
     : spawnSync('strace', ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=fsync', '-o', '/dev/null', 'true']).status !== 0 && 'strace cannot trace here (ptrace not permitted, or no --seccomp-bpf)',

@@ -3,6 +3,7 @@ import { assertDepth } from '../../core/deep-merge.ts';
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '../../config/typebox.ts';
+import { maskUrl } from '../../notifications/secret-url.ts';
 import type { GantryApp } from '../types.ts';
 import { DEFAULT_GCODE_SCRIPTS, type Config } from '../../config/schema.ts';
 import type { Paths } from '../../config/paths.ts';
@@ -126,6 +127,9 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
     if (!request.identity.has('SETTINGS')) {
       const broker = ((out.plugins as Plain).mqtt as Plain | undefined)?.broker as Plain | undefined;
       if (broker) for (const k of ['username', 'password']) if (broker[k] !== null) broker[k] = '';
+      // Notification URLs hold bot tokens and webhook keys: readers see only their scheme and host.
+      const targets = ((out.plugins as Plain).notifications as Plain | undefined)?.targets;
+      if (Array.isArray(targets)) for (const t of targets) if (isPlain(t) && typeof t.url === 'string') t.url = maskUrl(t.url);
     }
 
     if (request.identity.has('WEBCAM')) {

@@ -7,6 +7,7 @@ import { PrinterSection, SerialSection, TemperatureSection, ScriptsSection, Webc
 import { ApiKeySection, UsersSection, SystemSection } from './AccessSections.tsx';
 import { ProfileSection } from './ProfileSection.tsx';
 import { GroupsSection } from './GroupsSection.tsx';
+import { NotificationsSection } from './NotificationsSection.tsx';
 
 /** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
 export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
@@ -23,6 +24,7 @@ const SECTIONS = [
   { id: 'temperature', label: 'Temperatures', perm: 'SETTINGS_READ', view: TemperatureSection },
   { id: 'scripts', label: 'GCODE scripts', perm: 'SETTINGS_READ', view: ScriptsSection },
   { id: 'webcam', label: 'Webcam', perm: 'WEBCAM', view: WebcamSection },
+  { id: 'notifications', label: 'Notifications', perm: 'SETTINGS', view: NotificationsSection },
   { id: 'apikey', label: 'API keys', perm: 'STATUS', view: ApiKeySection },
   { id: 'users', label: 'Access control', perm: 'ADMIN', view: UsersSection },
   { id: 'groups', label: 'Groups & permissions', perm: 'ADMIN', view: GroupsSection },

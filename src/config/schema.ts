@@ -227,6 +227,18 @@ export const DevelSection = obj({
     firmwareName: str('Marlin 2.1.2 (Gantry virtual printer)', 'FIRMWARE_NAME the virtual printer reports in M115'),
     sharedNozzle: bool(false, 'All extruders of the virtual printer share one hotend'),
     disconnectAfterLines: int(0, 'Fault injection: the virtual device vanishes after this many received lines (0: off)'),
+    bedShape: obj({
+      width: num(220, 'Bed width in mm', { minimum: 10, maximum: 2000 }),
+      depth: num(220, 'Bed depth in mm', { minimum: 10, maximum: 2000 }),
+      margin: num(10, 'Distance of the outer probe points from the bed edges in mm', { minimum: 0, maximum: 500 }),
+      tiltX: num(0.15, 'Bed tilt along X in mm per 100 mm', { minimum: -10, maximum: 10 }),
+      tiltY: num(-0.1, 'Bed tilt along Y in mm per 100 mm', { minimum: -10, maximum: 10 }),
+      warp: num(0.08, 'Dome of the bed in mm (negative: a bowl)', { minimum: -10, maximum: 10 }),
+      points: int(5, 'Probe points per axis', { minimum: 2, maximum: 15 }),
+      format: Type.Union(['bilinear', 'ubl', 'mbl', 'prusa', 'klipper'].map((f) => Type.Literal(f)), {
+        default: 'bilinear', description: 'What G29 and M420 V print: Marlin bilinear, UBL or MBL, Prusa G81, Klipper BED_MESH_OUTPUT',
+      }),
+    }, 'The virtual printer\'s bed: a tilt plus a warp, probed by G29/G80/BED_MESH_CALIBRATE'),
   }),
 });
 

@@ -38,6 +38,7 @@ import { LanguagePacks } from './system/language-packs.ts';
 import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
 import { TimelapseService } from './timelapse/timelapse-service.ts';
+import { BedMeshService, visualizerBed, visualizerCells } from './bed-mesh/bed-mesh-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
@@ -227,6 +228,16 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
   ];
   push.setTimelapseSource({ config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() });
+  const bedMesh = new BedMeshService({
+    config: config.slice('plugins'), events, clock, logger: logger.child({ svc: 'bedMesh' }), printer, file: join(paths.data, 'bed-meshes.json'),
+    printerName: () => config.current.appearance.name || 'Gantry',
+    bed: () => {
+      const p = printerProfiles.getCurrentOrDefault();
+      return { id: p.id, width: p.volume.width, depth: p.volume.depth, height: p.volume.height, circular: p.volume.formFactor === 'circular' };
+    },
+  });
+  // Bed Level Visualizer's UI gets the mesh as the plugin pushes it.
+  const unbridgeBedMesh = bedMesh.onMesh((m, bed) => push.sendPlugin('bedlevelvisualizer', { mesh: visualizerCells(m), bed: visualizerBed(bed) }, { permissions: ['STATUS'] }));
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
@@ -248,6 +259,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
+    { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
@@ -277,7 +289,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, bedMesh,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

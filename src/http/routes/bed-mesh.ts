@@ -26,11 +26,11 @@ export function registerBedMeshRoutes(app: GantryApp, deps: { bedMesh: BedMeshSe
     return reply.code(204).send();
   });
 
-  app.get('/api/plugin/bedlevelvisualizer', { config: { access: 'STATUS' }, schema: { querystring: VisualizerQuery } }, async (request, reply) => {
+  app.get('/api/plugin/bedlevelvisualizer', { config: { access: 'STATUS' }, schema: { querystring: VisualizerQuery, response: { 200: Type.Object({ stopped: Type.Boolean() }), 204: NoContent } } }, async (request, reply) => {
     if (request.query.stopProcessing === 'true') return { stopped: true };
     return reply.code(204).send();
   });
   // The plugin declares stopProcessing as a command without a handler: it answers 204 and does nothing.
-  app.post('/api/plugin/bedlevelvisualizer', { config: { access: 'CONTROL' }, schema: { body: Type.Object({ command: Type.Literal('stopProcessing') }, { additionalProperties: true }) } },
+  app.post('/api/plugin/bedlevelvisualizer', { config: { access: 'CONTROL' }, schema: { body: Type.Object({ command: Type.Literal('stopProcessing') }, { additionalProperties: true }), response: { 204: NoContent } } },
     async (_request, reply) => reply.code(204).send());
 }

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications'];
+const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -30,6 +30,7 @@ const MAY_IMPORT = {
   import: [...BOTTOM, 'access', 'files', 'printer', 'slicing', 'system'],
   // The notifier reuses the timelapse's camera snapshot fetch; the print arrives as a progress function from main.ts.
   notifications: [...BOTTOM, 'timelapse'],
+  'bed-mesh': [...BOTTOM, 'printer'],
   // The edge. octoprint/ is the OctoPrint wire vocabulary shared by http/ and push/ (if it lives in http/vocabulary/
   // instead, push/ may import that one subfolder of http/).
   octoprint: [...BOTTOM, ...DOMAIN],

@@ -39,6 +39,7 @@ import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
 import { TimelapseService } from './timelapse/timelapse-service.ts';
 import { NotificationService } from './notifications/notification-service.ts';
+import { BedMeshService, visualizerBed, visualizerCells } from './bed-mesh/bed-mesh-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
@@ -235,6 +236,16 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       return p ? { completion: p.completion ?? null, printTimeLeft: p.printTimeLeft ?? null } : null;
     },
   });
+  const bedMesh = new BedMeshService({
+    config: config.slice('plugins'), events, clock, logger: logger.child({ svc: 'bedMesh' }), printer, file: join(paths.data, 'bed-meshes.json'),
+    printerName: () => config.current.appearance.name || 'Gantry',
+    bed: () => {
+      const p = printerProfiles.getCurrentOrDefault();
+      return { id: p.id, width: p.volume.width, depth: p.volume.depth, height: p.volume.height, circular: p.volume.formFactor === 'circular' };
+    },
+  });
+  // Bed Level Visualizer's UI gets the mesh as the plugin pushes it.
+  const unbridgeBedMesh = bedMesh.onMesh((m, bed) => push.sendPlugin('bedlevelvisualizer', { mesh: visualizerCells(m), bed: visualizerBed(bed) }, { permissions: ['STATUS'] }));
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
@@ -257,6 +268,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
+    { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
@@ -286,7 +298,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

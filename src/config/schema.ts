@@ -4,6 +4,7 @@ import { Type } from './typebox.ts';
 import type { Static } from 'typebox';
 import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
 import { NotificationsSection } from './notifications-schema.ts';
+import { BedMeshSection } from './bed-mesh-schema.ts';
 import { SerialSection } from './serial-schema.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
@@ -228,6 +229,18 @@ export const DevelSection = obj({
     firmwareName: str('Marlin 2.1.2 (Gantry virtual printer)', 'FIRMWARE_NAME the virtual printer reports in M115'),
     sharedNozzle: bool(false, 'All extruders of the virtual printer share one hotend'),
     disconnectAfterLines: int(0, 'Fault injection: the virtual device vanishes after this many received lines (0: off)'),
+    bedShape: obj({
+      width: num(220, 'Bed width in mm', { minimum: 10, maximum: 2000 }),
+      depth: num(220, 'Bed depth in mm', { minimum: 10, maximum: 2000 }),
+      margin: num(10, 'Distance of the outer probe points from the bed edges in mm', { minimum: 0, maximum: 500 }),
+      tiltX: num(0.15, 'Bed tilt along X in mm per 100 mm', { minimum: -10, maximum: 10 }),
+      tiltY: num(-0.1, 'Bed tilt along Y in mm per 100 mm', { minimum: -10, maximum: 10 }),
+      warp: num(0.08, 'Dome of the bed in mm (negative: a bowl)', { minimum: -10, maximum: 10 }),
+      points: int(5, 'Probe points per axis', { minimum: 2, maximum: 15 }),
+      format: Type.Union(['bilinear', 'ubl', 'mbl', 'prusa', 'klipper'].map((f) => Type.Literal(f)), {
+        default: 'bilinear', description: 'What G29 and M420 V print: Marlin bilinear, UBL or MBL, Prusa G81, Klipper BED_MESH_OUTPUT',
+      }),
+    }, 'The virtual printer\'s bed: a tilt plus a warp, probed by G29/G80/BED_MESH_CALIBRATE'),
   }),
 });
 
@@ -264,7 +277,7 @@ export const Schema = Type.Object({
     sizeThreshold: int(20971520, 'Files above this size are not previewed'),
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
-  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({

@@ -96,6 +96,8 @@ export interface EventMap {
   // print recovery (Gantry additions, src/recovery/)
   PrintRecoveryAvailable: { origin: string; path: string; line: number | null; filepos: number | null; layer: number | null; cause: string };
   PrintRecovered: { origin: string; path: string; line: number; filepos: number; user?: string; automatic?: boolean };
+  // bed mesh (src/bed-mesh/): Bed Level Visualizer's event, its shape (docs/reference/plugins.md §4.4)
+  plugin_bedlevelvisualizer_mesh_data_collected: { mesh: string[][]; bed: Record<string, unknown> };
   // gcode processing
   PowerOn: NoPayload;
   PowerOff: NoPayload;

@@ -45,6 +45,8 @@ import { registerLogRoutes } from './routes/logs.ts';
 import { registerRecoveryRoutes } from './routes/recovery.ts';
 import { registerNotificationRoutes } from './routes/notifications.ts';
 import type { NotificationService } from '../notifications/notification-service.ts';
+import { registerBedMeshRoutes } from './routes/bed-mesh.ts';
+import type { BedMeshService } from '../bed-mesh/bed-mesh-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
@@ -96,6 +98,8 @@ export interface AppServices {
   recovery?: PrintJournal;
   /** The notifier: its targets, deliveries and a test message (/api/plugin/notifications). */
   notifications?: NotificationService;
+  /** The printer's bed meshes (/api/plugin/bedmesh, /api/plugin/bedlevelvisualizer). */
+  bedMesh?: BedMeshService;
   logger: Logger;
   version: string;
 }
@@ -262,6 +266,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerUtilRoutes(app);
   if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
   if (services.notifications) registerNotificationRoutes(app, { notifications: services.notifications });
+  if (services.bedMesh) registerBedMeshRoutes(app, { bedMesh: services.bedMesh });
 
   return app;
 }

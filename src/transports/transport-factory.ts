@@ -8,6 +8,8 @@ import { LoopbackTransport } from './loopback-transport.ts';
 import { SerialTransport } from './serial-transport.ts';
 import { VIRTUAL_PORT } from './port-discovery.ts';
 
+import type { BedShape } from '../virtual-printer/bed-shape.ts';
+
 /** devel.virtualPrinter → simulator options. */
 export function virtualPrinterOptions(vp: Config['devel']['virtualPrinter']): Partial<VirtualPrinterOptions> {
   const v = vp;
@@ -28,6 +30,7 @@ export function virtualPrinterOptions(vp: Config['devel']['virtualPrinter']): Pa
     dropOkEveryN: v.dropOkEveryN,
     ...(v.firmwareName ? { firmwareName: v.firmwareName } : {}),
     disconnectAfterLines: v.disconnectAfterLines,
+    bedShape: { ...v.bedShape, format: v.bedShape.format as BedShape['format'] },
   };
 }
 

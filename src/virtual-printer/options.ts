@@ -1,4 +1,5 @@
 // Knobs of the simulated firmware (mapped from devel.virtualPrinter by the transport factory), with their defaults.
+import { DEFAULT_BED_SHAPE, type BedShape } from './bed-shape.ts';
 
 export interface VirtualPrinterOptions {
   numExtruders: number;
@@ -37,6 +38,8 @@ export interface VirtualPrinterOptions {
   disconnectAfterLines: number;
   /** Boot banner on open, as after a board reset. */
   bootLines: string[];
+  /** The bed's shape and the layout the levelling commands print it in (bed-shape.ts). */
+  bedShape: BedShape;
 }
 
 export const DEFAULT_CAPABILITIES: Record<string, 0 | 1> = {
@@ -90,5 +93,6 @@ export function defaultVirtualPrinterOptions(): VirtualPrinterOptions {
     dropOkEveryN: 0,
     disconnectAfterLines: 0,
     bootLines: ['start', 'echo:Marlin 2.1.2', 'echo: Virtual printer of Gantry'],
+    bedShape: { ...DEFAULT_BED_SHAPE },
   };
 }

@@ -11,10 +11,11 @@ import { temperatureHandlers } from './handlers/temperature.ts';
 import { sdHandlers } from './handlers/sd.ts';
 import { infoHandlers } from './handlers/info.ts';
 import { settingsHandlers } from './handlers/settings.ts';
+import { levelingHandlers } from './handlers/leveling.ts';
 import { debugCommands, type DebugControl } from './handlers/debug.ts';
 import { runSdPrint } from './sd-print.ts';
 
-export const HANDLERS: HandlerTable = { ...motionHandlers, ...temperatureHandlers, ...sdHandlers, ...infoHandlers, ...settingsHandlers };
+export const HANDLERS: HandlerTable = { ...motionHandlers, ...temperatureHandlers, ...sdHandlers, ...infoHandlers, ...settingsHandlers, ...levelingHandlers };
 
 /** Commands Marlin's emergency parser acts on as soon as the bytes arrive, before the queue. */
 const EMERGENCY = new Set(['M108', 'M112', 'M410']);

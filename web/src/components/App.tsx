@@ -17,13 +17,14 @@ import { PreviewTab } from './PreviewTab.tsx';
 import { SettingsTab } from './settings/SettingsTab.tsx';
 import { HistoryTab } from './pages/HistoryTab.tsx';
 import { TimelapseTab } from './pages/TimelapseTab.tsx';
+import { LazyBedMeshTab } from './bed-mesh/LazyBedMeshTab.tsx';
 import { LogsTab } from './pages/LogsTab.tsx';
 import { AppKeysPrompt } from './AppKeysPrompt.tsx';
 import { DialogHost, Notices } from './Dialogs.tsx';
 import { LinkOverlay } from './LinkOverlay.tsx';
 import { SystemMenu } from './SystemMenu.tsx';
 
-type Tab = 'temperature' | 'control' | 'terminal' | 'preview' | 'history' | 'timelapse' | 'logs' | 'settings';
+type Tab = 'temperature' | 'control' | 'terminal' | 'preview' | 'history' | 'timelapse' | 'bedmesh' | 'logs' | 'settings';
 export const activeTab = signal<Tab>('temperature');
 
 const TABS: { id: Tab; label: string; perm: string; view: () => preact.JSX.Element }[] = [
@@ -33,6 +34,7 @@ const TABS: { id: Tab; label: string; perm: string; view: () => preact.JSX.Eleme
   { id: 'preview', label: 'G-code', perm: 'FILES_DOWNLOAD', view: PreviewTab },
   { id: 'history', label: 'History', perm: 'FILES_LIST', view: HistoryTab },
   { id: 'timelapse', label: 'Timelapse', perm: 'TIMELAPSE_LIST', view: TimelapseTab },
+  { id: 'bedmesh', label: 'Bed mesh', perm: 'STATUS', view: LazyBedMeshTab },
   { id: 'logs', label: 'Logs', perm: 'ADMIN', view: LogsTab },
   { id: 'settings', label: 'Settings', perm: 'SETTINGS_READ', view: SettingsTab },
 ];

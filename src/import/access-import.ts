@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
-import { legacySha512Hash, isImportedHash } from '../access/imported-hash.ts';
+import { legacySha512Hash, isImportedHash, importedHashProblem } from '../access/imported-hash.ts';
 import { readYaml, labelOf, type OctoPrintSource, type YamlFile } from './source.ts';
 import { isPlain } from '../core/plain.ts';
 import { shown } from '../core/text.ts';
@@ -102,6 +102,12 @@ function passwordHash(f: YamlFile, path: string[], raw: unknown, salt: string | 
   }
   if (!isImportedHash(raw)) {
     report.note(`user ${user}: password hash of an unknown kind; the user cannot log in with a password until one is set`);
+    return raw;
+  }
+  // A hash states its own cost: one beyond the bound is never checked (a crafted one made a failed login cost 1 GB).
+  const problem = importedHashProblem(raw);
+  if (problem) {
+    report.note(`user ${user}: password hash refused (${problem}); the user cannot log in with a password until one is set (gantry user password ${user} --password …)`);
   }
   return raw;
 }

@@ -175,8 +175,9 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
       if (p === null || !(await stat(p).then((s) => s.isFile(), () => false))) return sendError(reply, 400, `No such timelapse: ${n}`);
       paths.push(p);
     }
-    // yazl is loaded on use: only this route needs it.
-    const { ZipFile } = await import('yazl');
+    // yazl is loaded on use: only this route needs it. Through `default`: yazl is CommonJS, and in dist/ a dynamic
+    // import of a bundled CommonJS module has no named exports (`ZipFile is not a constructor` in the built server).
+    const { ZipFile } = (await import('yazl')).default;
     const zip = new ZipFile();
     for (const p of paths) zip.addFile(p, basename(p), { compress: false });
     zip.end();

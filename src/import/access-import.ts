@@ -1,7 +1,8 @@
 // Users, groups and keys of an OctoPrint installation in Gantry's terms: users.yaml (file versions 1 and 2) with their
 // password hashes as they are, groups.yaml (or the built-in defaults), personal and application keys.
 import { join } from 'node:path';
-import { groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
+import { USERNAME_PATTERN, USER_SETTINGS_BOUNDS, groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
+import { jsonBoundsViolation } from '../core/bounded-json.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
 import { legacySha512Hash, isImportedHash, importedHashProblem } from '../access/imported-hash.ts';
@@ -112,6 +113,14 @@ function passwordHash(f: YamlFile, path: string[], raw: unknown, salt: string | 
   return raw;
 }
 
+/** A user's settings as the users API bounds them; beyond that they are left out (reported), the user kept. */
+function boundedSettings(f: YamlFile, user: string, settings: Record<string, unknown>, report: ImportReport): Record<string, unknown> {
+  const problem = jsonBoundsViolation(settings, USER_SETTINGS_BOUNDS);
+  if (!problem) return settings;
+  report.skip(`${f.file}: ${user}.settings`, `${problem}; the user starts with default settings`);
+  return {};
+}
+
 function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys: Set<string>, report: ImportReport): UserRecord[] {
   if (!f || f.value === null || f.value === undefined) return [];
   if (!isPlain(f.value)) throw f.error([], 'does not contain a valid map of users');
@@ -121,7 +130,12 @@ function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys:
     const path = [name];
     if (!isPlain(rec)) throw f.error(path, 'must be a mapping (password, active, apikey, groups, …)');
     if (name.startsWith('_')) {
-      report.skip(`user ${name}`, 'names starting with "_" are reserved');
+      report.skip(`user ${shown(name)}`, 'names starting with "_" are reserved');
+      continue;
+    }
+    // The users API's rule: a name is also a file and URL path segment elsewhere (`../../evil`, NUL, 1,000 characters).
+    if (!USERNAME_PATTERN.test(name)) {
+      report.skip(`${f.file}: user ${shown(name)}`, 'invalid user name (1 to 64 letters, digits, _ . @ or -, as the users API allows)');
       continue;
     }
     if (rec.active !== undefined && typeof rec.active !== 'boolean') throw f.error([...path, 'active'], 'must be true or false');
@@ -145,7 +159,7 @@ function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys:
       groups: keptGroups,
       permissions: knownPermissions(stringList(f, [...path, 'permissions'], rec.permissions), `user ${name}`, report),
       apikey: typeof rec.apikey === 'string' ? rec.apikey : null,
-      settings: isPlain(rec.settings) ? rec.settings : {},
+      settings: isPlain(rec.settings) ? boundedSettings(f, name, rec.settings, report) : {},
     });
   }
   return out;

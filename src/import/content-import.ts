@@ -5,7 +5,6 @@ import { readdir, stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { digestFile } from '../core/file-chunks.ts';
 import { METADATA_FILE, type FileMeta } from '../files/metadata-store.ts';
 import { builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from '../printer/printer-profile-shape.ts';
 import { deepMerge } from '../core/deep-merge.ts';
@@ -201,7 +200,7 @@ async function walkUploads(src: OctoPrintSource, dir: string, parts: string[], o
         out.push({ parts: here, kind: 'file', src: abs, size, verified: false });
         continue;
       }
-      const hash = await digestFile(abs, 'sha1');
+      const hash = await src.digest(abs);
       if (typeof entry.hash === 'string' && entry.hash.toLowerCase() !== hash) {
         // OctoPrint starts a changed file's metadata afresh; so does the import (it is analysed again).
         report.skip(`metadata of uploads/${here.join('/')}`, 'the file changed since OctoPrint recorded it (hash differs); it will be analysed again');

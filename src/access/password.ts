@@ -42,6 +42,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const salt = Buffer.from(parts[4], 'base64');
   const expected = Buffer.from(parts[5], 'base64');
   if (!Number.isInteger(n) || !Number.isInteger(r) || !Number.isInteger(p) || expected.length !== KEYLEN) return false;
+  // The hash states its cost; users.yaml may come from a backup or an editor: never more than twice the current work.
+  if (n < 2 || n > 2 * N || (n & (n - 1)) !== 0 || r < 1 || r > 2 * R || p < 1 || p > 2 * P) return false;
   const key = await derive(password, salt, n, r, p);
   return timingSafeEqual(key, expected);
 }

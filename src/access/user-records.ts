@@ -1,6 +1,7 @@
 // Users and groups as stored: the records, the built-in groups, name and settings bounds, and their YAML documents.
 import { PERMISSIONS } from './permissions.ts';
 import { setOwn } from '../core/plain.ts';
+import { STORED_JSON_BOUNDS } from '../core/bounded-json.ts';
 
 export interface GroupRecord {
   key: string;
@@ -57,7 +58,7 @@ export function groupTextProblem(g: { key?: string; name?: string; description?:
 }
 
 /** A user's stored settings stay small and shallow enough for YAML, JSON and the UI to handle (OctoPrint's are tiny). */
-export const USER_SETTINGS_BOUNDS = { maxDepth: 16, maxBytes: 64 * 1024 };
+export const USER_SETTINGS_BOUNDS = STORED_JSON_BOUNDS;
 
 /** A users.yaml entry as a record; missing or mistyped keys get the values a new user would have. */
 export function userFromFile(name: string, rec: Partial<UserRecord>): UserRecord {

@@ -1,5 +1,5 @@
 // Bounds on client-supplied JSON values before they are merged or stored: nesting depth and serialised size.
-import { invalid } from './errors.ts';
+import { DomainError, ErrorCodes, invalid } from './errors.ts';
 
 export interface JsonBounds {
   /** Deepest allowed container nesting: `{}` and `[]` are depth 1, `[[1]]` depth 2. */
@@ -10,6 +10,13 @@ export interface JsonBounds {
 
 /** Generous for any real settings tree, far below what recursion (merge, YAML, JSON) or the disk would mind. */
 export const DEFAULT_JSON_BOUNDS: JsonBounds = { maxDepth: 32, maxBytes: 256 * 1024 };
+
+/**
+ * Every JSON value a client writes to be kept (user settings, upload userdata, a plugin's settings, a printer profile,
+ * imported file metadata): far more than any real one needs, and small enough that every later listing, merge,
+ * serialisation and push of it stays cheap and cannot overflow a stack.
+ */
+export const STORED_JSON_BOUNDS: JsonBounds = { maxDepth: 16, maxBytes: 64 * 1024 };
 
 /**
  * Why `value` exceeds the bounds, or undefined when it fits. Walks with an explicit stack (never recursion, so hostile
@@ -40,8 +47,10 @@ export function jsonBoundsViolation(value: unknown, bounds: Partial<JsonBounds> 
   return undefined;
 }
 
-/** Throws a 400-class DomainError naming `what` when `value` exceeds the bounds. */
+/** Throws a DomainError naming `what` when `value` exceeds the bounds: INVALID_REQUEST when too deep, PAYLOAD_TOO_LARGE when too large. */
 export function assertBoundedJson(value: unknown, bounds: Partial<JsonBounds> = {}, what = 'Value'): void {
   const reason = jsonBoundsViolation(value, bounds);
-  if (reason) throw invalid(`${what} is ${reason}`);
+  if (!reason) return;
+  if (reason.startsWith('larger')) throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `${what} is ${reason}`);
+  throw invalid(`${what} is ${reason}`);
 }

@@ -316,6 +316,8 @@ export class FileService {
     if (dstKind === 'folder' && joinPath(dst) !== joinPath(src)) dst = [...dst, src[src.length - 1]];
     else if (dstKind !== undefined) throw conflict('Exception thrown by storage, bad folder/file name?');
     if (await this.storage.kindOf(dst)) throw conflict('Exception thrown by storage, bad folder/file name?');
+    // Into a folder that is not there: a client's mistake, answered as such (OctoPrint 1.9.3 answers 500 and logs a trace).
+    if (dst.length > 1 && (await this.storage.kindOf(dst.slice(0, -1))) !== 'folder') throw conflict('No such folder');
     if (kind === 'folder' && joinPath(dst).startsWith(joinPath(src) + '/')) throw invalid('Source and destination are the same folder');
     if (kind === 'file' && !this.types.typePathOf(dst[dst.length - 1])) {
       throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA, `Could not ${mode} ${path} to ${destination}, invalid type`);

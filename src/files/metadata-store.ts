@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setAside, writeFileAtomic } from '../core/atomic-file.ts';
 import { storageProblem } from '../core/errors.ts';
+import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation } from '../core/bounded-json.ts';
 import type { Logger } from '../core/logger.ts';
 
 export const METADATA_FILE = '.metadata.json';
@@ -72,7 +73,8 @@ export class MetadataStore {
             this.logger.warn({ err, folder: folderAbs, file: await setAside(file) }, 'corrupt metadata, set aside; starting afresh');
             return {};
           }
-          return (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {}) as FolderMeta;
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+          return this.withoutHostileDepth(folderAbs, parsed as FolderMeta);
         },
         (err: NodeJS.ErrnoException) => {
           if (err.code !== 'ENOENT') this.logger.warn({ err, folder: folderAbs }, 'unreadable metadata, starting afresh');
@@ -82,6 +84,23 @@ export class MetadataStore {
       this.cache.set(folderAbs, p);
     }
     return p;
+  }
+
+  /**
+   * A value nested past any bound a client's value passes (one stored before those bounds, or put there by hand) broke
+   * every listing of the folder with a stack overflow: such keys are dropped, with a warning naming them.
+   */
+  private withoutHostileDepth(folderAbs: string, meta: FolderMeta): FolderMeta {
+    for (const [name, entry] of Object.entries(meta)) {
+      if (typeof entry !== 'object' || entry === null) continue;
+      for (const [key, value] of Object.entries(entry)) {
+        const problem = jsonBoundsViolation(value, { maxDepth: DEFAULT_JSON_BOUNDS.maxDepth, maxBytes: Number.MAX_SAFE_INTEGER });
+        if (!problem) continue;
+        delete (entry as Record<string, unknown>)[key];
+        this.logger.warn({ folder: folderAbs, file: name, key }, `stored metadata ${problem}, dropped`);
+      }
+    }
+    return meta;
   }
 
   /**

@@ -3,6 +3,7 @@
 import type { Logger } from '../core/logger.ts';
 import { DomainError, ErrorCodes, invalid } from '../core/errors.ts';
 import { truthy } from '../core/values.ts';
+import { STORED_JSON_BOUNDS, assertBoundedJson } from '../core/bounded-json.ts';
 import type { FileService } from './file-service.ts';
 import type { SdCardFiles } from './sd-card.ts';
 import type { StoredFile, StoredFolder } from './types.ts';
@@ -53,6 +54,13 @@ export async function acceptUpload(deps: UploadDeps, location: 'local' | 'sdcard
     } catch {
       await sink?.discard();
       throw invalid('userdata contains invalid JSON');
+    }
+    // Kept in the folder's metadata and sent in every listing and push event: bounded like every stored value.
+    try {
+      assertBoundedJson(userdata, STORED_JSON_BOUNDS, 'userdata');
+    } catch (err) {
+      await sink?.discard();
+      throw err;
     }
   }
 

@@ -17,13 +17,18 @@ const compiled = new Map<string, unknown>();
  * external schemas and Ajv options) gets the validator already compiled. Validators keep no state between calls.
  */
 const buildValidator: Factory = (externalSchemas, options) => {
-  const compile = (pool ??= AjvCompiler() as unknown as Factory)(externalSchemas, options);
+  pool ??= AjvCompiler() as unknown as Factory;
+  const compile = pool(externalSchemas, options);
+  // Bodies are JSON, typed by the client: nothing is coerced. Fastify's default (`coerceTypes: 'array'`, for query
+  // strings and URL parameters, which are all text) took `{"command": ["resume"]}` as "resume" and resumed a print.
+  const bodyOptions = { ...(options as object), customOptions: { ...(options as { customOptions?: object }).customOptions, coerceTypes: false } };
+  let compileBody: Compile | undefined;
   const prefix = JSON.stringify(externalSchemas) + JSON.stringify(options);
   return (route) => {
     const key = `${prefix}${route.httpPart}${JSON.stringify(route.schema)}`;
     let fn = compiled.get(key);
     if (!fn) {
-      fn = compile(route);
+      fn = route.httpPart === 'body' ? (compileBody ??= pool!(externalSchemas, bodyOptions))(route) : compile(route);
       compiled.set(key, fn);
     }
     return fn;

@@ -1,10 +1,11 @@
 // Users, groups and keys of an OctoPrint installation in Gantry's terms: users.yaml (file versions 1 and 2) with their
 // password hashes as they are, groups.yaml (or the built-in defaults), personal and application keys.
 import { join } from 'node:path';
-import { groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
+import { USERNAME_PATTERN, USER_SETTINGS_BOUNDS, groupTextProblem, type UserRecord, type GroupRecord } from '../access/user-records.ts';
+import { jsonBoundsViolation } from '../core/bounded-json.ts';
 import type { AppKey } from '../access/appkeys.ts';
 import { permissionByKey } from '../access/permissions.ts';
-import { legacySha512Hash, isImportedHash } from '../access/imported-hash.ts';
+import { legacySha512Hash, isImportedHash, importedHashProblem } from '../access/imported-hash.ts';
 import { readYaml, labelOf, type OctoPrintSource, type YamlFile } from './source.ts';
 import { isPlain } from '../core/plain.ts';
 import { shown } from '../core/text.ts';
@@ -102,8 +103,22 @@ function passwordHash(f: YamlFile, path: string[], raw: unknown, salt: string | 
   }
   if (!isImportedHash(raw)) {
     report.note(`user ${user}: password hash of an unknown kind; the user cannot log in with a password until one is set`);
+    return raw;
+  }
+  // A hash states its own cost: one beyond the bound is never checked (a crafted one made a failed login cost 1 GB).
+  const problem = importedHashProblem(raw);
+  if (problem) {
+    report.note(`user ${user}: password hash refused (${problem}); the user cannot log in with a password until one is set (gantry user password ${user} --password …)`);
   }
   return raw;
+}
+
+/** A user's settings as the users API bounds them; beyond that they are left out (reported), the user kept. */
+function boundedSettings(f: YamlFile, user: string, settings: Record<string, unknown>, report: ImportReport): Record<string, unknown> {
+  const problem = jsonBoundsViolation(settings, USER_SETTINGS_BOUNDS);
+  if (!problem) return settings;
+  report.skip(`${f.file}: ${user}.settings`, `${problem}; the user starts with default settings`);
+  return {};
 }
 
 function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys: Set<string>, report: ImportReport): UserRecord[] {
@@ -115,7 +130,12 @@ function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys:
     const path = [name];
     if (!isPlain(rec)) throw f.error(path, 'must be a mapping (password, active, apikey, groups, …)');
     if (name.startsWith('_')) {
-      report.skip(`user ${name}`, 'names starting with "_" are reserved');
+      report.skip(`user ${shown(name)}`, 'names starting with "_" are reserved');
+      continue;
+    }
+    // The users API's rule: a name is also a file and URL path segment elsewhere (`../../evil`, NUL, 1,000 characters).
+    if (!USERNAME_PATTERN.test(name)) {
+      report.skip(`${f.file}: user ${shown(name)}`, 'invalid user name (1 to 64 letters, digits, _ . @ or -, as the users API allows)');
       continue;
     }
     if (rec.active !== undefined && typeof rec.active !== 'boolean') throw f.error([...path, 'active'], 'must be true or false');
@@ -139,7 +159,7 @@ function readUsers(f: YamlFile | undefined, salt: string | undefined, groupKeys:
       groups: keptGroups,
       permissions: knownPermissions(stringList(f, [...path, 'permissions'], rec.permissions), `user ${name}`, report),
       apikey: typeof rec.apikey === 'string' ? rec.apikey : null,
-      settings: isPlain(rec.settings) ? rec.settings : {},
+      settings: isPlain(rec.settings) ? boundedSettings(f, name, rec.settings, report) : {},
     });
   }
   return out;

@@ -5,10 +5,10 @@ import { readdir, stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { digestFile } from '../core/file-chunks.ts';
 import { METADATA_FILE, type FileMeta } from '../files/metadata-store.ts';
 import { builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from '../printer/profiles/printer-profile-shape.ts';
 import { deepMerge } from '../core/deep-merge.ts';
+import { STORED_JSON_BOUNDS, jsonBoundsViolation } from '../core/bounded-json.ts';
 import { parseIni } from '../slicing/prusa-slicer.ts';
 import type { StoredProfile } from '../slicing/profile-store.ts';
 import { checkProfileKey } from '../slicing/profile-store.ts';
@@ -159,10 +159,17 @@ async function readFolderMeta(src: OctoPrintSource, dir: string): Promise<Record
       if (!Array.isArray(entry.history)) throw bad('history', 'must be a list');
       entry.history.forEach((h: unknown, i) => {
         if (!isPlain(h) || typeof h.timestamp !== 'number' || typeof h.success !== 'boolean'
-          || (h.printTime !== undefined && typeof h.printTime !== 'number')) {
-          throw bad(`history[${i}]`, 'must be {timestamp: number, success: true|false, printTime?: number, printerProfile?}');
+          || (h.printTime !== undefined && typeof h.printTime !== 'number')
+          || (h.printerProfile !== undefined && typeof h.printerProfile !== 'string') || jsonBoundsViolation(h, STORED_JSON_BOUNDS)) {
+          throw bad(`history[${i}]`, 'must be {timestamp: number, success: true|false, printTime?: number, printerProfile?: string}');
         }
       });
+    }
+    // Every other key (userdata, a plugin's) is kept as it is and sent in every listing: bounded as clients' values are.
+    for (const [key, value] of Object.entries(entry)) {
+      if (key === 'history') continue;
+      const problem = jsonBoundsViolation(value, STORED_JSON_BOUNDS);
+      if (problem) throw bad(key, `is ${problem}`);
     }
   }
   return doc as Record<string, Plain>;
@@ -193,7 +200,7 @@ async function walkUploads(src: OctoPrintSource, dir: string, parts: string[], o
         out.push({ parts: here, kind: 'file', src: abs, size, verified: false });
         continue;
       }
-      const hash = await digestFile(abs, 'sha1');
+      const hash = await src.digest(abs);
       if (typeof entry.hash === 'string' && entry.hash.toLowerCase() !== hash) {
         // OctoPrint starts a changed file's metadata afresh; so does the import (it is analysed again).
         report.skip(`metadata of uploads/${here.join('/')}`, 'the file changed since OctoPrint recorded it (hash differs); it will be analysed again');

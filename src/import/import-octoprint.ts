@@ -267,7 +267,7 @@ export async function importOctoPrint(opts: ImportOptions): Promise<ImportResult
   }
   const scratch = opts.dryRun ? tmpdir() : parent;
   const report = new ImportReport();
-  const src = await openSource(opts.from, scratch);
+  const src = await openSource(opts.from, scratch, { dryRun: opts.dryRun });
   let staging: string | undefined;
   try {
     out(`Reading OctoPrint data from ${opts.from}\n`);

@@ -1,12 +1,14 @@
 // Reading an OctoPrint base directory without ever writing it: the source (a folder, or a backup zip unpacked into a
 // throw-away folder), its folders resolved through config.yaml, and YAML/JSON files parsed with errors that name the
 // file, the line and the key.
-import { readFile, stat, mkdtemp, rm, readdir, utimes } from 'node:fs/promises';
+import { readFile, stat, statfs, mkdtemp, rm, readdir, utimes } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import yauzl from 'yauzl';
 import { join, resolve, isAbsolute } from 'node:path';
 import { parseDocument, LineCounter, isNode, type Document } from 'yaml';
 import { DomainError, invalid } from '../core/errors.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
+import { digestFile } from '../core/file-chunks.ts';
 import { extractArchive, safeMemberPath } from '../system/archive-extract.ts';
 
 /** A problem with the OctoPrint data itself (half-written, hand-edited): names the file and, where known, the key. */
@@ -28,21 +30,60 @@ export class YamlFile {
       const e = doc.errors[0];
       throw new ImportInputError(file, undefined, `invalid YAML (half-written or hand-edited?): ${e.message.split('\n')[0]}`, lines.linePos(e.pos[0]).line);
     }
-    return new YamlFile(file, doc.toJS({ maxAliasCount: 100 }) as unknown, doc, lines);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // The yaml library refuses an alias bomb (aliases of aliases, expanding exponentially) with a ReferenceError.
+      throw new ImportInputError(file, undefined, `refused: ${(err as Error).message.split('\n')[0]} (more than 100 alias expansions; an "alias bomb"?)`);
+    }
+    const big = oversizedValue(value);
+    if (big) throw new ImportInputError(file, big.key, big.what, lineOfPath(doc, lines, big.path));
+    return new YamlFile(file, value, doc, lines);
   }
 
   /** Line of the closest existing node on a key path, for messages. */
   lineOf(path: readonly (string | number)[]): number | undefined {
-    for (let i = path.length; i >= 0; i--) {
-      const node = this.doc.getIn(path.slice(0, i), true);
-      if (isNode(node) && node.range) return this.lines.linePos(node.range[0]).line;
-    }
-    return undefined;
+    return lineOfPath(this.doc, this.lines, path);
   }
 
   error(path: readonly (string | number)[], message: string): ImportInputError {
     return new ImportInputError(this.file, path.join('.') || undefined, message, this.lineOf(path));
   }
+}
+
+/**
+ * The most one string value of an imported YAML file may hold: what the settings API accepts in a whole request
+ * (server.maxSize), so an import takes nothing the API would refuse. A 50 MB string was imported as it was (2 GB RSS).
+ */
+export const MAX_IMPORTED_STRING_BYTES = 100 * 1024;
+/** The most an imported YAML or JSON file may hold before it is parsed (a metadata file of a big folder is the largest). */
+export const MAX_IMPORTED_FILE_BYTES = 32 * 1024 * 1024;
+
+/** The first string (or key) longer than MAX_IMPORTED_STRING_BYTES, with its key path; walked without recursion. */
+function oversizedValue(value: unknown): { key: string; path: Array<string | number>; what: string } | undefined {
+  const stack: Array<[unknown, Array<string | number>]> = [[value, []]];
+  const tooBig = (t: string) => Buffer.byteLength(t) > MAX_IMPORTED_STRING_BYTES;
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    const key = () => path.map(String).join('.').slice(0, 200) || '(top level)';
+    if (typeof v === 'string' && tooBig(v)) return { key: key(), path, what: `value longer than ${MAX_IMPORTED_STRING_BYTES} bytes (${Buffer.byteLength(v)})` };
+    if (v === null || typeof v !== 'object') continue;
+    if (path.length > 64) return { key: key(), path, what: 'nested deeper than 64 levels' };
+    for (const [k, x] of Array.isArray(v) ? v.entries() : Object.entries(v)) {
+      if (typeof k === 'string' && tooBig(k)) return { key: key(), path, what: `a key longer than ${MAX_IMPORTED_STRING_BYTES} bytes` };
+      stack.push([x, [...path, k]]);
+    }
+  }
+  return undefined;
+}
+
+function lineOfPath(doc: Document, lines: LineCounter, path: readonly (string | number)[]): number | undefined {
+  for (let i = path.length; i >= 0; i--) {
+    const node = doc.getIn(path.slice(0, i), true);
+    if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
+  }
+  return undefined;
 }
 
 /** The OctoPrint installation being read, with every folder resolved the way OctoPrint resolves it. */
@@ -53,6 +94,8 @@ export interface OctoPrintSource {
   config: YamlFile | undefined;
   folders: { uploads: string; timelapse: string; timelapseTmp: string; printerProfiles: string; scripts: string;
     slicingProfiles: string; data: string; users: string; groups: string };
+  /** The SHA-1 (hex) of a file of the source; on a dry run of a zip, read from the archive (the file is a placeholder). */
+  digest(abs: string): Promise<string>;
   /** Removes what was unpacked (zip sources). */
   dispose(): Promise<void>;
 }
@@ -63,8 +106,11 @@ async function exists(path: string): Promise<boolean> {
 
 export async function readText(path: string, label: string): Promise<string | undefined> {
   try {
+    const size = (await stat(path)).size;
+    if (size > MAX_IMPORTED_FILE_BYTES) throw new ImportInputError(label, undefined, `larger than ${MAX_IMPORTED_FILE_BYTES} bytes (${size}); not read`);
     return await readFile(path, 'utf8');
   } catch (err) {
+    if (err instanceof ImportInputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     throw new ImportInputError(label, undefined, `cannot read: ${(err as Error).message}`);
@@ -76,8 +122,27 @@ export async function readYaml(path: string, label: string): Promise<YamlFile | 
   return text === undefined ? undefined : YamlFile.parse(label, text);
 }
 
-/** Opens a base directory or a Backup-plugin zip. A zip is unpacked (safely) into a folder inside `scratch`. */
-export async function openSource(from: string, scratch: string): Promise<OctoPrintSource> {
+/**
+ * A backup zip's bounds. Entries: a base dir of 20,000 uploads and movies is far beyond any seen; the count in the
+ * zip's index is refused before anything is read (a 100,000-entry zip took 171 s and 340 MB). Expansion: what the
+ * file system the zip is unpacked on has free (less a reserve, so the host keeps working), and no member beyond
+ * twice the default upload limit: a 600 MB zip bomb filled the target file system before it failed.
+ */
+export const ZIP_MAX_ENTRIES = 50_000;
+export const ZIP_MAX_ENTRY_BYTES = 2 * 1024 ** 3;
+export const ZIP_FREE_RESERVE_BYTES = 256 * 1024 ** 2;
+
+/** Members a dry run does not unpack: the files of uploads and timelapse (their folders' metadata files it reads). */
+const placeholderMember = (name: string): boolean =>
+  /^(?:basedir\/)?(?:uploads|timelapse)\//.test(name) && !name.endsWith('/') && !name.endsWith(`/${METADATA}`);
+const METADATA = '.metadata.json';
+
+/**
+ * Opens a base directory or a Backup-plugin zip. A zip is unpacked (safely, bounded) into a folder inside `scratch`;
+ * with `dryRun`, the uploads and movies in it are not: sparse placeholders of their size stand in, and their hashes
+ * are read from the zip.
+ */
+export async function openSource(from: string, scratch: string, opts: { dryRun?: boolean } = {}): Promise<OctoPrintSource> {
   const abs = resolve(from);
   const st = await stat(abs).catch(() => undefined);
   if (!st) throw invalid(`${from}: no such file or folder`);
@@ -85,14 +150,26 @@ export async function openSource(from: string, scratch: string): Promise<OctoPri
     if (!abs.toLowerCase().endsWith('.zip')) throw invalid(`${from}: expected an OctoPrint base folder or a backup .zip`);
     const dir = await mkdtemp(join(scratch, '.gantry-import-zip-'));
     try {
-      await extractArchive(abs, 'zip', dir, { maxEntries: 1_000_000, maxTotalBytes: 1024 ** 4 });
+      const fs = await statfs(dir);
+      const free = Math.max(0, fs.bavail * fs.bsize - ZIP_FREE_RESERVE_BYTES);
+      try {
+        await extractArchive(abs, 'zip', dir, { maxEntries: ZIP_MAX_ENTRIES, maxTotalBytes: free, maxEntryBytes: ZIP_MAX_ENTRY_BYTES,
+          ...(opts.dryRun ? { placeholder: placeholderMember } : {}) });
+      } catch (err) {
+        if (err instanceof DomainError) {
+          const room = err.message.startsWith('Archive expands to more') ? ` (the free space of ${scratch}, less ${ZIP_FREE_RESERVE_BYTES >> 20} MiB)` : '';
+          throw invalid(`${from}: ${err.message}${room}; nothing imported`);
+        }
+        throw err;
+      }
       await restoreZipDates(abs, dir);
       // Backup-plugin layout: metadata.json + basedir/…
       const base = (await exists(join(dir, 'basedir'))) ? join(dir, 'basedir') : dir;
       if (!(await exists(join(base, 'config.yaml'))) && !(await exists(join(base, 'users.yaml')))) {
         throw invalid(`${from}: not an OctoPrint backup (no basedir/config.yaml or users.yaml inside)`);
       }
-      return await describe(from, base, true, () => rm(dir, { recursive: true, force: true }));
+      const digest = opts.dryRun ? zipDigest(abs, dir) : (path: string) => digestFile(path, 'sha1');
+      return await describe(from, base, true, () => rm(dir, { recursive: true, force: true }), digest);
     } catch (err) {
       await rm(dir, { recursive: true, force: true });
       throw err;
@@ -103,7 +180,31 @@ export async function openSource(from: string, scratch: string): Promise<OctoPri
   if (!names.includes('config.yaml') && !names.includes('users.yaml')) {
     throw invalid(`${from}: not an OctoPrint base folder (no config.yaml or users.yaml)`);
   }
-  return describe(from, abs, false, async () => {});
+  return describe(from, abs, false, async () => {}, (path) => digestFile(path, 'sha1'));
+}
+
+/** SHA-1 of a member, read from the zip (for the placeholders of a dry run), by its path below `root`. */
+function zipDigest(zipFile: string, root: string): (abs: string) => Promise<string> {
+  return (abs) => new Promise((resolvePromise, reject) => {
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error('unreadable zip'));
+      let found = false;
+      zip.on('error', reject);
+      zip.on('end', () => { if (!found) reject(new Error(`${abs.slice(root.length + 1)} not in ${zipFile}`)); });
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName.endsWith('/') || safeMemberPath(root, entry.fileName) !== abs) return zip.readEntry();
+        found = true;
+        zip.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return reject(e ?? new Error('no stream'));
+          const h = createHash('sha1');
+          stream.on('data', (c: Buffer) => h.update(c));
+          stream.on('error', reject);
+          stream.on('end', () => { resolvePromise(h.digest('hex')); zip.close(); });
+        });
+      });
+      zip.readEntry();
+    });
+  });
 }
 
 /** The unpacked files get the dates the zip recorded: they become the upload dates Gantry lists. */
@@ -123,7 +224,8 @@ function restoreZipDates(zipFile: string, root: string): Promise<void> {
   });
 }
 
-async function describe(origin: string, base: string, fromZip: boolean, dispose: () => Promise<void>): Promise<OctoPrintSource> {
+async function describe(origin: string, base: string, fromZip: boolean, dispose: () => Promise<void>,
+  digest: (abs: string) => Promise<string>): Promise<OctoPrintSource> {
   const config = await readYaml(join(base, 'config.yaml'), fromZip ? `${origin}!basedir/config.yaml` : join(base, 'config.yaml'));
   if (config && config.value !== null && config.value !== undefined && !isPlain(config.value)) {
     throw config.error([], 'the top level must be a mapping of sections');
@@ -156,6 +258,7 @@ async function describe(origin: string, base: string, fromZip: boolean, dispose:
       users: file('userfile', 'users.yaml'),
       groups: file('groupfile', 'groups.yaml'),
     },
+    digest,
     dispose,
   };
 }

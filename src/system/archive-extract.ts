@@ -1,7 +1,7 @@
 // Safe archive extraction (zip, tar, tar.gz): treats every archive as hostile — no paths outside the target, no links or
 // devices, capped entry count and total size. Extracts into a directory the caller throws away on failure.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +12,13 @@ import { DomainError, invalid } from '../core/errors.ts';
 export interface ExtractLimits {
   maxEntries: number;
   maxTotalBytes: number;
+  /** Largest one member may expand to (default: maxTotalBytes). */
+  maxEntryBytes?: number;
+  /**
+   * Zip only: members extracted as sparse files of their declared size, nothing read or written (a dry run that
+   * must see the tree without filling the disk). Their content is read from the archive on demand instead.
+   */
+  placeholder?: (name: string) => boolean;
 }
 
 export type ArchiveKind = 'zip' | 'tar' | 'tgz';
@@ -41,10 +48,18 @@ export function safeMemberPath(root: string, name: string): string {
 class Budget {
   entries = 0;
   bytes = 0;
-  constructor(private readonly limits: ExtractLimits) {}
+  readonly placeholder: ExtractLimits['placeholder'];
+  constructor(private readonly limits: ExtractLimits) {
+    this.placeholder = limits.placeholder;
+  }
   /** Refuses early when the declared size alone would exceed the budget. */
   check(n: number): void {
     if (this.bytes + n > this.limits.maxTotalBytes) throw invalid(`Archive expands to more than ${this.limits.maxTotalBytes} bytes`);
+  }
+  /** Refuses one member declared (or found) larger than a member may be. */
+  member(name: string, n: number): void {
+    const max = this.limits.maxEntryBytes ?? this.limits.maxTotalBytes;
+    if (n > max) throw invalid(`Archive member ${name} expands to more than ${max} bytes`);
   }
   entry(): void {
     this.declareEntries(++this.entries);
@@ -89,9 +104,15 @@ async function extractZip(zipLib: typeof yauzl, file: string, root: string, budg
         continue;
       }
       await mkdir(dirname(target), { recursive: true });
+      if (budget.placeholder?.(entry.fileName)) {
+        // A sparse file of the declared size: the tree's shape and sizes, no blocks used.
+        const fh = await open(target, 'wx', 0o644);
+        await fh.truncate(entry.uncompressedSize).finally(() => fh.close());
+        continue;
+      }
       const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
         zip.openReadStream(entry, (e, st) => (e || !st ? rej(e ?? new Error('no stream')) : res(st))));
-      await pipeline(stream, counter(budget), createWriteStream(target, { flags: 'wx', mode: 0o644 }));
+      await pipeline(stream, counter(budget, entry.fileName), createWriteStream(target, { flags: 'wx', mode: 0o644 }));
     }
   } catch (err) {
     throw err instanceof DomainError ? err : invalid(`Not a valid zip archive: ${(err as Error).message}`);
@@ -125,7 +146,9 @@ function zipMembers(zip: yauzl.ZipFile, root: string, budget: Budget): Promise<Z
         if (type !== 0 && type !== (isDir ? S_IFDIR : S_IFREG)) throw invalid(`Links and special files are not allowed: ${entry.fileName}`);
         if (entry.isEncrypted()) throw invalid(`Encrypted entries are not supported: ${entry.fileName}`);
         if (!isDir) {
-          declared += entry.uncompressedSize;
+          budget.member(entry.fileName, entry.uncompressedSize);
+          // Placeholders take no space; what is read instead is streamed, never written.
+          if (!budget.placeholder?.(entry.fileName)) declared += entry.uncompressedSize;
           budget.check(declared);
         }
         members.push({ entry, target, isDir });
@@ -139,10 +162,13 @@ function zipMembers(zip: yauzl.ZipFile, root: string, budget: Budget): Promise<Z
 }
 
 /** Counts bytes as they are written so a lying size header cannot exceed the budget. */
-function counter(budget: Budget): Transform {
+function counter(budget: Budget, name: string): Transform {
+  let mine = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       try {
+        mine += chunk.length;
+        budget.member(name, mine);
         budget.add(chunk.length);
         cb(null, chunk);
       } catch (err) {
@@ -174,6 +200,7 @@ async function extractTar(tar: typeof Tar, file: string, root: string, limits: E
           if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'Directory') {
             throw invalid(`Links and special files are not allowed: ${entry.path}`);
           }
+          budget.member(entry.path, entry.size ?? 0);
           budget.add(entry.size ?? 0);
         } catch (err) {
           fail(err);

@@ -57,6 +57,8 @@ export interface FuzzOptions {
   concurrency?: number;
   /** Largest body sent (the huge-body case); bounded so a run never exhausts memory. */
   maxBodyBytes?: number;
+  /** Text that must never appear in an answer (the content of a file that links in served folders point to). */
+  secret?: string;
   /** Routes left out (method + ' ' + url). */
   skip?: (r: RouteInfo) => boolean;
   onProgress?: (r: FuzzResult) => void;
@@ -86,6 +88,25 @@ const safeSettings = fc.dictionary(fc.constantFrom(...SAFE_SECTIONS), fc.oneof(w
 const deepBody = fc.tuple(fc.integer({ min: 50, max: 20_000 }), fc.constantFrom(['[', ']'], ['{"a":', '}'], ['{"__proto__":', '}'], ['{"profile":', '}'],
   ['{"serial":', '}'], ['{"settings":', '}'])).map(([d, [o, c]]) => deep(d, o, c));
 
+const multipart = (parts: string) => Buffer.from(parts.replace(/\n/g, '\r\n'));
+
+/** Fields whose values are stored (upload userdata, settings and plugin data, profiles, user settings, slicer data). */
+const STORED_FIELDS = ['userdata', 'settings', 'profile', 'data', 'plugins', 'metadata', 'appearance', 'display', 'name', 'options'];
+const deepOrHuge = fc.oneof(
+  fc.tuple(fc.integer({ min: 17, max: 8000 }), fc.constantFrom(['[', ']'], ['{"a":', '}'])).map(([d, [o, c]]) => deep(d, o, c)),
+  fc.integer({ min: 65 * 1024, max: 200 * 1024 }).map((n) => JSON.stringify('x'.repeat(n))),
+  fc.integer({ min: 2000, max: 20_000 }).map((n) => `[${Array(n).fill('{"k":[1,2,3]}').join(',')}]`),
+);
+/** A deep (past 16 levels) or huge (past 64 KiB) value in a stored field, beside a command the route may know. */
+const storedBody = fc.tuple(hostileCommand, fc.constantFrom(...STORED_FIELDS), deepOrHuge, fc.boolean()).map(([command, field, value, nested]) =>
+  nested ? `{"command":${JSON.stringify(command)},"plugins":{"someplugin":{"${field}":${value}}}}` : `{"command":${JSON.stringify(command)},"${field}":${value}}`);
+
+/** Every field of the upload form, one of them deep or huge (userdata as JSON, the others as text). */
+const FORM_FIELDS = ['userdata', 'path', 'filename', 'foldername', 'select', 'print', 'noOverwrite'];
+const storedMultipart = fc.tuple(fc.constantFrom(...FORM_FIELDS), deepOrHuge, fc.boolean()).map(([field, value, withFile]) => multipart(
+  `--${BOUNDARY}\nContent-Disposition: form-data; name="${field}"\n\n${value}\n` +
+  (withFile ? `--${BOUNDARY}\nContent-Disposition: form-data; name="file"; filename="stored.gcode"\n\nG28\n` : '') + `--${BOUNDARY}--\n`));
+
 /** Invalid UTF-8 inside otherwise well-formed JSON and form bodies. */
 const badUtf8 = fc.constantFrom(
   Buffer.concat([Buffer.from('{"command":"'), Buffer.from([0xff, 0xfe, 0xc0, 0xaf]), Buffer.from('","name":"a"}')]),
@@ -94,7 +115,6 @@ const badUtf8 = fc.constantFrom(
   Buffer.from([0x80, 0x81, 0x82]),
 );
 
-const multipart = (parts: string) => Buffer.from(parts.replace(/\n/g, '\r\n'));
 const badMultipart = fc.constantFrom<{ type: string; body: Buffer }>(
   { type: 'multipart/form-data', body: multipart(`--${BOUNDARY}\nContent-Disposition: form-data; name="file"; filename="a.gcode"\n\nG28\n--${BOUNDARY}--\n`) },
   { type: 'multipart/form-data; boundary=', body: multipart(`--\nContent-Disposition: form-data; name="file"\n\nx\n----\n`) },
@@ -118,6 +138,8 @@ function bodyCases(maxBodyBytes: number): fc.Arbitrary<BodyCase> {
     { weight: 2, arbitrary: json('wrong-type', fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v))) },
     { weight: 2, arbitrary: json('settings', safeSettings) },
     { weight: 2, arbitrary: json('deep', deepBody) },
+    { weight: 2, arbitrary: json('stored-deep-huge', storedBody) },
+    { weight: 2, arbitrary: storedMultipart.map((body): BodyCase => ({ kind: 'stored-multipart', type: `multipart/form-data; boundary=${BOUNDARY}`, body })) },
     { weight: 1, arbitrary: json('proto-keys', fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}',
       '{"profile":{"__proto__":{"a":1}},"settings":{"constructor":1}}', '{"name":"__proto__","foldername":"constructor"}')) },
     { weight: 1, arbitrary: fc.integer({ min: 64 * 1024, max: maxBodyBytes }).map((n): BodyCase =>
@@ -204,10 +226,11 @@ export async function fuzz(s: TestServer, opts: FuzzOptions): Promise<FuzzResult
         result.requests++;
         result.perRoute.set(r.route, (result.perRoute.get(r.route) ?? 0) + 1);
         result.statuses.set(answer.status, (result.statuses.get(answer.status) ?? 0) + 1);
-        const bad = typeof answer.status === 'string' ? !answer.status.startsWith('dropped: EPIPE') && !answer.status.startsWith('dropped: ECONNRESET')
-          : answer.status >= 500;
+        const leaked = opts.secret !== undefined && answer.text.includes(opts.secret);
+        const bad = leaked || (typeof answer.status === 'string' ? !answer.status.startsWith('dropped: EPIPE') && !answer.status.startsWith('dropped: ECONNRESET')
+          : answer.status >= 500);
         if (bad) {
-          const id = `${r.route} [${r.kind}] → ${answer.status}`;
+          const id = `${r.route} [${r.kind}] → ${answer.status}${leaked ? ' (served a linked file from outside its folder)' : ''}`;
           if (!result.findings.has(id)) {
             result.findings.set(id, { route: r.route, kind: r.kind, status: answer.status,
               example: { method: r.method, url: r.url.slice(0, 300), headers: r.headers, body: printable(r.body), answer: answer.text } });

@@ -1,12 +1,12 @@
 // /downloads/files/local/{path}: raw file download as an attachment, with single-range requests (206) for clients
 // that fetch in chunks (FDM Monster). Errors here are small HTML pages, as OctoPrint's download handler sends them.
-import { stat } from 'node:fs/promises';
 import { Type } from '../../config/typebox.ts';
 import type { FastifyReply } from 'fastify';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
 import { DomainError } from '../../core/errors.ts';
 import { fileStream } from '../../core/file-chunks.ts';
+import { servedFile } from '../../core/served-file.ts';
 import { FileBytes, HtmlText, NoContent } from '../../octoprint/schema-kit.ts';
 import { etagMatches } from '../conditional.ts';
 
@@ -41,15 +41,18 @@ export function parseRange(header: string | undefined, size: number): { start: n
 
 export function registerDownloadRoutes(app: GantryApp, deps: { files: FileService }): void {
   app.get('/downloads/files/local/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params, response: Download } }, async (request, reply) => {
-    let abs: string;
+    let requested: string;
     try {
-      abs = await deps.files.absolutePath(request.params['*']);
+      requested = await deps.files.absolutePath(request.params['*']);
     } catch (err) {
       if (err instanceof DomainError) return htmlError(reply, 404, 'Not Found');
       throw err;
     }
-    const st = await stat(abs);
-    const name = abs.slice(abs.lastIndexOf('/') + 1);
+    // A link in the uploads folder is served only when it leads to a file inside the folder.
+    const served = await servedFile(deps.files.uploadsRoot, requested);
+    if (!served) return htmlError(reply, 404, 'Not Found');
+    const { path: abs, stats: st } = served;
+    const name = requested.slice(requested.lastIndexOf('/') + 1);
     const asciiName = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
     const etag = `"${Math.floor(st.mtimeMs)}"`;
     reply.header('Content-Disposition', `attachment; filename="${asciiName}"; filename*=UTF-8''${encodeURIComponent(name)}`)

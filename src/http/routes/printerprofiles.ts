@@ -6,6 +6,7 @@ import type { GantryApp } from '../types.ts';
 import type { PrinterProfiles } from '../../printer/profiles/printer-profiles.ts';
 import type { PrinterProfile } from '../../printer/profiles/printer-profile-shape.ts';
 import { invalid } from '../../core/errors.ts';
+import { STORED_JSON_BOUNDS, assertBoundedJson } from '../../core/bounded-json.ts';
 import { sendError } from '../error-mapper.ts';
 import { externalBase } from '../urls.ts';
 import { NoContent } from '../../octoprint/schema-kit.ts';
@@ -76,6 +77,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
     const { profile, basedOn } = request.body;
     if (profile === undefined || profile === null) throw invalid('profile is missing');
     if (!isPlain(profile)) throw invalid('profile is invalid');
+    assertBoundedJson(profile, STORED_JSON_BOUNDS, 'profile');
     const makeDefault = profile.default === true;
     const patch = withoutDerived(profile);
     if (patch.id === undefined) throw invalid('profile.id is missing');
@@ -92,6 +94,7 @@ export function registerPrinterProfileRoutes(app: GantryApp, deps: { printerProf
     const { profile } = request.body;
     if (profile === undefined || profile === null) throw invalid('profile missing');
     if (!isPlain(profile)) throw invalid('profile is invalid');
+    assertBoundedJson(profile, STORED_JSON_BOUNDS, 'profile');
     const makeDefault = profile.default === true;
     // OctoPrint merges a patch for an unknown id into the default profile (observed on 1.9.3); clients rely on 200.
     const target = profiles.exists(request.params.id) ? request.params.id : profiles.defaultId;

@@ -1,5 +1,6 @@
 // /api/settings and /api/settings/templates: the settings tree in OctoPrint's wire shape, partial updates, UI template order.
 import { assertDepth } from '../../core/deep-merge.ts';
+import { STORED_JSON_BOUNDS, assertBoundedJson } from '../../core/bounded-json.ts';
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '../../config/typebox.ts';
@@ -217,6 +218,8 @@ function pluginPatch(plugins: unknown): Plain {
   const out: Plain = {};
   for (const [id, value] of Object.entries(plugins)) {
     if (!isPlain(value)) throw invalid(`Invalid value for plugins.${id}: must be an object`);
+    // Stored as sent and sent back in every settings read: bounded like every value a client stores.
+    assertBoundedJson(value, STORED_JSON_BOUNDS, `plugins.${id}`);
     const copy = structuredClone(value);
     if (id === 'discovery') delete copy.upnpUuid;
     // Echoing back only the generated uuid is not a setting.

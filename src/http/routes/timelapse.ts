@@ -2,8 +2,6 @@
 // over the timelapse service — listing with ETag, config with save, movies, unrendered jobs, downloads and the zip
 // bundle.
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
 import { Type } from '../../config/typebox.ts';
 import type { Static } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -12,6 +10,7 @@ import type { TimelapseService } from '../../timelapse/timelapse-service.ts';
 import { isMovieName } from '../../timelapse/timelapse-folders.ts';
 import { invalid } from '../../core/errors.ts';
 import { fileStream } from '../../core/file-chunks.ts';
+import { servedFile } from '../../core/served-file.ts';
 import { externalBase, externalPrefix } from '../urls.ts';
 import { sendError } from '../error-mapper.ts';
 import { parseRange } from './downloads.ts';
@@ -136,10 +135,11 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
 
   app.get('/downloads/timelapse/:filename', { config: { access: 'TIMELAPSE_LIST' }, schema: { params: FilenameParams, response: Download } }, async (request, reply) => {
     const name = request.params.filename;
-    const path = tl.downloadPath(name);
-    if (path === null) return htmlError(reply, 404, 'Not Found');
-    const st = await stat(path).catch(() => undefined);
-    if (!st?.isFile()) return htmlError(reply, 404, 'Not Found');
+    const requested = tl.downloadPath(name);
+    if (requested === null) return htmlError(reply, 404, 'Not Found');
+    const served = await servedFile(tl.moviesDir, requested);
+    if (!served) return htmlError(reply, 404, 'Not Found');
+    const { path, stats: st } = served;
     const etag = `"${Math.floor(st.mtimeMs / 1000)}"`;
     reply.header('Content-Disposition', `attachment; filename="${name.replace(/["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
       .header('ETag', etag).header('Last-Modified', st.mtime.toUTCString()).header('Accept-Ranges', 'bytes')
@@ -168,17 +168,19 @@ export function registerTimelapseRoutes(app: GantryApp, deps: { timelapse?: Time
   /** Several movies as `octoprint-timelapses.zip`, files at the archive root. */
   async function bundle(reply: FastifyReply, names: string[]): Promise<FastifyReply> {
     if (names.length === 0) return sendError(reply, 400, 'No files to download given');
-    const paths: string[] = [];
+    const paths: Array<[string, string]> = [];
     for (const n of names) {
       if (!isMovieName(n)) return sendError(reply, 400, `Invalid timelapse file name: ${n}`);
       const p = tl!.downloadPath(n);
-      if (p === null || !(await stat(p).then((s) => s.isFile(), () => false))) return sendError(reply, 400, `No such timelapse: ${n}`);
-      paths.push(p);
+      const served = p === null ? undefined : await servedFile(tl!.moviesDir, p);
+      if (!served) return sendError(reply, 400, `No such timelapse: ${n}`);
+      paths.push([served.path, n]);
     }
-    // yazl is loaded on use: only this route needs it.
-    const { ZipFile } = await import('yazl');
+    // yazl is loaded on use: only this route needs it. Through `default`: yazl is CommonJS, and in dist/ a dynamic
+    // import of a bundled CommonJS module has no named exports (`ZipFile is not a constructor` in the built server).
+    const { ZipFile } = (await import('yazl')).default;
     const zip = new ZipFile();
-    for (const p of paths) zip.addFile(p, basename(p), { compress: false });
+    for (const [p, n] of paths) zip.addFile(p, n, { compress: false });
     zip.end();
     return reply.type('application/zip')
       .header('Content-Disposition', 'attachment; filename="octoprint-timelapses.zip"; filename*=UTF-8\'\'octoprint-timelapses.zip')

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { HTTPMethods } from 'fastify';
 import type { AccessService } from '../access/access-service.ts';
 import { safeEqual } from '../access/keys.ts';
+import { normaliseApiPath } from '../core/api-path.ts';
 import type { ApiDispatch } from '../mqtt/types.ts';
 import type { GantryApp } from './types.ts';
 
@@ -21,6 +22,9 @@ export function createInjectDispatch(app: GantryApp, access: AccessService): Api
     ? { user: key.slice(prefix.length), mechanism: 'apikey' } : undefined));
 
   return async (call) => {
+    // The bridge checks this too; the dispatch is what reaches the routes, so it never runs a path outside /api/.
+    const url = normaliseApiPath(call.path);
+    if (url === undefined) return { status: 400, body: { error: 'path must be an API path under /api/ (no dot segments)' } };
     const headers: Record<string, string> = {};
     const key = call.asUser !== undefined ? prefix + call.asUser : call.apikey;
     if (key) headers['x-api-key'] = key;
@@ -29,7 +33,7 @@ export function createInjectDispatch(app: GantryApp, access: AccessService): Api
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(call.body);
     }
-    const res = await app.inject({ method: call.method as HTTPMethods, url: call.path, headers, payload, remoteAddress: MQTT_REMOTE_ADDRESS });
+    const res = await app.inject({ method: call.method as HTTPMethods, url, headers, payload, remoteAddress: MQTT_REMOTE_ADDRESS });
     const type = String(res.headers['content-type'] ?? '');
     if (res.rawPayload.length === 0) return { status: res.statusCode, body: null };
     if (type.includes('json')) {

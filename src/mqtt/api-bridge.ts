@@ -3,6 +3,7 @@
 // chose, or the MQTT 5 response topic with its correlation data.
 import type { IPublishPacket } from 'mqtt';
 import type { Logger } from '../core/logger.ts';
+import { normaliseApiPath } from '../core/api-path.ts';
 import { isPlain } from '../core/plain.ts';
 import type { MqttSettings } from './settings.ts';
 import type { ApiDispatch, Publish } from './types.ts';
@@ -61,10 +62,9 @@ export class ApiBridge {
     const topic = this.usableReplyTopic(req.replyTo) ? req.replyTo : idOk ? `${this.responseBase}/${String(id)}` : undefined;
     const method = typeof req.method === 'string' ? req.method.toUpperCase() : '';
     if (!METHODS.has(method)) return fail(topic, id, 400, `method must be one of ${[...METHODS].join(', ')}`);
-    const path = req.path;
-    if (typeof path !== 'string' || !/^\/api(\/|$|\?)/.test(path) || path.length > 4096) {
-      return fail(topic, id, 400, 'path must be an API path starting with /api/');
-    }
+    // Confined to /api/ once normalised as the router will see it (dot segments, encoded dots, backslashes).
+    const path = normaliseApiPath(req.path);
+    if (path === undefined) return fail(topic, id, 400, 'path must be an API path under /api/ (no dot segments)');
     if (req.apikey !== undefined && typeof req.apikey !== 'string') return fail(topic, id, 400, 'apikey must be a string');
     if (this.inFlight >= this.s.api.concurrency) return fail(topic, id, 503, 'Too many API requests in flight, try again');
 

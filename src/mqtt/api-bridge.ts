@@ -36,7 +36,7 @@ export class ApiBridge {
     return !topic.startsWith(this.s.base) || topic.startsWith(`${this.responseBase}/`);
   }
 
-  handle(payload: Buffer, packet: IPublishPacket): void {
+  private replies(packet: IPublishPacket) {
     const props = packet.properties;
     const correlationData = props?.correlationData;
     const v5Reply = this.usableReplyTopic(props?.responseTopic) ? props?.responseTopic : undefined;
@@ -45,8 +45,25 @@ export class ApiBridge {
         { retain: false, qos: 1, correlationData });
     };
     const fail = (topic: string | undefined, id: unknown, status: number, error: string) => reply(topic, id, status, { error });
+    return { v5Reply, reply, fail };
+  }
 
-    if (payload.length > this.s.api.maxPayload) return fail(undefined, null, 413, `Request larger than ${this.s.api.maxPayload} bytes`);
+  private get tooLarge(): string {
+    return `Request larger than ${this.s.api.maxPayload} bytes`;
+  }
+
+  /**
+   * A request over the packet cap, skipped unread (packet-cap.ts): the same 413 as one read and then refused, on
+   * `<base>api/response` (its id was in the part never read) or its MQTT 5 response topic.
+   */
+  oversized(size: number, packet: IPublishPacket): void {
+    this.logger.warn({ size, maxPacket: this.s.maxPacket }, 'MQTT: API request over the packet cap skipped unread');
+    this.replies(packet).fail(undefined, null, 413, this.tooLarge);
+  }
+
+  handle(payload: Buffer, packet: IPublishPacket): void {
+    const { v5Reply, reply, fail } = this.replies(packet);
+    if (payload.length > this.s.api.maxPayload) return fail(undefined, null, 413, this.tooLarge);
     let req: unknown;
     try {
       req = JSON.parse(payload.toString('utf8'));

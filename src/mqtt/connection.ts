@@ -2,7 +2,9 @@
 // what is produced while the broker is away (retained state coalesced per topic) and flushes it on reconnect.
 import type * as Mqtt from 'mqtt';
 import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../core/logger.ts';
+import { capIncoming, oversizedPacket, PacketCap } from './packet-cap.ts';
 
 /**
  * MQTT.js with its dependencies is ≈ 450 KB of code (a fifth of the server bundle): loaded with the first connect,
@@ -31,6 +33,11 @@ export interface ConnectionOptions {
   reconnectMaxMs: number;
   /** Topics (QoS 1) subscribed after every connect. */
   subscriptions: string[];
+  /**
+   * Largest packet (remaining length) taken from the broker whole; a larger PUBLISH is skipped as it streams in and
+   * reported through `onOversized` (packet-cap.ts).
+   */
+  maxPacket: number;
   /** Sent first on every connect, ahead of anything queued (the `connected` status). */
   birth?: OutMessage;
   logger: Logger;
@@ -40,6 +47,8 @@ export interface ConnectionHandlers {
   /** After every successful connect (the outbox is flushed right after); `first` only for the first one. */
   onConnect(first: boolean): void;
   onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void;
+  /** A PUBLISH over `maxPacket` arrived and was skipped unread (`size` bytes); the packet holds its topic and properties. */
+  onOversized(topic: string, size: number, packet: IPublishPacket): void;
 }
 
 /** Bytes the socket may hold before publishing waits: a slow broker must not grow memory without bound. */
@@ -137,7 +146,15 @@ export class BrokerConnection {
     const { logger } = this.opts;
     let client: MqttClient;
     try {
-      client = connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false });
+      client = connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false, manualConnect: true });
+      // MQTT.js buffers each packet whole before its handlers see it, and has no cap of its own for MQTT 3.1/3.1.1:
+      // every stream it builds for this client gets the cap between the socket and its parser. (The builder is
+      // private in MQTT.js's typings; test/mqtt/api-hardening.test.ts fails should it stop being used.)
+      const c = client as unknown as { streamBuilder: (cl: MqttClient) => Duplex };
+      const build = c.streamBuilder;
+      const version = this.opts.client.protocolVersion ?? 4;
+      c.streamBuilder = (cl) => capIncoming(build(cl), new PacketCap(this.opts.maxPacket, version));
+      client.connect();
     } catch (err) {
       this.noteError(err);
       this.retry();
@@ -176,7 +193,9 @@ export class BrokerConnection {
     });
     client.on('message', (topic, payload, packet) => {
       try {
-        this.handlers.onMessage(topic, payload, packet);
+        const oversized = oversizedPacket(payload);
+        if (oversized !== undefined) this.handlers.onOversized(topic, oversized, packet);
+        else this.handlers.onMessage(topic, payload, packet);
       } catch (err) {
         logger.error({ err, topic }, 'MQTT: message handler failed');
       }

@@ -61,7 +61,7 @@ class Session {
     const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter].filter((t): t is string => t !== undefined);
     const birth: OutMessage | undefined = s.topics.lw ? { topic: s.topics.lw, payload: 'connected', qos: 1, retain: s.lwRetain } : undefined;
     this.conn = new BrokerConnection({
-      url: s.url, client: { ...s.client, ...tls }, queueSize: s.queueSize, reconnectMinMs: s.reconnectMinMs, reconnectMaxMs: s.reconnectMaxMs,
+      url: s.url, client: { ...s.client, ...tls }, maxPacket: s.maxPacket, queueSize: s.queueSize, reconnectMinMs: s.reconnectMinMs, reconnectMaxMs: s.reconnectMaxMs,
       subscriptions, birth, logger,
     }, {
       onConnect: (first) => {
@@ -69,6 +69,10 @@ class Session {
         this.discovery();
       },
       onMessage: (topic, payload, packet) => this.message(topic, payload, packet),
+      onOversized: (topic, size, packet) => {
+        if (this.bridge && topic === this.bridge.requestTopic) this.bridge.oversized(size, packet);
+        else logger.warn({ topic, size, maxPacket: s.maxPacket }, 'MQTT: message over the packet cap skipped unread');
+      },
     });
   }
 

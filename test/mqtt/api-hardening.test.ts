@@ -1,7 +1,13 @@
 // The API over MQTT under attack, against a real Mosquitto: paths that leave /api/ by dot segments, bodies nested
 // beyond what a serialiser can carry, messages far over the size cap, and request floods (every request answered).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { needs } from '../helpers/tools.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { Recorder, SKIP, startBroker, type Broker } from './helpers.ts';
 
@@ -104,3 +110,52 @@ test('API over MQTT: a body nested 100,000 levels deep gets the same 413 as over
   const fine = await ask({ id: 'fine', method: 'GET', path: '/api/version', apikey: key });
   assert.equal(fine.status, 200);
 });
+
+/** Publishes `bytes` on the request topic from a mosquitto_pub process (its memory is not the server's). */
+async function publishFile(t: TestContext, broker: Broker, bytes: number, qos: 0 | 1): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-big-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'big.json');
+  // One chunk written many times: the file is real, its making costs no large buffer here either.
+  const chunk = Buffer.alloc(1024 * 1024, 'x');
+  const fh = await open(file, 'w');
+  try {
+    await fh.write(Buffer.from('{"id":"big","method":"GET","path":"/api/version","pad":"'));
+    for (let left = bytes; left > 0; left -= chunk.length) await fh.write(chunk, 0, Math.min(left, chunk.length));
+    await fh.write(Buffer.from('"}'));
+  } finally {
+    await fh.close();
+  }
+  const pub = spawn('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(broker.port), '-q', String(qos), '-t', `${BASE}api/request`, '-f', file],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  pub.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  const [code] = await once(pub, 'exit') as [number];
+  assert.equal(code, 0, `mosquitto_pub: ${err}`);
+}
+
+for (const protocol of ['MQTTv31', 'MQTTv5'] as const) {
+  test(`API over MQTT (${protocol}): a 60 MB request is skipped as it streams in, answered 413, memory stays flat and the link stays up`, { skip: SKIP || needs('mosquitto') }, async (t) => {
+    const { broker, server, rec } = await setUp(t, protocol);
+    const ask = asker(rec);
+    assert.equal((await ask({ id: 'before', method: 'GET', path: '/api/version', apikey: server.apiKey })).status, 200);
+    const connects = server.mqtt.status().connected;
+    assert.equal(connects, true);
+    const base = process.memoryUsage().arrayBuffers;
+    let peak = base;
+    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().arrayBuffers); }, 10);
+    t.after(() => clearInterval(sampler));
+    const from = rec.messages.length;
+    const size = protocol === 'MQTTv5' ? 12 * 1024 * 1024 : 60 * 1024 * 1024;
+    await publishFile(t, broker, size, 1);
+    const refused = await rec.wait((m) => m.topic === `${BASE}api/response` && m.json().status === 413, 'the 413 answer', 60_000, from);
+    clearInterval(sampler);
+    assert.deepEqual(refused.json(), { id: null, status: 413, body: { error: `Request larger than ${1024 * 1024 + 4096} bytes` } });
+    // Read whole, the message alone lifted the server's buffers by its size (60 MB: 103 → 509 MB RSS at 200 MB).
+    assert.ok(peak - base < 8 * 1024 * 1024, `buffers grew by ${Math.round((peak - base) / 1024 / 1024)} MB while a ${size / 1024 / 1024} MB message went by`);
+    // Same connection (no reconnect), and it answers at once.
+    assert.equal((await ask({ id: 'after', method: 'GET', path: '/api/version', apikey: server.apiKey })).status, 200);
+    assert.equal(server.mqtt.status().connected, true);
+    assert.equal(rec.messages.filter((m) => m.topic === `${BASE}mqtt` && m.text === 'connected').length, 1, 'no second session');
+  });
+}

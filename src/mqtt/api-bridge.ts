@@ -5,12 +5,17 @@ import type { IPublishPacket } from 'mqtt';
 import type { Logger } from '../core/logger.ts';
 import { normaliseApiPath } from '../core/api-path.ts';
 import { isPlain } from '../core/plain.ts';
+import { RESPONSE_QUEUE_LIMIT } from './connection.ts';
 import type { MqttSettings } from './settings.ts';
 import type { ApiDispatch, Publish } from './types.ts';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const MAX_ID = 128;
 const MAX_TOPIC = 1024;
+/** Seconds a shed request is told to wait (`retryAfter` in a 503 body, as HTTP's Retry-After). */
+const RETRY_AFTER_S = 1;
+/** Queued answers past which requests are shed: well below the limit where reading from the broker waits. */
+const SHED_AT = RESPONSE_QUEUE_LIMIT / 2;
 
 export class ApiBridge {
   private inFlight = 0;
@@ -20,6 +25,8 @@ export class ApiBridge {
     private readonly publish: Publish,
     private readonly dispatch: ApiDispatch,
     private readonly logger: Logger,
+    /** Answers waiting to be sent: past SHED_AT a request is answered 503 at once instead of run. */
+    private readonly queuedAnswers: () => number = () => 0,
   ) {}
 
   get requestTopic(): string {
@@ -42,9 +49,10 @@ export class ApiBridge {
     const v5Reply = this.usableReplyTopic(props?.responseTopic) ? props?.responseTopic : undefined;
     const reply = (topic: string | undefined, id: unknown, status: number, body: unknown, encoding?: string) => {
       this.publish(v5Reply ?? topic ?? this.responseBase, { id, status, body, ...(encoding ? { encoding } : {}) },
-        { retain: false, qos: 1, correlationData });
+        { retain: false, qos: 1, correlationData, response: true });
     };
-    const fail = (topic: string | undefined, id: unknown, status: number, error: string) => reply(topic, id, status, { error });
+    const fail = (topic: string | undefined, id: unknown, status: number, error: string) => reply(topic, id, status,
+      status === 503 ? { error, retryAfter: RETRY_AFTER_S } : { error });
     return { v5Reply, reply, fail };
   }
 
@@ -84,6 +92,7 @@ export class ApiBridge {
     if (path === undefined) return fail(topic, id, 400, 'path must be an API path under /api/ (no dot segments)');
     if (req.apikey !== undefined && typeof req.apikey !== 'string') return fail(topic, id, 400, 'apikey must be a string');
     if (this.inFlight >= this.s.api.concurrency) return fail(topic, id, 503, 'Too many API requests in flight, try again');
+    if (this.queuedAnswers() >= SHED_AT) return fail(topic, id, 503, 'Too many API answers waiting to be sent, try again');
 
     this.inFlight++;
     this.dispatch({ method, path, body: req.body, apikey: req.apikey as string | undefined })

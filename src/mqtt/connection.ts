@@ -22,7 +22,15 @@ export interface OutMessage {
   correlationData?: Buffer;
   /** When it was produced (ms since the epoch); MQTT 5 messages carry it as the user property `ts`. */
   producedAt?: number;
+  /** An answer to an API request: queued apart from state and events, never dropped (see `responses`). */
+  response?: boolean;
 }
+
+/**
+ * Answers queued beyond this make the connection stop reading from the broker until they are sent: every request
+ * read gets its answer, and a flood cannot grow memory (the broker holds, or by its own limits drops, the rest).
+ */
+export const RESPONSE_QUEUE_LIMIT = 5000;
 
 export interface ConnectionOptions {
   url: string;
@@ -56,7 +64,11 @@ const SOCKET_HIGH_WATER = 1024 * 1024;
 
 export class BrokerConnection {
   private client: MqttClient | undefined;
+  /** State and events: `queueSize` messages at most, whatever requests do. */
   private readonly outbox = new Map<string, OutMessage>();
+  /** API answers, in order: their own budget, so a request flood never displaces the host's state messages. */
+  private responses: OutMessage[] = [];
+  private readingPaused: { promise: Promise<void>; resume: () => void } | undefined;
   private seq = 0;
   private delayMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -75,7 +87,30 @@ export class BrokerConnection {
   }
 
   get queued(): number {
-    return this.outbox.size;
+    return this.outbox.size + this.responses.length;
+  }
+
+  /** API answers waiting to be sent (the bridge sheds requests with 503 before this reaches the limit). */
+  get queuedResponses(): number {
+    return this.responses.length;
+  }
+
+  /** While too many answers wait, reading from the broker waits too (packet-cap.ts asks before each chunk). */
+  private readGate(): Promise<void> | undefined {
+    if (this.responses.length < RESPONSE_QUEUE_LIMIT || this.stopped) return undefined;
+    if (!this.readingPaused) {
+      let resume = () => {};
+      const promise = new Promise<void>((r) => { resume = r; });
+      this.readingPaused = { promise, resume };
+    }
+    return this.readingPaused.promise;
+  }
+
+  private maybeResumeReading(): void {
+    if (this.readingPaused && (this.responses.length < RESPONSE_QUEUE_LIMIT / 2 || this.stopped || !this.client)) {
+      this.readingPaused.resume();
+      this.readingPaused = undefined;
+    }
   }
 
   start(): void {
@@ -85,6 +120,11 @@ export class BrokerConnection {
   /** Never blocks and never throws: the message goes to the outbox, sent on the next turn of the event loop. */
   publish(msg: OutMessage): void {
     if (this.stopped) return;
+    if (msg.response) {
+      this.responses.push(msg.producedAt === undefined ? { ...msg, producedAt: Date.now() } : msg);
+      this.scheduleDrain();
+      return;
+    }
     // Retained state: only the newest value per topic matters, so it replaces the queued one (and moves to the end).
     const key = msg.retain ? `r ${msg.topic}` : `n ${this.seq++}`;
     this.outbox.delete(key);
@@ -153,7 +193,7 @@ export class BrokerConnection {
       const c = client as unknown as { streamBuilder: (cl: MqttClient) => Duplex };
       const build = c.streamBuilder;
       const version = this.opts.client.protocolVersion ?? 4;
-      c.streamBuilder = (cl) => capIncoming(build(cl), new PacketCap(this.opts.maxPacket, version));
+      c.streamBuilder = (cl) => capIncoming(build(cl), new PacketCap(this.opts.maxPacket, version, () => this.readGate()));
       client.connect();
     } catch (err) {
       this.noteError(err);
@@ -169,6 +209,7 @@ export class BrokerConnection {
       // so every failed attempt left a 10 s timer behind, which held a stopping server up (MQTT.js issue #1155).
       client.end(true);
       this.client = undefined;
+      this.maybeResumeReading();
       if (this.everConnected) logger.info({ url: this.opts.url }, 'MQTT: connection lost, reconnecting');
       this.retry();
     };
@@ -234,19 +275,34 @@ export class BrokerConnection {
   }
 
   private flushNow(client: MqttClient): void {
+    // State and events first (few, and what dashboards show), then answers in the order they were made.
     for (const [key, msg] of this.outbox) {
-      if (client.stream.writableLength > SOCKET_HIGH_WATER) {
-        // The broker reads slower than we produce: keep the rest queued (bounded) and look again shortly.
-        setTimeout(() => this.scheduleDrain(), 20).unref();
-        return;
-      }
+      if (this.socketFull(client)) return;
       this.outbox.delete(key);
-      // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
-      const properties = this.opts.client.protocolVersion === 5
-        ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
-        : undefined;
-      client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
-      this.stats.published++;
+      this.send(client, msg);
     }
+    let i = 0;
+    for (; i < this.responses.length; i++) {
+      if (this.socketFull(client)) break;
+      this.send(client, this.responses[i]!);
+    }
+    this.responses = i === this.responses.length ? [] : this.responses.slice(i);
+    this.maybeResumeReading();
+  }
+
+  private socketFull(client: MqttClient): boolean {
+    if (client.stream.writableLength <= SOCKET_HIGH_WATER) return false;
+    // The broker reads slower than we produce: keep the rest queued (bounded) and look again shortly.
+    setTimeout(() => this.scheduleDrain(), 20).unref();
+    return true;
+  }
+
+  private send(client: MqttClient, msg: OutMessage): void {
+    // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
+    const properties = this.opts.client.protocolVersion === 5
+      ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
+      : undefined;
+    client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
+    this.stats.published++;
   }
 }

@@ -51,12 +51,12 @@ class Session {
         logger.warn({ err, topic }, 'MQTT: payload cannot be sent as JSON');
         return;
       }
-      this.conn.publish({ topic, payload: body, qos: opts.qos ?? s.stateQos, retain: opts.retain ?? s.retain, correlationData: opts.correlationData });
+      this.conn.publish({ topic, payload: body, qos: opts.qos ?? s.stateQos, retain: opts.retain ?? s.retain, correlationData: opts.correlationData, response: opts.response });
     };
     const now = () => deps.clock.now();
     this.hass = s.discovery ? new HassState(s, publish, deps.printer, deps.jobs, now) : undefined;
     this.publisher = new OctoPrintMqttPublisher(s, publish, deps.jobs, () => this.hass?.printingData() ?? {}, now, deps.fileMetadata);
-    this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger) : undefined;
+    this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger, () => this.conn.queuedResponses) : undefined;
     this.control = s.discovery ? new HassControl(s, publish, deps.dispatch, () => this.snapshot(), (jpeg) => this.hass?.camera(jpeg), logger) : undefined;
     const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter].filter((t): t is string => t !== undefined);
     const birth: OutMessage | undefined = s.topics.lw ? { topic: s.topics.lw, payload: 'connected', qos: 1, retain: s.lwRetain } : undefined;

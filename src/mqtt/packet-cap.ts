@@ -61,11 +61,15 @@ export class PacketCap extends Transform {
   private state: State = { kind: 'header', bytes: [] };
   readonly stats = { skipped: 0, skippedBytes: 0 };
 
-  constructor(private readonly maxPacket: number, private readonly protocolVersion: number) {
+  /** `gate`: a promise while reading must wait (too many answers queued); the socket then stops being read. */
+  constructor(private readonly maxPacket: number, private readonly protocolVersion: number,
+    private readonly gate?: () => Promise<void> | undefined) {
     super();
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  override _transform(chunk: Buffer, enc: BufferEncoding, done: TransformCallback): void {
+    const wait = this.gate?.();
+    if (wait) return void wait.then(() => this._transform(chunk, enc, done));
     let at = 0;
     while (at < chunk.length) {
       const s = this.state;

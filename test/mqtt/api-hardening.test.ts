@@ -159,3 +159,60 @@ for (const protocol of ['MQTTv31', 'MQTTv5'] as const) {
     assert.equal(rec.messages.filter((m) => m.topic === `${BASE}mqtt` && m.text === 'connected').length, 1, 'no second session');
   });
 }
+
+/**
+ * Floods `n` requests at `qos` from one client and collects the answers on another; resolves once every id has its
+ * answer or nothing more came for `quietMs`.
+ */
+async function flood(t: TestContext, broker: Broker, key: string, n: number, qos: 0 | 1, quietMs = 8000): Promise<Map<string, Answer[]>> {
+  const answers = new Map<string, Answer[]>();
+  const sub = await Recorder.connect(t, broker.url, [`${BASE}api/response/#`, `${BASE}api/response`]);
+  let last = Date.now();
+  let done: () => void = () => {};
+  const all = new Promise<void>((resolve) => { done = resolve; });
+  sub.client.on('message', (topic, payload) => {
+    const a = JSON.parse(payload.toString()) as Answer;
+    const id = String(a.id);
+    answers.set(id, [...(answers.get(id) ?? []), a]);
+    last = Date.now();
+    if (answers.size >= n) done();
+  });
+  const pub = await Recorder.connect(t, broker.url, 'nothing/at/all');
+  for (let i = 0; i < n; i++) {
+    pub.client.publish(`${BASE}api/request`, JSON.stringify({ id: `f${i}`, method: 'GET', path: '/api/version', apikey: key }), { qos });
+  }
+  await Promise.race([all, new Promise<void>((resolve) => {
+    const timer = setInterval(() => { if (Date.now() - last > quietMs) { clearInterval(timer); resolve(); } }, 200);
+    void all.then(() => clearInterval(timer));
+  })]);
+  return answers;
+}
+
+for (const [qos, n] of [[0, 10_000], [1, 5_000]] as const) {
+  test(`API over MQTT: ${n} requests at QoS ${qos} in a burst: every one answered once, 200 or 503 with a retry hint; state messages keep their own budget`, { skip: SKIP }, async (t) => {
+    // The broker's own per-client limits are not what is tested: they would drop answers on the way to the client.
+    const broker = await startBroker(t, process.env.DEFAULT_BROKER ? {} : { extra: ['max_queued_messages 0', 'max_inflight_messages 0'] });
+    const server = await startTestServer(t, { settings: { plugins: { mqtt: {
+      broker: { url: '127.0.0.1', port: broker.port, protocol: 'MQTTv311' }, publish: { baseTopic: BASE },
+      gantry: { reconnectMin: 0.1, reconnectMax: 0.5, discovery: false },
+    } } } });
+    const events = await Recorder.connect(t, broker.url, [`${BASE}event/#`, `${BASE}mqtt`]);
+    await events.wait((m) => m.topic === `${BASE}mqtt` && m.text === 'connected', 'connected');
+    const answers = await flood(t, broker, server.apiKey, n, qos);
+    const missing = [...Array(n).keys()].map((i) => `f${i}`).filter((id) => !answers.has(id));
+    const statuses = new Map<number, number>();
+    for (const list of answers.values()) for (const a of list) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+    t.diagnostic(`answers: ${answers.size}/${n}, statuses ${JSON.stringify([...statuses])}, server ${JSON.stringify(server.mqtt.status())}`);
+    assert.deepEqual(missing.slice(0, 5), [], `${missing.length} of ${n} requests got no answer`);
+    for (const [id, list] of answers) {
+      assert.equal(list.length, 1, `${id} answered ${list.length} times`);
+      const a = list[0]!;
+      assert.ok(a.status === 200 || a.status === 503, `${id}: ${a.status} ${JSON.stringify(a.body)}`);
+      if (a.status === 503) {
+        assert.equal(typeof a.body.retryAfter, 'number', `${id}: the 503 says when to retry: ${JSON.stringify(a.body)}`);
+        assert.match(String(a.body.error), /try again/);
+      }
+    }
+    assert.equal(server.mqtt.status().dropped, 0, 'nothing dropped from the outbox');
+  });
+}

@@ -18,7 +18,7 @@ function varint(n: number): number[] {
 function publish(topic: string, payload: Buffer, opts: { qos?: number; id?: number; props?: Buffer } = {}): Buffer {
   const qos = opts.qos ?? 0;
   const t = Buffer.from(topic);
-  const parts = [Buffer.from([t.length >> 8, t.length & 255]), t];
+  const parts: Buffer[] = [Buffer.from([t.length >> 8, t.length & 255]), t];
   if (qos > 0) parts.push(Buffer.from([(opts.id ?? 1) >> 8, (opts.id ?? 1) & 255]));
   if (opts.props) parts.push(Buffer.from(varint(opts.props.length)), opts.props);
   parts.push(payload);

@@ -2,7 +2,9 @@
 // what is produced while the broker is away (retained state coalesced per topic) and flushes it on reconnect.
 import type * as Mqtt from 'mqtt';
 import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../core/logger.ts';
+import { capIncoming, oversizedPacket, PacketCap } from './packet-cap.ts';
 
 /**
  * MQTT.js with its dependencies is ≈ 450 KB of code (a fifth of the server bundle): loaded with the first connect,
@@ -20,7 +22,15 @@ export interface OutMessage {
   correlationData?: Buffer;
   /** When it was produced (ms since the epoch); MQTT 5 messages carry it as the user property `ts`. */
   producedAt?: number;
+  /** An answer to an API request: queued apart from state and events, never dropped (see `responses`). */
+  response?: boolean;
 }
+
+/**
+ * Answers queued beyond this make the connection stop reading from the broker until they are sent: every request
+ * read gets its answer, and a flood cannot grow memory (the broker holds, or by its own limits drops, the rest).
+ */
+export const RESPONSE_QUEUE_LIMIT = 5000;
 
 export interface ConnectionOptions {
   url: string;
@@ -31,6 +41,11 @@ export interface ConnectionOptions {
   reconnectMaxMs: number;
   /** Topics (QoS 1) subscribed after every connect. */
   subscriptions: string[];
+  /**
+   * Largest packet (remaining length) taken from the broker whole; a larger PUBLISH is skipped as it streams in and
+   * reported through `onOversized` (packet-cap.ts).
+   */
+  maxPacket: number;
   /** Sent first on every connect, ahead of anything queued (the `connected` status). */
   birth?: OutMessage;
   logger: Logger;
@@ -40,6 +55,8 @@ export interface ConnectionHandlers {
   /** After every successful connect (the outbox is flushed right after); `first` only for the first one. */
   onConnect(first: boolean): void;
   onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void;
+  /** A PUBLISH over `maxPacket` arrived and was skipped unread (`size` bytes); the packet holds its topic and properties. */
+  onOversized(topic: string, size: number, packet: IPublishPacket): void;
 }
 
 /** Bytes the socket may hold before publishing waits: a slow broker must not grow memory without bound. */
@@ -47,7 +64,11 @@ const SOCKET_HIGH_WATER = 1024 * 1024;
 
 export class BrokerConnection {
   private client: MqttClient | undefined;
+  /** State and events: `queueSize` messages at most, whatever requests do. */
   private readonly outbox = new Map<string, OutMessage>();
+  /** API answers, in order: their own budget, so a request flood never displaces the host's state messages. */
+  private responses: OutMessage[] = [];
+  private readingPaused: { promise: Promise<void>; resume: () => void } | undefined;
   private seq = 0;
   private delayMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -66,7 +87,30 @@ export class BrokerConnection {
   }
 
   get queued(): number {
-    return this.outbox.size;
+    return this.outbox.size + this.responses.length;
+  }
+
+  /** API answers waiting to be sent (the bridge sheds requests with 503 before this reaches the limit). */
+  get queuedResponses(): number {
+    return this.responses.length;
+  }
+
+  /** While too many answers wait, reading from the broker waits too (packet-cap.ts asks before each chunk). */
+  private readGate(): Promise<void> | undefined {
+    if (this.responses.length < RESPONSE_QUEUE_LIMIT || this.stopped) return undefined;
+    if (!this.readingPaused) {
+      let resume = () => {};
+      const promise = new Promise<void>((r) => { resume = r; });
+      this.readingPaused = { promise, resume };
+    }
+    return this.readingPaused.promise;
+  }
+
+  private maybeResumeReading(): void {
+    if (this.readingPaused && (this.responses.length < RESPONSE_QUEUE_LIMIT / 2 || this.stopped || !this.client)) {
+      this.readingPaused.resume();
+      this.readingPaused = undefined;
+    }
   }
 
   start(): void {
@@ -76,6 +120,11 @@ export class BrokerConnection {
   /** Never blocks and never throws: the message goes to the outbox, sent on the next turn of the event loop. */
   publish(msg: OutMessage): void {
     if (this.stopped) return;
+    if (msg.response) {
+      this.responses.push(msg.producedAt === undefined ? { ...msg, producedAt: Date.now() } : msg);
+      this.scheduleDrain();
+      return;
+    }
     // Retained state: only the newest value per topic matters, so it replaces the queued one (and moves to the end).
     const key = msg.retain ? `r ${msg.topic}` : `n ${this.seq++}`;
     this.outbox.delete(key);
@@ -137,7 +186,15 @@ export class BrokerConnection {
     const { logger } = this.opts;
     let client: MqttClient;
     try {
-      client = connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false });
+      client = connect(this.opts.url, { ...this.opts.client, reconnectPeriod: 0, connectTimeout: 10_000, resubscribe: false, manualConnect: true });
+      // MQTT.js buffers each packet whole before its handlers see it, and has no cap of its own for MQTT 3.1/3.1.1:
+      // every stream it builds for this client gets the cap between the socket and its parser. (The builder is
+      // private in MQTT.js's typings; test/mqtt/api-hardening.test.ts fails should it stop being used.)
+      const c = client as unknown as { streamBuilder: (cl: MqttClient) => Duplex };
+      const build = c.streamBuilder;
+      const version = this.opts.client.protocolVersion ?? 4;
+      c.streamBuilder = (cl) => capIncoming(build(cl), new PacketCap(this.opts.maxPacket, version, () => this.readGate()));
+      client.connect();
     } catch (err) {
       this.noteError(err);
       this.retry();
@@ -152,6 +209,7 @@ export class BrokerConnection {
       // so every failed attempt left a 10 s timer behind, which held a stopping server up (MQTT.js issue #1155).
       client.end(true);
       this.client = undefined;
+      this.maybeResumeReading();
       if (this.everConnected) logger.info({ url: this.opts.url }, 'MQTT: connection lost, reconnecting');
       this.retry();
     };
@@ -176,7 +234,9 @@ export class BrokerConnection {
     });
     client.on('message', (topic, payload, packet) => {
       try {
-        this.handlers.onMessage(topic, payload, packet);
+        const oversized = oversizedPacket(payload);
+        if (oversized !== undefined) this.handlers.onOversized(topic, oversized, packet);
+        else this.handlers.onMessage(topic, payload, packet);
       } catch (err) {
         logger.error({ err, topic }, 'MQTT: message handler failed');
       }
@@ -215,19 +275,34 @@ export class BrokerConnection {
   }
 
   private flushNow(client: MqttClient): void {
+    // State and events first (few, and what dashboards show), then answers in the order they were made.
     for (const [key, msg] of this.outbox) {
-      if (client.stream.writableLength > SOCKET_HIGH_WATER) {
-        // The broker reads slower than we produce: keep the rest queued (bounded) and look again shortly.
-        setTimeout(() => this.scheduleDrain(), 20).unref();
-        return;
-      }
+      if (this.socketFull(client)) return;
       this.outbox.delete(key);
-      // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
-      const properties = this.opts.client.protocolVersion === 5
-        ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
-        : undefined;
-      client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
-      this.stats.published++;
+      this.send(client, msg);
     }
+    let i = 0;
+    for (; i < this.responses.length; i++) {
+      if (this.socketFull(client)) break;
+      this.send(client, this.responses[i]!);
+    }
+    this.responses = i === this.responses.length ? [] : this.responses.slice(i);
+    this.maybeResumeReading();
+  }
+
+  private socketFull(client: MqttClient): boolean {
+    if (client.stream.writableLength <= SOCKET_HIGH_WATER) return false;
+    // The broker reads slower than we produce: keep the rest queued (bounded) and look again shortly.
+    setTimeout(() => this.scheduleDrain(), 20).unref();
+    return true;
+  }
+
+  private send(client: MqttClient, msg: OutMessage): void {
+    // MQTT 5 only: the production time lets consumers (and the scale benchmark) see how long a message travelled.
+    const properties = this.opts.client.protocolVersion === 5
+      ? { userProperties: { ts: String(msg.producedAt ?? Date.now()) }, ...(msg.correlationData ? { correlationData: msg.correlationData } : {}) }
+      : undefined;
+    client.publish(msg.topic, msg.payload, { qos: msg.qos, retain: msg.retain, ...(properties ? { properties } : {}) });
+    this.stats.published++;
   }
 }

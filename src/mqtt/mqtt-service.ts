@@ -51,17 +51,17 @@ class Session {
         logger.warn({ err, topic }, 'MQTT: payload cannot be sent as JSON');
         return;
       }
-      this.conn.publish({ topic, payload: body, qos: opts.qos ?? s.stateQos, retain: opts.retain ?? s.retain, correlationData: opts.correlationData });
+      this.conn.publish({ topic, payload: body, qos: opts.qos ?? s.stateQos, retain: opts.retain ?? s.retain, correlationData: opts.correlationData, response: opts.response });
     };
     const now = () => deps.clock.now();
     this.hass = s.discovery ? new HassState(s, publish, deps.printer, deps.jobs, now) : undefined;
     this.publisher = new OctoPrintMqttPublisher(s, publish, deps.jobs, () => this.hass?.printingData() ?? {}, now, deps.fileMetadata);
-    this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger) : undefined;
+    this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger, () => this.conn.queuedResponses) : undefined;
     this.control = s.discovery ? new HassControl(s, publish, deps.dispatch, () => this.snapshot(), (jpeg) => this.hass?.camera(jpeg), logger) : undefined;
     const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter].filter((t): t is string => t !== undefined);
     const birth: OutMessage | undefined = s.topics.lw ? { topic: s.topics.lw, payload: 'connected', qos: 1, retain: s.lwRetain } : undefined;
     this.conn = new BrokerConnection({
-      url: s.url, client: { ...s.client, ...tls }, queueSize: s.queueSize, reconnectMinMs: s.reconnectMinMs, reconnectMaxMs: s.reconnectMaxMs,
+      url: s.url, client: { ...s.client, ...tls }, maxPacket: s.maxPacket, queueSize: s.queueSize, reconnectMinMs: s.reconnectMinMs, reconnectMaxMs: s.reconnectMaxMs,
       subscriptions, birth, logger,
     }, {
       onConnect: (first) => {
@@ -69,6 +69,10 @@ class Session {
         this.discovery();
       },
       onMessage: (topic, payload, packet) => this.message(topic, payload, packet),
+      onOversized: (topic, size, packet) => {
+        if (this.bridge && topic === this.bridge.requestTopic) this.bridge.oversized(size, packet);
+        else logger.warn({ topic, size, maxPacket: s.maxPacket }, 'MQTT: message over the packet cap skipped unread');
+      },
     });
   }
 

@@ -25,6 +25,8 @@ export interface MqttSettings {
   lwRetain: boolean;
   stateQos: 0 | 1;
   queueSize: number;
+  /** Largest packet (remaining length) read whole from the broker: a request of maxPayload plus topic and properties. */
+  maxPacket: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
   progressIntervalMs: number;
@@ -50,6 +52,9 @@ const PROTOCOLS: Record<string, Pick<IClientOptions, 'protocolId' | 'protocolVer
   MQTTv311: { protocolId: 'MQTT', protocolVersion: 4 },
   MQTTv5: { protocolId: 'MQTT', protocolVersion: 5 },
 };
+
+/** Room in a packet beyond its payload: a topic (up to 64 KiB) and MQTT 5 properties. */
+const PACKET_HEAD_ALLOWANCE = 128 * 1024;
 
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
@@ -112,6 +117,7 @@ export function mqttSettings(c: Pick<Config, MqttSections>): MqttSettings | null
     lwRetain: b.lwRetain,
     stateQos: g.stateQos as 0 | 1,
     queueSize: g.queueSize,
+    maxPacket: g.api.maxPayload + PACKET_HEAD_ALLOWANCE,
     reconnectMinMs: g.reconnectMin * 1000,
     reconnectMaxMs: Math.max(g.reconnectMax, g.reconnectMin) * 1000,
     progressIntervalMs: g.progressInterval * 1000,

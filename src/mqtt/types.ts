@@ -50,4 +50,4 @@ export interface ApiResult {
 export type ApiDispatch = (call: ApiCall) => Promise<ApiResult>;
 
 /** How the parts hand messages to the connection: JSON for objects, raw for strings and buffers. */
-export type Publish = (topic: string, payload: unknown, opts?: { retain?: boolean; qos?: 0 | 1; correlationData?: Buffer }) => void;
+export type Publish = (topic: string, payload: unknown, opts?: { retain?: boolean; qos?: 0 | 1; correlationData?: Buffer; response?: boolean }) => void;

@@ -49,6 +49,8 @@ export interface Broker {
 export interface BrokerOptions {
   users?: Record<string, string>;
   tls?: boolean;
+  /** More mosquitto.conf lines (limits such as `max_queued_messages 0`). */
+  extra?: string[];
 }
 
 /** Self-signed CA plus a server certificate for 127.0.0.1/localhost, made with openssl. */
@@ -86,6 +88,7 @@ export async function startBroker(t: { after: (fn: () => Promise<void>) => void 
     lines.push(`listener ${tlsPort} 127.0.0.1`, `cafile ${join(dir, 'ca.crt')}`, `certfile ${join(dir, 'server.crt')}`,
       `keyfile ${join(dir, 'server.key')}`, opts.users ? 'allow_anonymous false' : 'allow_anonymous true');
   }
+  lines.push(...(opts.extra ?? []));
   const conf = join(dir, 'mosquitto.conf');
   await writeFile(conf, lines.join('\n') + '\n');
   let child: ChildProcess | undefined;

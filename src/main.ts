@@ -43,6 +43,9 @@ import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { PrintJournal } from './recovery/print-journal.ts';
 import { AutoReconnect } from './recovery/auto-reconnect.ts';
+import { MoonrakerService } from './moonraker/moonraker-service.ts';
+import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
+import { registerUi } from './moonraker/ui-static.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -70,6 +73,8 @@ export interface Gantry {
   printer: PrinterService;
   timelapse: TimelapseService;
   mqtt: MqttService;
+  /** The Moonraker edge (Mainsail, Fluidd); undefined when moonraker.enabled is off. */
+  moonraker: MoonrakerService | undefined;
   logger: Logger;
   stop(): Promise<void>;
   /** What a stop under way waits for: the HTTP server's close or a service, by name. */
@@ -228,6 +233,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   ];
   push.setTimelapseSource({ config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() });
 
+  // Moonraker's API for Mainsail, Fluidd and other Moonraker clients, on the same services.
+  const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
+    config, events, access, printer, jobs: jobRunner, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
+    dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(),
+  }) : undefined;
+
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
@@ -249,6 +260,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
+    ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
   const started: Service[] = [];
   // A start that fails half-way gives back what it took: the services started so far and the log file's handle (left
@@ -305,9 +317,20 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     app.addHook('preClose', async () => { unbridgeMqttSlicing(); await service.stop(); });
     await service.start();
     unbridgeMqttSlicing = slicing.onProgress((p) => service.slicingProgress(p));
-    push.attach(app.server);
+    push.attach(app.server, (path) => moonraker !== undefined && MoonrakerService.claims(path));
     // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
     app.addHook('preClose', () => push.detach());
+    if (moonraker) {
+      registerMoonrakerRoutes(app, moonraker, moonraker.deps);
+      moonraker.attach(app.server);
+      app.addHook('preClose', () => moonraker.detach());
+      const ui = config.current.moonraker.ui;
+      if (ui) {
+        const served = await registerUi(app, ui, config.current.moonraker.uiPath);
+        if (served) logger.info({ ui: served.kind, at: served.mount }, 'serving a Moonraker UI');
+        else logger.warn({ folder: ui }, 'moonraker.ui holds neither a Mainsail nor a Fluidd release');
+      }
+    }
     const host = opts.host ?? config.current.server.host;
     const port = opts.port ?? config.current.server.port;
     await app.listen({ host, port });
@@ -353,5 +376,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop, stopStage: () => stage };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
 }

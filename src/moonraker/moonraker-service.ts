@@ -283,8 +283,12 @@ export class MoonrakerService {
     for (const c of this.connections) c.notify(method, params);
   }
 
+  /** Status ticks that computed a snapshot (one per tick, whatever the number of subscribers: tests and diagnostics). */
+  snapshotsComputed = 0;
+
   private tick(): void {
     if (!this.hub.active) return;
+    this.snapshotsComputed++;
     this.hub.tick(this.objects.snapshot(), this.objects.eventtime());
   }
 

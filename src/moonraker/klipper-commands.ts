@@ -48,7 +48,7 @@ export interface CommandHost {
   /** A console line (notify_gcode_response and the G-code store). */
   respond(line: string): void;
   /** G-code state kept by SAVE/RESTORE_GCODE_STATE. */
-  saveState(name: string): void;
+  saveState(name: string): Promise<void>;
   restoreState(name: string): string[] | undefined;
 }
 
@@ -141,7 +141,7 @@ async function extended(line: string, who: Identity, host: CommandHost): Promise
       for (const key of host.heaterKeys()) host.setHeater(key, 0);
       return host.settled();
     case 'FIRMWARE_RESTART': case 'RESTART': return host.reconnect();
-    case 'SAVE_GCODE_STATE': host.saveState(params.get('NAME') ?? 'default'); return;
+    case 'SAVE_GCODE_STATE': return host.saveState(params.get('NAME') ?? 'default');
     case 'RESTORE_GCODE_STATE': {
       const name = params.get('NAME') ?? 'default';
       const lines = host.restoreState(name);

@@ -31,6 +31,8 @@ const MAX_BATCH = 200;
 /** A client this far behind on reading is dropped (its view would be wrong anyway). */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 const SETTLE_MS = 300_000;
+/** The terminal log's batch (printer/serial-log.ts) plus a margin. */
+const LOG_BATCH_MS = 150;
 const WS_PATH = '/websocket';
 
 type Handler = (params: Plain, ctx: CallContext) => unknown;
@@ -394,13 +396,15 @@ export class MoonrakerService {
       reconnect: () => this.reconnect(),
       emergencyStop: () => this.emergencyStop(),
       respond: (line) => this.respond(line),
-      saveState: (name) => {
+      saveState: async (name) => {
+        // What was sent reaches the G-code state through the terminal log, which is delivered in 100 ms batches.
+        await new Promise((resolve) => setTimeout(resolve, LOG_BATCH_MS));
         const g = this.gcode;
-        this.savedStates.set(name, [g.absoluteCoordinates ? 'G90' : 'G91', g.absoluteExtrude ? 'M82' : 'M83',
-          `M220 S${Math.round(g.speedFactor * 100)}`, `M221 S${Math.round(g.extrudeFactor * 100)}`, `G0 F${g.speed}`]);
+        // The modes a jog or an extrusion changes; factors and feed rate stay as the user set them meanwhile.
+        this.savedStates.set(name, [g.absoluteCoordinates ? 'G90' : 'G91', g.absoluteExtrude ? 'M82' : 'M83']);
         if (this.savedStates.size > 100) this.savedStates.delete(this.savedStates.keys().next().value!);
       },
-      // Klipper-faithful: the modes and factors come back, the head is not moved back (no MOVE=1).
+      // Klipper-faithful: the modes come back, the head is not moved back (no MOVE=1).
       restoreState: (name) => this.savedStates.get(name),
     };
   }

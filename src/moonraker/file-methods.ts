@@ -5,6 +5,7 @@ import type { FileService } from '../files/file-service.ts';
 import type { StoredEntry, StoredFile, StoredFolder } from '../files/types.ts';
 import { readThumbnails, type Thumbnail } from '../files/analysis/thumbnails.ts';
 import { RpcError, badParam } from './rpc-errors.ts';
+import { slicerSettings } from './slicer-settings.ts';
 
 export const GCODES = 'gcodes';
 export const ROOTS = [GCODES];
@@ -51,6 +52,7 @@ const THUMB_CACHE = 64;
 
 export class FileMethods {
   private readonly thumbs = new Map<string, Thumbnail[]>();
+  private readonly settings = new Map<string, Record<string, unknown>>();
 
   constructor(private readonly files: FileService) {}
 
@@ -110,12 +112,24 @@ export class FileMethods {
       : a?.filament ? Object.values(a.filament).reduce((s, x) => s + (x.length ?? 0), 0) : undefined;
     if (typeof filament === 'number' && filament > 0) out.filament_total = Math.round(filament * 100) / 100;
     if (typeof a?.printingArea?.maxZ === 'number') out.object_height = a.printingArea.maxZ;
+    Object.assign(out, await this.settingsOf(f));
     if (f.meta.thumbnail !== undefined) {
       const stem = f.name.replace(/\.[^.]*$/, '');
       out.thumbnails = (await this.thumbnailsOf(f)).map((t) => ({ width: t.width, height: t.height, size: t.png.length,
         relative_path: `.thumbs/${stem}-${t.width}x${t.height}.png` }));
     }
     return out;
+  }
+
+  private async settingsOf(f: StoredFile): Promise<Record<string, unknown>> {
+    const key = `${f.path}@${f.size}:${f.date}`;
+    let s = this.settings.get(key);
+    if (!s) {
+      s = await slicerSettings(await this.files.absolutePath(f.path), f.size ?? 0).catch(() => ({}));
+      if (this.settings.size >= THUMB_CACHE) this.settings.delete(this.settings.keys().next().value!);
+      this.settings.set(key, s);
+    }
+    return s;
   }
 
   private async thumbnailsOf(f: StoredFile): Promise<Thumbnail[]> {

@@ -103,6 +103,16 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   const benchy = await readFile(SMALL_GCODE);
   const r2 = await server.api('/server/files/upload', { method: 'POST', body: (() => { const f = new FormData(); f.append('file', new Blob([benchy]), 'small.gcode'); return f; })() });
   assert.equal(r2.status, 201);
+  const smallMeta = await waitFor('its analysis', async () => {
+    const m = await c.call<Record<string, unknown>>('server.files.metadata', { filename: 'small.gcode' });
+    return m.estimated_time !== undefined ? m : undefined;
+  });
+  assert.equal(smallMeta.filename, 'small.gcode');
+  assert.equal(smallMeta.slicer, 'PrusaSlicer');
+  assert.equal(smallMeta.layer_height, 0.3);
+  assert.equal(smallMeta.first_layer_height, 0.3);
+  assert.equal(smallMeta.nozzle_diameter, 0.4);
+  assert.equal(smallMeta.filament_type, 'PLA');
   const startMark = c.notifications.length;
   assert.equal(await c.call('printer.print.start', { filename: 'small.gcode' }), 'ok');
   await c.next('notify_history_changed', (n) => (n.params![0] as { action: string }).action === 'added', startMark);
@@ -122,4 +132,31 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   });
   const totals = await c.call<{ job_totals: { total_jobs: number } }>('server.history.totals');
   assert.equal(totals.job_totals.total_jobs, 1);
+  assert.ok((live.print_stats.filament_used as number) > 0, 'filament used, followed from the sent lines');
+});
+
+test('KlipperScreen and klipper-tui: HTTP server/info, oneshot token, printer/info, gcode/help, then the socket', async (t) => {
+  const server = await connectedServer(t);
+  const key = { 'X-Api-Key': server.apiKey };
+  const get = async (path: string) => {
+    const r = await fetch(`${server.url}${path}`, { headers: key });
+    assert.equal(r.status, 200, path);
+    return ((await r.json()) as { result: Record<string, unknown> }).result;
+  };
+  assert.equal((await get('/server/info')).klippy_connected, true);
+  assert.equal((await get('/printer/info')).state, 'ready');
+  assert.ok('FIRMWARE_RESTART' in (await get('/printer/gcode/help')));
+  const token = (await get('/access/oneshot_token')) as unknown as string;
+  const c = await RpcClient.open(`${server.url}/websocket?token=${token}`);
+  t.after(() => c.close());
+  // KlipperScreen identifies as a display; klipper-tui subscribes to its list and reads files.list as an array.
+  await c.call('server.connection.identify', { client_name: 'KlipperScreen', version: 'v0.4', type: 'display', url: 'https://github.com/KlipperScreen/KlipperScreen' });
+  const sub = await c.call<{ status: Record<string, unknown> }>('printer.objects.subscribe', { objects: Object.fromEntries(['webhooks', 'print_stats',
+    'display_status', 'virtual_sdcard', 'toolhead', 'gcode_move', 'extruder', 'heater_bed', 'fan', 'idle_timeout', 'bed_mesh', 'motion_report',
+    'firmware_retraction'].map((o) => [o, null])) });
+  // Objects Gantry does not have are left out, as Klipper does.
+  assert.ok(!('bed_mesh' in sub.status) && 'idle_timeout' in sub.status);
+  assert.ok(Array.isArray(await c.call('server.files.list')));
+  await c.call('printer.gcode.script', { script: 'M104 S30' });
+  assert.equal(server.printer.temperatures().tool0?.target, 30);
 });

@@ -98,6 +98,20 @@ export function registerMoonrakerRoutes(app: FastifyInstance, service: Moonraker
       done();
     });
     scope.setErrorHandler((err, _request, reply) => sendError(reply, err));
+    // Bodies parsed here, not by the app's parser (whose prototype-key scan recurses: a deeply nested body overflowed
+    // the stack into a 500); /server/jsonrpc gets the text itself.
+    const rawBodies = new WeakMap<object, string>();
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = body as string;
+      if (text.length === 0) return done(null, undefined);
+      rawBodies.set(request, text);
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(new RpcError(400, 'Body is not valid JSON'), undefined);
+      }
+    });
     // Unknown paths under Moonraker's prefixes answer in its shape (a JSON 404), whatever the verb.
     for (const prefix of PREFIXES) {
       scope.route({ method: ['GET', 'POST', 'DELETE', 'PUT', 'OPTIONS'], url: `${prefix}/*`, config: { access: 'public' },
@@ -134,7 +148,7 @@ export function registerMoonrakerRoutes(app: FastifyInstance, service: Moonraker
     // JSON-RPC over HTTP: always 200 with a JSON-RPC body.
     scope.post('/server/jsonrpc', { config: { access: 'public' } }, async (request, reply) => {
       const ctx = ctxOf(request);
-      const text = typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? null);
+      const text = rawBodies.get(request) ?? 'null';
       const out = await service.handleFrame(text, ctx);
       return reply.type('application/json').send(out ?? { jsonrpc: '2.0', result: 'ok', id: null });
     });

@@ -6,7 +6,7 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import type { WebSocket, WebSocketServer } from 'ws';
-import type { MoonrakerDeps } from './moonraker-deps.ts';
+import type { HistoryRecord, MoonrakerDeps } from './moonraker-deps.ts';
 import { GcodeState } from './gcode-state.ts';
 import { PrinterObjects, freshJob, heaterKey, heaterName, select, type JobRecord, type Status } from './printer-objects.ts';
 import { StatusHub, type Subscriber, type Wanted } from './status-hub.ts';
@@ -14,7 +14,7 @@ import { TemperatureStore, GcodeStore, TEMPERATURE_STORE_SIZE } from './data-sto
 import { MoonrakerDatabase } from './database.ts';
 import { MoonrakerAuth, type Caller, type Credentials } from './moonraker-auth.ts';
 import { FileMethods, GCODES, ROOTS, itemOf, trimSlashes } from './file-methods.ts';
-import { historyJob, historyJobById, historyList, historyTotals, jobId } from './history-methods.ts';
+import { historyJob, historyJobById, historyList, historyTotals, jobId, type JobExtras } from './history-methods.ts';
 import { COMMANDS, runScript, type CommandHost } from './klipper-commands.ts';
 import { klippyState, type KlippyState } from './klippy-state.ts';
 import { ProcStats, systemInfo } from './machine-info.ts';
@@ -34,6 +34,8 @@ const SETTLE_MS = 300_000;
 /** The terminal log's batch (printer/serial-log.ts) plus a margin. */
 const LOG_BATCH_MS = 150;
 const WS_PATH = '/websocket';
+/** The database namespace of Gantry's own additions (filament per history job). */
+const GANTRY_NS = 'gantry';
 
 type Handler = (params: Plain, ctx: CallContext) => unknown;
 interface Method {
@@ -126,6 +128,8 @@ export class MoonrakerService {
 
   async start(): Promise<void> {
     await this.database.load();
+    const kept = await this.database.get(GANTRY_NS, 'filament').catch(() => ({}));
+    if (isPlain(kept)) for (const [id, mm] of Object.entries(kept)) if (typeof mm === 'number') this.filamentByJob.set(id, mm);
     const { printer, events } = this.deps;
     this.unsubscribers.push(printer.subscribe({
       log: (lines) => { for (const l of lines) if (l.startsWith('Send: ')) this.gcode.sent(l.slice(6)); },
@@ -344,13 +348,34 @@ export class MoonrakerService {
       filePosition: state === 'complete' ? this.job.fileSize ?? 0 : snap.progress?.filepos ?? 0,
     };
     const path = this.job.filename;
+    const filament = Math.max(0, this.gcode.extruded - this.job.extrudedAtStart);
     // The history record is written as the job ends; announce it once it is there.
     setTimeout(() => {
       void this.deps.jobs.printHistory().then((records) => {
         const r = [...records].reverse().find((x) => x.path === path);
-        if (r) this.broadcast('notify_history_changed', [{ action: 'finished', job: historyJob(r) }]);
+        if (!r) return;
+        this.filamentByJob.set(jobId(r.start), filament);
+        void this.database.post(GANTRY_NS, `filament.${jobId(r.start)}`, Math.round(filament * 100) / 100).catch(() => {});
+        void this.enrich(r).then((extras) => this.broadcast('notify_history_changed', [{ action: 'finished', job: historyJob(r, extras) }]));
       }, () => {});
     }, 200).unref();
+  }
+
+  /** Filament counted per history job (also kept in the database, namespace `gantry`, to survive restarts). */
+  private readonly filamentByJob = new Map<string, number>();
+
+  private filamentOf(r: HistoryRecord): number {
+    return this.filamentByJob.get(jobId(r.start)) ?? 0;
+  }
+
+  private async enrich(r: HistoryRecord): Promise<JobExtras> {
+    const filamentUsed = this.filamentOf(r);
+    if (r.origin !== 'local') return { exists: false, metadata: {}, filamentUsed };
+    try {
+      return { exists: true, metadata: await this.fileMethods.metadata(r.path), filamentUsed };
+    } catch {
+      return { exists: false, metadata: {}, filamentUsed };
+    }
   }
 
   private fileChanged(action: string, path: string, source?: string): void {
@@ -560,9 +585,10 @@ export class MoonrakerService {
     this.add('server.files.copy', 'FILES_UPLOAD', (p) => f.transfer(p.source, p.dest, 'copy'));
 
     // history
-    this.add('server.history.list', 'STATUS', async (p) => historyList(await jobs.printHistory(), p));
-    this.add('server.history.get_job', 'STATUS', async (p) => historyJobById(await jobs.printHistory(), p.uid));
-    this.add('server.history.totals', 'STATUS', async () => historyTotals(await jobs.printHistory()));
+    const enrich = (r: HistoryRecord) => this.enrich(r);
+    this.add('server.history.list', 'STATUS', async (p) => historyList(await jobs.printHistory(), p, enrich));
+    this.add('server.history.get_job', 'STATUS', async (p) => historyJobById(await jobs.printHistory(), p.uid, enrich));
+    this.add('server.history.totals', 'STATUS', async () => historyTotals(await jobs.printHistory(), (r) => this.filamentOf(r)));
 
     // access
     this.add('access.info', null, () => ({ default_source: 'moonraker', available_sources: ['moonraker'], login_required: !this.auth.open,

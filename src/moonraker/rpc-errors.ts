@@ -32,7 +32,8 @@ export function httpStatusOf(err: unknown): number {
       case ErrorCodes.FORBIDDEN: return 403;
       case ErrorCodes.NOT_FOUND: return 404;
       case ErrorCodes.CONFLICT: case ErrorCodes.PRINTER_BUSY: case ErrorCodes.FILE_IN_USE: case ErrorCodes.ALREADY_EXISTS: return 409;
-      case ErrorCodes.PRINTER_NOT_OPERATIONAL: return 503;
+      // Klipper's answer in its shutdown/error state ("Printer is not ready"): Gantry itself, Moonraker's Klippy, is up.
+      case ErrorCodes.PRINTER_NOT_OPERATIONAL: return 400;
       case ErrorCodes.UNSUPPORTED_MEDIA: return 415;
       case ErrorCodes.PAYLOAD_TOO_LARGE: return 413;
       case ErrorCodes.TOO_MANY_REQUESTS: return 429;

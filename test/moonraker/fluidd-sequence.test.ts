@@ -117,21 +117,29 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   assert.equal(await c.call('printer.print.start', { filename: 'small.gcode' }), 'ok');
   await c.next('notify_history_changed', (n) => (n.params![0] as { action: string }).action === 'added', startMark);
   const live: Record<string, Record<string, unknown>> = structuredClone(state);
-  await waitFor('print_stats printing', () => mergeStatus(live, c.notifications.splice(0)).print_stats.state === 'printing');
+  let merged = 0;
+  const update = () => { mergeStatus(live, c.notifications.slice(merged)); merged = c.notifications.length; return live; };
+  await waitFor('print_stats printing', () => update().print_stats.state === 'printing');
   assert.equal(live.print_stats.filename, 'small.gcode');
   assert.equal(live.idle_timeout.state, 'Printing');
   await c.call('printer.print.pause');
-  await waitFor('paused', () => mergeStatus(live, c.notifications.splice(0)).print_stats.state === 'paused');
+  await waitFor('paused', () => update().print_stats.state === 'paused');
   assert.equal(live.pause_resume.is_paused, true);
   await c.call('printer.print.resume');
-  await waitFor('complete', () => mergeStatus(live, c.notifications.splice(0)).print_stats.state === 'complete', { timeoutMs: 60_000 });
+  await waitFor('complete', () => update().print_stats.state === 'complete', { timeoutMs: 60_000 });
   assert.equal(live.virtual_sdcard.progress, 1);
-  await waitFor('history lists the print', async () => {
-    const h = await c.call<{ count: number; jobs: Array<{ filename: string; status: string }> }>('server.history.list', { limit: 50 });
-    return h.jobs.some((j) => j.filename === 'small.gcode' && j.status === 'completed');
-  });
-  const totals = await c.call<{ job_totals: { total_jobs: number } }>('server.history.totals');
+  const finished = await c.next('notify_history_changed', (n) => (n.params![0] as { action: string }).action === 'finished', startMark);
+  const fjob = (finished.params![0] as { job: { filename: string; status: string; filament_used: number; metadata: { estimated_time?: number } } }).job;
+  assert.deepEqual([fjob.filename, fjob.status], ['small.gcode', 'completed']);
+  assert.ok(fjob.filament_used > 0);
+  assert.equal(typeof fjob.metadata.estimated_time, 'number');
+  const h = await c.call<{ count: number; jobs: Array<{ filename: string; status: string; job_id: string }> }>('server.history.list', { limit: 50 });
+  assert.deepEqual(h.jobs.map((j) => [j.filename, j.status]), [['small.gcode', 'completed']]);
+  const one = await c.call<{ job: { filename: string } }>('server.history.get_job', { uid: h.jobs[0].job_id });
+  assert.equal(one.job.filename, 'small.gcode');
+  const totals = await c.call<{ job_totals: { total_jobs: number; total_filament_used: number } }>('server.history.totals');
   assert.equal(totals.job_totals.total_jobs, 1);
+  assert.ok(totals.job_totals.total_filament_used > 0);
   assert.ok((live.print_stats.filament_used as number) > 0, 'filament used, followed from the sent lines');
 });
 

@@ -66,5 +66,11 @@ test('an oversized frame closes that socket only; odd params for every method ne
   assert.equal(bad.status, 400);
   assert.equal(((await bad.json()) as { error: { code: number } }).error.code, 400);
   assert.equal((await server.api('/server/no/such')).status, 404);
+  // Deep nesting over HTTP: a JSON-RPC error, or a 400, never a 500.
+  const deep = await server.api('/server/jsonrpc', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '['.repeat(5000) + ']'.repeat(5000) });
+  assert.equal(deep.status, 200);
+  assert.equal(((await deep.json()) as Array<{ error: { code: number } }>)[0].error.code, -32600);
+  const deepItem = await server.api('/server/database/item', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"namespace":"x","key":"k","value":${'['.repeat(5000)}${']'.repeat(5000)}}` });
+  assert.equal(deepItem.status, 400);
   assert.equal((await c.call<{ klippy_state: string }>('server.info')).klippy_state, 'error');
 });

@@ -328,6 +328,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       if (ui) {
         const served = await registerUi(app, ui, config.current.moonraker.uiPath);
         if (served) logger.info({ ui: served.kind, at: served.mount }, 'serving a Moonraker UI');
+        if (served?.warning) logger.warn({ ui: served.kind, at: served.mount }, served.warning);
         else logger.warn({ folder: ui }, 'moonraker.ui holds neither a Mainsail nor a Fluidd release');
       }
     }

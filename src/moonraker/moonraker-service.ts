@@ -298,16 +298,18 @@ export class MoonrakerService {
     this.hub.tick(this.objects.snapshot(), this.objects.eventtime());
   }
 
+  /** Once a second: the temperature store's sample (read straight from the readings) and, for open sockets, proc stats. */
   private second(): void {
-    const status = this.objects.snapshot();
+    const temps = this.deps.printer.temperatures();
     const readings: Record<string, { temperature: number | null; target: number | null; power: number | null }> = {};
-    for (const name of (status.heaters.available_sensors as string[])) {
-      const o = status[name];
-      if (o) readings[name] = { temperature: o.temperature as number, target: o.target as number, power: o.power as number };
+    for (const [key, r] of Object.entries(temps)) {
+      const name = heaterName(key);
+      if (name) readings[name] = { temperature: r.actual, target: r.target, power: r.target ? 1 : 0 };
     }
     this.temperatures.sample(readings);
+    if (this.connections.size === 0) return;
     const sample = this.procStats.sample();
-    if (this.connections.size > 0) this.broadcast('notify_proc_stat_update', [this.procStats.notification(sample, this.connections.size)]);
+    this.broadcast('notify_proc_stat_update', [this.procStats.notification(sample, this.connections.size)]);
   }
 
   private onPrinterState(state: KlippyState, id: string): void {

@@ -53,7 +53,7 @@ async function configJson(folder: string, kind: UiKind): Promise<string> {
   return JSON.stringify({ ...base, endpoints: [], hostConfig: { ...(base.hostConfig as object | undefined), blacklist: [] } });
 }
 
-export interface ServedUi { kind: UiKind; mount: string }
+export interface ServedUi { kind: UiKind; mount: string; warning?: string }
 
 /** Registers the UI's routes; at `/` it takes the root page and unknown paths from Gantry's UI (the SPA's routes). */
 export async function registerUi(app: FastifyInstance, folder: string, uiPath: string): Promise<ServedUi | undefined> {
@@ -98,5 +98,6 @@ export async function registerUi(app: FastifyInstance, folder: string, uiPath: s
     app.get(mount, { config: { access: 'public' } }, page);
     app.get(`${mount}*`, { config: { access: 'public' } }, async (request, reply) => serve((request.params as { '*': string })['*'], reply));
   }
-  return { kind, mount };
+  const warning = kind === 'mainsail' && mount !== '/' ? `Mainsail's release loads its code from /assets/…: served at ${mount} it will not start (use uiPath auto or /)` : undefined;
+  return { kind, mount, ...(warning ? { warning } : {}) };
 }

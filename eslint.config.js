@@ -36,6 +36,8 @@ const MAY_IMPORT = {
   octoprint: [...BOTTOM, ...DOMAIN],
   http: [...BOTTOM, ...DOMAIN, 'octoprint'],
   push: [...BOTTOM, ...DOMAIN, 'octoprint', 'http/vocabulary'],
+  // Moonraker's API (Mainsail, Fluidd): an edge beside http/ and push/, on the same services, using neither's internals.
+  moonraker: [...BOTTOM, ...DOMAIN, 'octoprint'],
 };
 const FOLDERS = Object.keys(MAY_IMPORT);
 // A new top folder without a row would be neither checked nor protected: lint stops until the table says where it sits.
@@ -49,6 +51,9 @@ const OWNED_PACKAGES = {
   mqtt: ['mqtt'],
   transports: ['serialport', '@serialport/*'],
 };
+// Edges that also use another folder's library: the Moonraker edge mounts its HTTP mirror on the same Fastify app and
+// serves its own websocket with ws.
+const ALSO_USED_BY = { moonraker: ['fastify', '@fastify/*', 'ws'] };
 // protocol/ and gcode/ do no I/O: they are driven through interfaces (line-transport.ts) and tested without devices.
 const IO_MODULES = ['fs', 'net', 'child_process', 'http', 'https', 'dgram', 'worker_threads'];
 
@@ -77,7 +82,7 @@ function boundaryRule(folder, { typeboxGate = false, fileReader = false, extra =
   const message = `src/${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'no other folder of src/'} (src/${folder}/README.md).`;
   const patterns = [{ regex, caseSensitive: true, message }];
   const packages = Object.entries(OWNED_PACKAGES).filter(([owner]) => owner !== folder).flatMap(([owner, names]) =>
-    names.map((name) => ({ name, owner })));
+    names.map((name) => ({ name, owner }))).filter(({ name }) => !(ALSO_USED_BY[folder] ?? []).includes(name));
   const paths = packages.filter((p) => !p.name.includes('*')).map(({ name, owner }) => ({ name, message: `${name} is used only in src/${owner}/.` }));
   for (const { name, owner } of packages.filter((p) => p.name.includes('*'))) patterns.push({ group: [name], message: `${name} is used only in src/${owner}/.` });
   if (!typeboxGate) {

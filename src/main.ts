@@ -45,6 +45,9 @@ import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { PrintJournal } from './recovery/print-journal.ts';
 import { AutoReconnect } from './recovery/auto-reconnect.ts';
+import { MoonrakerService } from './moonraker/moonraker-service.ts';
+import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
+import { registerUi } from './moonraker/ui-static.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -72,6 +75,8 @@ export interface Gantry {
   printer: PrinterService;
   timelapse: TimelapseService;
   mqtt: MqttService;
+  /** The Moonraker edge (Mainsail, Fluidd); undefined when moonraker.enabled is off. */
+  moonraker: MoonrakerService | undefined;
   logger: Logger;
   stop(): Promise<void>;
   /** What a stop under way waits for: the HTTP server's close or a service, by name. */
@@ -247,6 +252,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // Bed Level Visualizer's UI gets the mesh as the plugin pushes it.
   const unbridgeBedMesh = bedMesh.onMesh((m, bed) => push.sendPlugin('bedlevelvisualizer', { mesh: visualizerCells(m), bed: visualizerBed(bed) }, { permissions: ['STATUS'] }));
 
+  // Moonraker's API for Mainsail, Fluidd and other Moonraker clients, on the same services.
+  const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
+    config, events, access, printer, jobs: jobRunner, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
+    dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(),
+  }) : undefined;
+
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
@@ -270,6 +281,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
+    ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
   const started: Service[] = [];
   // A start that fails half-way gives back what it took: the services started so far and the log file's handle (left
@@ -326,9 +338,21 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     app.addHook('preClose', async () => { unbridgeMqttSlicing(); await service.stop(); });
     await service.start();
     unbridgeMqttSlicing = slicing.onProgress((p) => service.slicingProgress(p));
-    push.attach(app.server);
+    push.attach(app.server, (path) => moonraker !== undefined && MoonrakerService.claims(path));
     // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
     app.addHook('preClose', () => push.detach());
+    if (moonraker) {
+      registerMoonrakerRoutes(app, moonraker, moonraker.deps);
+      moonraker.attach(app.server);
+      app.addHook('preClose', () => moonraker.detach());
+      const ui = config.current.moonraker.ui;
+      if (ui) {
+        const served = await registerUi(app, ui, config.current.moonraker.uiPath);
+        if (served) logger.info({ ui: served.kind, at: served.mount }, 'serving a Moonraker UI');
+        if (served?.warning) logger.warn({ ui: served.kind, at: served.mount }, served.warning);
+        else logger.warn({ folder: ui }, 'moonraker.ui holds neither a Mainsail nor a Fluidd release');
+      }
+    }
     const host = opts.host ?? config.current.server.host;
     const port = opts.port ?? config.current.server.port;
     await app.listen({ host, port });
@@ -374,5 +398,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop, stopStage: () => stage };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
 }

@@ -244,6 +244,16 @@ export const DevelSection = obj({
   }),
 });
 
+// The Moonraker edge (src/moonraker/): Mainsail, Fluidd and other Moonraker clients on /websocket and /server, /printer...
+export const MoonrakerSection = obj({
+  enabled: bool(true, "Serve Moonraker's API (/websocket, /server/..., /printer/..., /machine/..., /access/...)"),
+  trustedClients: strList([], 'Networks (CIDR, e.g. 192.168.1.0/24) whose clients may use the Moonraker API without a key, with the rights of the users group (Mainsail cannot log in)'),
+  corsDomains: strList([], 'Origins other than this host allowed to use the Moonraker API from a browser (`*` wildcards, e.g. http://*.local)'),
+  ui: nstr('Folder holding a Mainsail or Fluidd release (its index.html), served at uiPath'),
+  uiPath: Type.Union([Type.Literal('auto'), Type.Literal('/'), Type.Literal('/mainsail/'), Type.Literal('/fluidd/')],
+    { default: 'auto', description: 'Where the UI is served: auto (/mainsail/ or /fluidd/ by what the folder holds), or / (instead of Gantry\'s own UI)' }),
+});
+
 export const Schema = Type.Object({
   accessControl: AccessControlSection,
   api: ApiSection,
@@ -277,6 +287,7 @@ export const Schema = Type.Object({
     sizeThreshold: int(20971520, 'Files above this size are not previewed'),
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
+  moonraker: MoonrakerSection,
   plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),

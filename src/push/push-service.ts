@@ -74,9 +74,11 @@ export class PushService {
   }
 
   /** Serves `/sockjs` (all SockJS transports) and `/sockjs/websocket` on the given HTTP server. */
-  attach(server: HttpServer): void {
+  /** `othersUpgrade`: upgrade paths another edge serves on the same server (Moonraker's /websocket), left alone. */
+  attach(server: HttpServer, othersUpgrade: (path: string) => boolean = () => false): void {
     this.transports = attachPushTransports(server, {
       logger: this.logger,
+      othersUpgrade,
       allowCrossOrigin: () => this.deps.config.current.api.allowCrossOrigin,
       onConnection: (conn) => this.open(conn),
     });

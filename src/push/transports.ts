@@ -41,6 +41,8 @@ export interface TransportOptions {
   /** Browsers' Origin must match Host unless cross-origin is allowed (read per connection). */
   allowCrossOrigin: () => boolean;
   onConnection: (conn: PushConnection) => void;
+  /** Upgrade paths another edge on this server answers (not refused here). */
+  othersUpgrade?: (path: string) => boolean;
 }
 
 // --- sockjs internals -------------------------------------------------------------------------------------------------
@@ -252,7 +254,10 @@ export function attachPushTransports(server: HttpServer, opts: TransportOptions)
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', (err) => logger.debug({ err }, 'push upgrade socket error'));
     const path = pathOf(req.url);
-    if (!isPushPath(path)) return refuseUpgrade(socket, '404 Not Found');
+    if (!isPushPath(path)) {
+      if (opts.othersUpgrade?.(path)) return;
+      return refuseUpgrade(socket, '404 Not Found');
+    }
     if (!originAllowed(req, opts.allowCrossOrigin())) return refuseUpgrade(socket, '403 Forbidden');
     if (path === RAW_WS_PATH || path === `${RAW_WS_PATH}/`) {
       loadWss().then((wss) => wss.handleUpgrade(req, socket, head, (ws) => {

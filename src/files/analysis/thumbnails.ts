@@ -24,9 +24,9 @@ async function* headLines(abs: string): AsyncGenerator<string> {
   if (carry) yield carry;
 }
 
-/** The largest PNG preview in the file's head, or null when it carries none. */
-export async function readThumbnail(abs: string): Promise<Thumbnail | null> {
-  let best: Thumbnail | null = null;
+/** Every PNG preview in the file's head, in file order (the Moonraker edge lists them all). */
+export async function readThumbnails(abs: string): Promise<Thumbnail[]> {
+  const found: Thumbnail[] = [];
   let open: { width: number; height: number; parts: string[] } | null = null;
   let seenCode = 0;
   for await (const raw of headLines(abs)) {
@@ -34,9 +34,7 @@ export async function readThumbnail(abs: string): Promise<Thumbnail | null> {
     if (open) {
       if (END.test(line)) {
         const png = Buffer.from(open.parts.join(''), 'base64');
-        if (png.subarray(0, 4).equals(PNG_MAGIC) && (!best || open.width * open.height > best.width * best.height)) {
-          best = { width: open.width, height: open.height, png };
-        }
+        if (png.subarray(0, 4).equals(PNG_MAGIC)) found.push({ width: open.width, height: open.height, png });
         open = null;
       } else {
         open.parts.push(line.replace(/^;\s*/, ''));
@@ -51,6 +49,13 @@ export async function readThumbnail(abs: string): Promise<Thumbnail | null> {
       if (++seenCode > 500 && !open) break;
     }
   }
+  return found;
+}
+
+/** The largest PNG preview in the file's head, or null when it carries none. */
+export async function readThumbnail(abs: string): Promise<Thumbnail | null> {
+  let best: Thumbnail | null = null;
+  for (const t of await readThumbnails(abs)) if (!best || t.width * t.height > best.width * best.height) best = t;
   return best;
 }
 

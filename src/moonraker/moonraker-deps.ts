@@ -1,0 +1,63 @@
+// What the Moonraker edge uses of the host, as ports (main.ts builds them from the services): the printer and job
+// interfaces of printer/types.ts and printer/job-types.ts, the files service, access, and the printer profile.
+import type { ConfigStore } from '../config/config-store.ts';
+import type { EventBus } from '../core/event-bus.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import type { AccessService } from '../access/access-service.ts';
+import type { FileService } from '../files/file-service.ts';
+import type { SdCardFiles } from '../files/sd-card.ts';
+import type { Printer } from '../printer/types.ts';
+import type { JobControl, JobSnapshot } from '../printer/job/job-types.ts';
+
+/** The parts of the printer profile the synthetic Klipper config is made from. */
+export interface MachineProfile {
+  name: string;
+  volume: { width: number; depth: number; height: number; formFactor: 'rectangular' | 'circular'; origin: 'lowerleft' | 'center' };
+  heatedBed: boolean;
+  heatedChamber: boolean;
+  extruder: { count: number; nozzleDiameter: number; filamentDiameter?: number };
+  axes: { x: { speed: number }; y: { speed: number }; z: { speed: number }; e: { speed: number } };
+  machineLimits?: { maxAcceleration?: { x?: number }; printAcceleration?: number };
+}
+
+/** One finished print as the print history keeps it. */
+export interface HistoryRecord {
+  origin: 'local' | 'sdcard';
+  path: string;
+  name: string;
+  start: number;
+  end: number;
+  duration: number;
+  result: 'success' | 'failed' | 'cancelled';
+  user?: string | null;
+}
+
+/** The job runner, as far as Moonraker's print verbs and objects use it. */
+export interface MoonrakerJobs extends JobControl {
+  snapshot(): JobSnapshot;
+  command(command: string, opts?: { action?: string; user?: string }): Promise<void>;
+  printHistory(): Promise<HistoryRecord[]>;
+}
+
+export interface MoonrakerPrinter extends Printer {
+  firmwareName(): string;
+}
+
+export interface MoonrakerDeps {
+  config: ConfigStore;
+  events: EventBus;
+  access: AccessService;
+  printer: MoonrakerPrinter;
+  jobs: MoonrakerJobs;
+  files: FileService;
+  sdFiles?: SdCardFiles;
+  profile: () => MachineProfile;
+  /** Where the database file lives (`<data>/moonraker-db.json`). */
+  dataDir: string;
+  clock: Clock;
+  logger: Logger;
+  version: string;
+  /** Status tick in ms (Klipper's cadence: 250). */
+  tickMs?: number;
+}

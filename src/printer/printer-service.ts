@@ -258,6 +258,8 @@ export class PrinterService implements Printer {
 
   setTemperature(heater: string, target: number): void {
     this.clientCommands([targetCommand(heater, target)]);
+    // The target is what was asked for, at once: behind queued moves the command may wait a second or more.
+    this.readings.askTarget(heater, target);
   }
 
   setTemperatureOffsets(offsets: Record<string, number>): void {

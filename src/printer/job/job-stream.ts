@@ -126,11 +126,15 @@ export class JobStreamer implements JobFeed {
     this.lines.prefetch();
     this.engine.enqueue('M110 N0');
     for (const l of this.opts.prologue ?? []) this.engine.enqueue(l);
+    // The job has started: Printing once this turn's start events are out (OctoPrint's order: Starting, PrintStarted,
+    // Upload, Printing), not after whatever was queued before it has run (Cura reads /api/job right after the upload).
+    // Its lines still follow those commands and its own start ones: the feed opens at the marker.
+    setImmediate(() => { if (this.phase === 'STARTING') this.move('PRINTING'); });
     this.engine.marker(() => {
-      if (this.phase !== 'STARTING') return;
+      if (this.phase !== 'STARTING' && this.phase !== 'PRINTING') return;
       const refused = this.opts.refusedStart?.();
       if (refused !== undefined) return this.end('error', refused);
-      this.move('PRINTING');
+      if (this.phase === 'STARTING') this.move('PRINTING');
       this.engine.setFeed(this);
     });
   }
@@ -307,16 +311,23 @@ export class JobStreamer implements JobFeed {
     this.end('error', error);
   }
 
+  /**
+   * Every line is written: Finishing once the last one is acknowledged (a pause until then still pauses the job; a
+   * resume comes back here).
+   */
   private finish(): void {
     if (this.phase !== 'PRINTING') return;
     this.engine.setFeed(null);
-    this.listener.progress?.(this.filepos);
-    if (!this.opts.transfer) {
-      this.move('FINISHING');
-      this.engine.enqueue('M400');
-    } else this.transferEnding = true;
-    for (const l of this.opts.epilogue ?? []) this.engine.enqueue(l);
-    this.engine.marker(() => this.end('done'));
+    this.engine.marker(() => {
+      if (this.phase !== 'PRINTING') return;
+      this.listener.progress?.(this.filepos);
+      if (!this.opts.transfer) {
+        this.move('FINISHING');
+        this.engine.enqueue('M400');
+      } else this.transferEnding = true;
+      for (const l of this.opts.epilogue ?? []) this.engine.enqueue(l);
+      this.engine.marker(() => this.end('done'));
+    });
   }
 
   private end(outcome: JobOutcome, error?: string): void {

@@ -8,7 +8,7 @@ import type { EngineHooks } from '../../protocol/hooks.ts';
 import type { TransportFactory } from '../../protocol/line-transport.ts';
 import type { Timers } from '../../protocol/settings.ts';
 import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId, type LinkStateId } from '../../protocol/connection-state.ts';
-import { engineSettingsFrom, planConnection } from './link-settings.ts';
+import { engineSettingsFrom, planConnection, type ConnectPlan } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from '../job/job-stream.ts';
 import { JobLifecycle, displayState, type JobState } from '../job/job-lifecycle.ts';
 import { PrinterLineRules, type LineRulesEvents, type ToolChangeLines } from './printer-line-rules.ts';
@@ -69,6 +69,8 @@ export class LinkController {
    * them comes is dropped before it opens a link, so a stop never leaves a link (or its thread) behind it.
    */
   private attempt = 0;
+  /** The attempt that announced its connect and has not opened its link yet (0: none). */
+  private preparing = 0;
   private closed = false;
   private linkState: LinkStateId = 'OFFLINE';
   private readonly lifecycle = new JobLifecycle(() => this.applyState(displayState(this.linkState, this.lifecycle.state)),
@@ -110,31 +112,31 @@ export class LinkController {
     }
     if (this.engine && LINK_ACTIVE_STATES.has(this.stateId)) await this.disconnect();
     const attempt = ++this.attempt;
-    const { profiles, ports } = this.deps;
+    const { profiles } = this.deps;
     const profile = opts.profileId ? profiles.get(opts.profileId) : profiles.getDefault();
     if (!profile) throw invalid('printerProfile is invalid');
-    const known = await ports.listPorts();
     const port = opts.port && opts.port !== 'AUTO' ? opts.port : undefined;
     const baud = opts.baudrate && opts.baudrate > 0 ? opts.baudrate : undefined;
-    if (port !== undefined && !known.includes(port)) throw invalid('port is invalid');
-    this.profileId = profile.id;
-    profiles.select?.(profile.id);
-    // Files in the scripts folder may have changed, and Gantry's own snippets follow the profile.
-    await this.refreshToolScripts();
-    await prepare();
-    if (this.closed || attempt !== this.attempt) return;
-    const hooks: EngineHooks = { ...this.deps.hooks(), stateChanged: (id, error) => this.onLinkState(id as LinkStateId, error) };
-    const engine = await this.newLink({ hooks, settings: engineSettingsFrom(this.deps.serial()), rules: this.lineRules(),
-      machine: { toolCount: profile.extruder.count, heatedBed: profile.heatedBed } });
-    if (this.closed || attempt !== this.attempt) {
-      engine.dispose();
-      return;
-    }
+    // Accepted: the state says so at once, as OctoPrint's does, while the port list, the scripts and the link's
+    // thread are prepared (70–190 ms of "Closed" otherwise). The link's own states follow from there.
     this.deps.events.emit('Connecting', {});
+    this.preparing = attempt;
+    this.onLinkState(port === 'VIRTUAL' || (port !== undefined && baud !== undefined) ? 'OPEN_SERIAL' : 'DETECT_SERIAL', '');
+    let opened: { engine: EngineLink; plan: ConnectPlan } | null = null;
+    try {
+      opened = await this.openLink(attempt, profile, port, baud, prepare);
+    } finally {
+      // Failed or overtaken before a link was opened: back to what the link says (Closed).
+      if (this.preparing === attempt) {
+        if (opened === null) this.unannounce();
+        else this.preparing = 0;
+      }
+    }
+    if (opened === null) return;
+    const { engine, plan } = opened;
     this.engine?.dispose();
     engine.setOffsets(this.deps.offsets());
     this.engine = engine;
-    const plan = planConnection(port, baud, known, (n) => ports.detectionBaudrates(n));
     let p: Promise<void>;
     if (plan.kind === 'direct') {
       this.port = plan.port;
@@ -156,6 +158,34 @@ export class LinkController {
     await p.catch((err: unknown) => this.deps.logger.error({ err }, 'connect failed'));
   }
 
+  /** The port list, the scripts and the link for a connect; null when a later connect, disconnect or close overtook it. */
+  private async openLink(attempt: number, profile: LinkProfile, port: string | undefined, baud: number | undefined,
+    prepare: () => Promise<void>): Promise<{ engine: EngineLink; plan: ConnectPlan } | null> {
+    const { profiles, ports } = this.deps;
+    const known = await ports.listPorts();
+    if (port !== undefined && !known.includes(port)) throw invalid('port is invalid');
+    this.profileId = profile.id;
+    profiles.select?.(profile.id);
+    // Files in the scripts folder may have changed, and Gantry's own snippets follow the profile.
+    await this.refreshToolScripts();
+    await prepare();
+    if (this.closed || attempt !== this.attempt) return null;
+    const hooks: EngineHooks = { ...this.deps.hooks(), stateChanged: (id, error) => this.onLinkState(id as LinkStateId, error) };
+    const engine = await this.newLink({ hooks, settings: engineSettingsFrom(this.deps.serial()), rules: this.lineRules(),
+      machine: { toolCount: profile.extruder.count, heatedBed: profile.heatedBed } });
+    if (this.closed || attempt !== this.attempt) {
+      engine.dispose();
+      return null;
+    }
+    return { engine, plan: planConnection(port, baud, known, (n) => ports.detectionBaudrates(n)) };
+  }
+
+  /** A connect announced (see connect) did not open its link: the state goes back to the link's (Closed). */
+  private unannounce(): void {
+    this.preparing = 0;
+    this.onLinkState(this.engine?.state ?? 'CLOSED', this.engine?.error ?? '');
+  }
+
   /** Disconnects for good: connects still preparing, and any that come later, open nothing. */
   close(): Promise<void> {
     this.closed = true;
@@ -164,6 +194,7 @@ export class LinkController {
 
   async disconnect(): Promise<void> {
     this.attempt++;
+    if (this.preparing !== 0) this.unannounce();
     const engine = this.engine;
     if (!engine) return;
     this.deps.events.emit('Disconnecting', {});

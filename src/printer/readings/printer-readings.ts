@@ -16,6 +16,8 @@ interface Heater {
 export class PrinterReadings {
   private heaters = new Map<string, Heater>();
   private offsetMap: Record<string, number> = {};
+  /** Targets asked for whose command is not written yet: reports (made before it) do not take them back. */
+  private asked = new Map<string, number>();
   readonly history: TemperatureHistory;
   position: Position = { x: null, y: null, z: null, e: null, t: null, f: null };
   sdReady = false;
@@ -30,6 +32,7 @@ export class PrinterReadings {
 
   reset(): void {
     this.heaters.clear();
+    this.asked.clear();
     this.sdReady = false;
     this.sdFiles = [];
     this.chamberCapability = false;
@@ -44,7 +47,7 @@ export class PrinterReadings {
       if (!this.heaters.has(key) && this.heaters.size >= MAX_HEATERS) return;
       const h = this.heaters.get(key) ?? { actual: null, target: null };
       h.actual = r.actual;
-      if (r.target !== null) h.target = r.target;
+      if (r.target !== null && (this.asked.size === 0 || !this.asked.has(key))) h.target = r.target;
       this.heaters.set(key, h);
     };
     for (const [tool, r] of t.tools) set(`tool${tool}`, r);
@@ -73,7 +76,14 @@ export class PrinterReadings {
     let v = param(cmd, 'S');
     if (v === null || !Number.isFinite(v)) v = param(cmd, 'R');
     if (v === null || !Number.isFinite(v)) return;
+    this.asked.delete(key);
     this.setTarget(key, v);
+  }
+
+  /** A target asked for (the API's heater controls): it reads back at once, while its command waits its turn. */
+  askTarget(key: string, target: number): void {
+    this.asked.set(key, target);
+    this.setTarget(key, target);
   }
 
   setTarget(key: string, target: number): void {

@@ -1,23 +1,25 @@
-// What the host keeps of temperature reports: a noisy report line cannot add sensors without end.
+// PrinterReadings: a target asked for reads back at once and is not taken back by reports made before its command
+// was written; once written, the firmware's reports rule again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_HEATERS, PrinterReadings } from '../../../src/printer/readings/printer-readings.ts';
-import { canonicalTemperatures, parseTemperatureLine } from '../../../src/protocol/replies/temperature.ts';
-import type { LinkProfile } from '../../../src/printer/types.ts';
+import { PrinterReadings } from '../../../src/printer/readings/printer-readings.ts';
+import { builtinDefaultProfile } from '../../../src/printer/profiles/printer-profile-shape.ts';
+import type { CanonicalTemperatures } from '../../../src/protocol/replies/temperature.ts';
 
-const PROFILE: LinkProfile = {
-  id: 'p', name: 'p', heatedBed: true, heatedChamber: false, extruder: { count: 1, sharedNozzle: false },
-  axes: { x: { speed: 1 }, y: { speed: 1 }, z: { speed: 1 }, e: { speed: 1 } },
-};
+const report = (tool: number, bed: number): CanonicalTemperatures => ({
+  tools: new Map([[0, { actual: 21, target: tool }]]), bed: { actual: 20, target: bed }, custom: new Map(),
+});
 
-test('report lines naming ever new sensors keep at most MAX_HEATERS; the known ones still update', () => {
+test('an asked target holds against earlier reports until its command is written', () => {
   const r = new PrinterReadings(30);
-  const report = (line: string) => r.applyReport(canonicalTemperatures(parseTemperatureLine(line), 0), PROFILE, Date.now());
-  report('ok T:20.0 /0.0 B:21.0 /0.0');
-  for (let i = 0; i < 500; i++) report(`T:20.0 /0.0 B:21.0 /0.0 T${i + 1}:5 Noise${i}:1 Junk${i}:2`);
-  const last = report('ok T:200.0 /210.0 B:60.0 /60.0');
-  const keys = Object.keys(last).filter((k) => k !== 'time');
-  assert.equal(keys.length, MAX_HEATERS);
-  assert.deepEqual(last.tool0, { actual: 200, target: 210 });
-  assert.deepEqual(last.bed, { actual: 60, target: 60 });
+  const profile = builtinDefaultProfile();
+  r.applyReport(report(0, 0), profile, 0);
+  r.askTarget('tool0', 200);
+  assert.equal(r.snapshot(profile).tool0.target, 200, 'at once');
+  r.applyReport(report(0, 0), profile, 1000);
+  assert.equal(r.snapshot(profile).tool0.target, 200, 'a report made before the command was written');
+  assert.equal(r.snapshot(profile).bed.target, 0, 'other heaters follow the reports');
+  r.commandSent('M104 T0 S200', 'M104', 0);
+  r.applyReport(report(0, 0), profile, 2000);
+  assert.equal(r.snapshot(profile).tool0.target, 0, 'after the command was written the firmware says');
 });

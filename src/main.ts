@@ -43,6 +43,7 @@ import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { PrintJournal } from './recovery/print-journal.ts';
 import { AutoReconnect } from './recovery/auto-reconnect.ts';
+import { PowerService } from './power/power-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -171,6 +172,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       }),
       config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
     },
+    beforeConnect: (o) => power.beforeConnect(o.port),
   });
   printer.watchReplies((line) => firmwareLimits.observe(line));
 
@@ -209,6 +211,22 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
+  // Power control (PSU Control's API and settings, src/power/); MQTT devices go through the broker session built below.
+  let mqtt: MqttService | undefined;
+  const power: PowerService = new PowerService({
+    settings: () => config.current.plugins.psucontrol, printer, events, logger: logger.child({ svc: 'power' }),
+    push: (data) => push.sendPlugin('psucontrol', data),
+    mqtt: {
+      connected: () => mqtt?.topicLink.connected() ?? false,
+      publish: (topic, payload) => mqtt?.topicLink.publish(topic, payload),
+      subscribe: (topic, fn) => mqtt?.topicLink.subscribe(topic, fn) ?? (() => {}),
+    },
+    connectOptions: () => ({ port: config.current.serial.port ?? undefined, baudrate: config.current.serial.baudrate ?? undefined, profileId: config.current.printerProfiles.default ?? undefined }),
+    waitForPort: async (port, ms) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until && !(await ports.listPorts()).includes(port)) await new Promise((r) => setTimeout(r, 250));
+    },
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -244,6 +262,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       });
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
+    { name: 'power', start: () => power.start(), stop: () => power.stop() },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
@@ -272,12 +291,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // From here on a failure (the port taken, the control file not writable) closes what opened since: the app (its
   // preClose hooks stop MQTT and detach push), then the services and the log.
   let app: GantryApp | undefined;
-  let mqtt: MqttService | undefined;
   let withdrawLocalControl: () => Promise<void>;
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, power,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

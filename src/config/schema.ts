@@ -4,6 +4,7 @@ import { Type } from './typebox.ts';
 import type { Static } from 'typebox';
 import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
 import { SerialSection } from './serial-schema.ts';
+import { PsuControlSection, LayerProgressSection } from './power-schema.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
 export const ServerSection = obj({
@@ -263,7 +264,7 @@ export const Schema = Type.Object({
     sizeThreshold: int(20971520, 'Files above this size are not previewed'),
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
-  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({

@@ -43,6 +43,8 @@ import { registerSystemRoutes } from './routes/system.ts';
 import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
 import { registerRecoveryRoutes } from './routes/recovery.ts';
+import { registerPsuControlRoutes } from './routes/psucontrol.ts';
+import type { PowerService } from '../power/power-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
@@ -92,6 +94,8 @@ export interface AppServices {
   ports?: PortChoices;
   /** The print journal: resume offers for interrupted prints (/api/plugin/recovery). */
   recovery?: PrintJournal;
+  /** Power control (/api/plugin/psucontrol, src/power/). */
+  power?: PowerService;
   logger: Logger;
   version: string;
 }
@@ -257,6 +261,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerGantryExtraRoutes(app, services);
   registerUtilRoutes(app);
   if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
+  if (services.power) registerPsuControlRoutes(app, { power: services.power });
 
   return app;
 }

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'power'];
+const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'power', 'layer-progress'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -28,6 +28,7 @@ const MAY_IMPORT = {
   mqtt: [...BOTTOM, 'printer'],
   recovery: [...BOTTOM, 'files', 'printer'],
   power: [...BOTTOM, 'files', 'printer'],
+  'layer-progress': [...BOTTOM, 'files', 'printer'],
   import: [...BOTTOM, 'access', 'files', 'printer', 'slicing', 'system'],
   // The edge. octoprint/ is the OctoPrint wire vocabulary shared by http/ and push/ (if it lives in http/vocabulary/
   // instead, push/ may import that one subfolder of http/).

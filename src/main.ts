@@ -44,6 +44,7 @@ import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { PrintJournal } from './recovery/print-journal.ts';
 import { AutoReconnect } from './recovery/auto-reconnect.ts';
 import { PowerService } from './power/power-service.ts';
+import { LayerProgressService } from './layer-progress/layer-progress-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -227,6 +228,16 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       while (Date.now() < until && !(await ports.listPorts()).includes(port)) await new Promise((r) => setTimeout(r, 250));
     },
   });
+  const layerProgress = new LayerProgressService({
+    settings: () => config.current.plugins.DisplayLayerProgress, jobs: jobRunner, events, logger: logger.child({ svc: 'layerProgress' }),
+    printer: {
+      state: () => printer.state(), currentZ: () => printer.currentZ(), temperatures: () => printer.temperatures(), isOperational: () => printer.isOperational(),
+      commands: (lines) => printer.commands(lines),
+      setTemperatures: (targets) => { for (const [heater, t] of Object.entries(targets)) printer.setTemperature(heater, t); },
+    },
+    absolutePath: (path) => files.absolutePath(path),
+    push: (id, data) => push.sendPlugin(id, data),
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -267,6 +278,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
+    { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
   ];
   const started: Service[] = [];
@@ -295,7 +307,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, power,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, power, layerProgress,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

@@ -44,6 +44,8 @@ import { registerLanguageRoutes } from './routes/languages.ts';
 import { registerLogRoutes } from './routes/logs.ts';
 import { registerRecoveryRoutes } from './routes/recovery.ts';
 import { registerPsuControlRoutes } from './routes/psucontrol.ts';
+import { registerLayerProgressRoutes } from './routes/layer-progress.ts';
+import type { LayerProgressService } from '../layer-progress/layer-progress-service.ts';
 import type { PowerService } from '../power/power-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
@@ -96,6 +98,8 @@ export interface AppServices {
   recovery?: PrintJournal;
   /** Power control (/api/plugin/psucontrol, src/power/). */
   power?: PowerService;
+  /** Layer progress, the printer's screen and preheat (/plugin/DisplayLayerProgress, src/layer-progress/). */
+  layerProgress?: LayerProgressService;
   logger: Logger;
   version: string;
 }
@@ -262,6 +266,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   registerUtilRoutes(app);
   if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
   if (services.power) registerPsuControlRoutes(app, { power: services.power });
+  if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
 
   return app;
 }

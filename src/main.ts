@@ -214,13 +214,20 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
   // Power control (PSU Control's API and settings, src/power/); MQTT devices go through the broker session built below.
   let mqtt: MqttService | undefined;
+  // Subscriptions a power device asks for before the broker session exists (power starts first): handed over below.
+  const earlyTopics: Array<{ topic: string; fn: (payload: string) => void; stop: () => void }> = [];
   const power: PowerService = new PowerService({
     settings: () => config.current.plugins.psucontrol, printer, events, logger: logger.child({ svc: 'power' }),
     push: (data) => push.sendPlugin('psucontrol', data),
     mqtt: {
       connected: () => mqtt?.topicLink.connected() ?? false,
       publish: (topic, payload) => mqtt?.topicLink.publish(topic, payload),
-      subscribe: (topic, fn) => mqtt?.topicLink.subscribe(topic, fn) ?? (() => {}),
+      subscribe: (topic, fn) => {
+        if (mqtt) return mqtt.topicLink.subscribe(topic, fn);
+        const early = { topic, fn, stop: () => { earlyTopics.splice(earlyTopics.indexOf(early), 1); } };
+        earlyTopics.push(early);
+        return () => early.stop();
+      },
     },
     connectOptions: () => ({ port: config.current.serial.port ?? undefined, baudrate: config.current.serial.baudrate ?? undefined, profileId: config.current.printerProfiles.default ?? undefined }),
     waitForPort: async (port, ms) => {
@@ -329,6 +336,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       },
     });
     mqtt = service;
+    for (const early of earlyTopics.splice(0)) early.stop = service.topicLink.subscribe(early.topic, early.fn);
     let unbridgeMqttSlicing = (): void => {};
     // Stopped before the app closes so `disconnected` goes out and no API request arrives at a closing app (also
     // when its start failed half-way).

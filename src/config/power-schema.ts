@@ -11,7 +11,7 @@ export const PowerDeviceSection = obj({
   kind: METHOD(['none', 'tasmota', 'shelly1', 'shelly2', 'kasa', 'homeassistant', 'mqtt', 'http', 'system'], 'none',
     'Device provider behind switchingMethod/sensingMethod PLUGIN'),
   address: str('', 'Device host[:port] (tasmota, shelly1, shelly2, kasa) or Home Assistant base URL (http://ha:8123)'),
-  plug: int(1, 'Tasmota relay number (1 = POWER), Kasa strip outlet (0 = the plug itself), Shelly relay/switch id (from 0)', { minimum: 0, maximum: 64 }),
+  plug: int(0, 'Tasmota relay number (0 or 1 = POWER1), Kasa strip outlet (0 = the plug itself), Shelly relay/switch id (from 0)', { minimum: 0, maximum: 64 }),
   username: str('', 'User (Tasmota: query user=, Shelly Gen1: HTTP Basic); empty = no auth'),
   password: str('', 'Password'),
   token: str('', 'Home Assistant long-lived access token'),

@@ -1,0 +1,78 @@
+// Power control's behaviour with a real printer link and a real broker: an off while heating or printing needs force
+// (409 otherwise), M80/M81 written to the printer switch a device (pseudo on/off), the push carries isPSUOn, and an
+// MQTT device (topic pair through Mosquitto) is switched and read back from its state topic.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connectedServer } from '../helpers/connected-server.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { needs } from '../helpers/tools.ts';
+import { startBroker } from '../mqtt/helpers.ts';
+import { fakeShellyGen2 } from './fake-devices.ts';
+
+const command = (s: Awaited<ReturnType<typeof startTestServer>>, json: Record<string, unknown>, query = '') =>
+  s.api(`/api/plugin/psucontrol${query}`, { method: 'POST', json });
+
+test('an off while heating is refused (409, clear error) unless forced; M80/M81 sent to the printer switch the device', async (t) => {
+  const dev = await fakeShellyGen2();
+  t.after(() => dev.close());
+  const server = await connectedServer(t, { plugins: { psucontrol: {
+    switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN', enablePseudoOnOff: true, gantry: { kind: 'shelly2', address: dev.address, timeout: 1 },
+  } } });
+  const changes: boolean[] = [];
+  server.events.on('test', 'plugin_psucontrol_psu_state_changed', (p) => { changes.push(p.isPSUOn as boolean); });
+  const on = await command(server, { command: 'turnPSUOn' });
+  assert.equal(on.status, 204, await on.text());
+  assert.equal((await server.api('/api/printer/tool', { method: 'POST', json: { command: 'target', targets: { tool0: 200 } } })).status, 204);
+  await waitFor('heating', () => (server.printer.temperatures().tool0?.target ?? 0) > 0);
+  const refused = await command(server, { command: 'turnPSUOff' });
+  assert.equal(refused.status, 409);
+  assert.match((await refused.json() as { error: string }).error, /heating \(tool0 to 200 °C\).*force/);
+  assert.equal(dev.on, true, 'still on');
+  assert.equal((await command(server, { command: 'turnPSUOff' }, '?force=true')).status, 204);
+  assert.equal(dev.on, false);
+  // M80 through the terminal: the device comes on.
+  await server.api('/api/printer/tool', { method: 'POST', json: { command: 'target', targets: { tool0: 0 } } });
+  await waitFor('cooled target', () => server.printer.temperatures().tool0?.target === 0);
+  assert.equal((await server.api('/api/printer/command', { method: 'POST', json: { command: 'M80' } })).status, 204);
+  await waitFor('M80 switched on', () => dev.on);
+  // M81: off once no job runs and the hotends are cool (the virtual hotend is at room temperature).
+  assert.equal((await server.api('/api/printer/command', { method: 'POST', json: { command: 'M81' } })).status, 204);
+  await waitFor('M81 switched off', () => !dev.on);
+  assert.deepEqual(changes.slice(0, 2), [true, false]);
+});
+
+test('MQTT device: on/off published to the control topic, the state from the state topic (real Mosquitto)', { skip: needs('mosquitto') }, async (t) => {
+  const broker = await startBroker(t);
+  const server = await startTestServer(t, { settings: { plugins: {
+    mqtt: { broker: { url: broker.url } },
+    psucontrol: { switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN', sensePollingInterval: 0.2,
+      gantry: { kind: 'mqtt', controlTopic: 'plug/cmnd/POWER', stateTopic: 'plug/stat/RESULT', stateOn: '{"POWER":"ON"}', stateOff: '{"POWER":"OFF"}', timeout: 2 } },
+  } } });
+  const { connect } = await import('mqtt');
+  // The plug: answers every command on its state topic, as Tasmota does.
+  const plug = connect(broker.url);
+  t.after(() => new Promise<void>((r) => plug.end(true, {}, () => r())));
+  await new Promise<void>((r) => plug.on('connect', () => r()));
+  const commands: string[] = [];
+  await plug.subscribeAsync('plug/cmnd/POWER');
+  plug.on('message', (_topic, payload) => {
+    commands.push(payload.toString());
+    plug.publish('plug/stat/RESULT', JSON.stringify({ POWER: payload.toString() }));
+  });
+  await waitFor('gantry connected to the broker', () => server.mqtt.status().connected);
+  const on = await command(server, { command: 'turnPSUOn' });
+  assert.equal(on.status, 204, await on.clone().text());
+  assert.deepEqual(commands, ['ON']);
+  assert.deepEqual(await (await command(server, { command: 'getPSUState' })).json(), { isPSUOn: true });
+  assert.equal((await command(server, { command: 'turnPSUOff' })).status, 204);
+  assert.deepEqual(commands, ['ON', 'OFF']);
+  // Switched at the plug itself: read back from its state topic.
+  plug.publish('plug/stat/RESULT', '{"POWER":"ON"}');
+  await waitFor('state read back', async () => ((await (await server.api('/api/plugin/psucontrol')).json()) as { isPSUOn: boolean }).isPSUOn);
+  // A plug that does not answer: the switch fails within the timeout with the topic named.
+  plug.removeAllListeners('message');
+  const silent = await command(server, { command: 'turnPSUOff' });
+  assert.equal(silent.status, 502);
+  assert.match((await silent.json() as { error: string }).error, /MQTT topic plug\/cmnd\/POWER got no state on plug\/stat\/RESULT within 2 s/);
+});

@@ -76,3 +76,31 @@ test('MQTT device: on/off published to the control topic, the state from the sta
   assert.equal(silent.status, 502);
   assert.match((await silent.json() as { error: string }).error, /MQTT topic plug\/cmnd\/POWER got no state on plug\/stat\/RESULT within 2 s/);
 });
+
+test('a forced off during a print closes the link and recovery records the cut power as the cause', async (t) => {
+  const dev = await fakeShellyGen2();
+  t.after(() => dev.close());
+  const server = await connectedServer(t, {
+    devel: { virtualPrinter: { throttle: 0.01, busyInterval: 0.2 } },
+    plugins: { psucontrol: { switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN', gantry: { kind: 'shelly2', address: dev.address, timeout: 1 } } },
+  });
+  assert.equal((await command(server, { command: 'turnPSUOn' })).status, 204);
+  const { uploadFile } = await import('../printer/job/helpers.ts');
+  const lines = ['G28', 'G90'];
+  for (let l = 1; l <= 200; l++) lines.push(`G1 Z${(l * 0.2).toFixed(1)} F600`, `G1 X${l % 100} Y10 F1800`, 'G4 P20000');
+  assert.equal((await uploadFile(server, 'long.gcode', `${lines.join('\n')}\n`)).status, 201);
+  assert.equal((await server.api('/api/files/local/long.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
+  await waitFor('printing', async () => ((await (await server.api('/api/job')).json()) as { state: string }).state === 'Printing');
+  await waitFor('some progress', async () => ((await (await server.api('/api/job')).json()) as { progress: { filepos: number | null } }).progress.filepos! > 200);
+  const refused = await command(server, { command: 'turnPSUOff' });
+  assert.equal(refused.status, 409);
+  assert.match((await refused.json() as { error: string }).error, /printing/);
+  assert.equal((await command(server, { command: 'turnPSUOff', force: true })).status, 204);
+  assert.equal(dev.on, false);
+  await waitFor('link closed', async () => ((await (await server.api('/api/connection')).json()) as { current: { state: string } }).current.state === 'Closed');
+  const offer = await waitFor('recovery offer', async () => {
+    const o = await (await server.api('/api/plugin/recovery')).json() as { available: boolean; cause?: string };
+    return o.available ? o : undefined;
+  });
+  assert.equal(offer.cause, 'power-off');
+});

@@ -104,3 +104,17 @@ test('a forced off during a print closes the link and recovery records the cut p
   });
   assert.equal(offer.cause, 'power-off');
 });
+
+test('idle off: with powerOffWhenIdle, no job and nothing hot, the supply goes off after idleTimeout minutes', async (t) => {
+  const dev = await fakeShellyGen2();
+  t.after(() => dev.close());
+  const server = await startTestServer(t, { settings: { plugins: { psucontrol: {
+    switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN', powerOffWhenIdle: true, idleTimeout: 0.01, gantry: { kind: 'shelly2', address: dev.address, timeout: 1 },
+  } } } });
+  const on = Date.now();
+  assert.equal((await command(server, { command: 'turnPSUOn' })).status, 204);
+  assert.equal(dev.on, true);
+  // The rule looks every 5 s; 0.6 s of idleness is due at the first look after it.
+  await waitFor('idle off', () => !dev.on, { timeoutMs: 15_000, intervalMs: 100 });
+  assert.ok(Date.now() - on >= 600, 'not before the idle timeout');
+});

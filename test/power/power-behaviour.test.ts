@@ -118,3 +118,41 @@ test('idle off: with powerOffWhenIdle, no job and nothing hot, the supply goes o
   await waitFor('idle off', () => !dev.on, { timeoutMs: 15_000, intervalMs: 100 });
   assert.ok(Date.now() - on >= 600, 'not before the idle timeout');
 });
+
+test('autoOn: a connect switches the supply on first, then connects', async (t) => {
+  const dev = await fakeShellyGen2();
+  t.after(() => dev.close());
+  const { connectVirtual, FAST_PRINTER } = await import('../helpers/connected-server.ts');
+  const server = await startTestServer(t, { settings: { ...FAST_PRINTER, plugins: { psucontrol: {
+    switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN', autoOn: true, gantry: { kind: 'shelly2', address: dev.address, timeout: 1 },
+  } } } });
+  let onAtConnecting: boolean | undefined;
+  server.events.on('test', 'Connecting', () => { onAtConnecting = dev.on; });
+  assert.equal(dev.on, false);
+  await connectVirtual(server);
+  assert.equal(onAtConnecting, true, 'on before the link opened');
+});
+
+test('a configured HTTP request switches, and its state URL is read back', async (t) => {
+  const { createServer } = await import('node:http');
+  let state = 'off';
+  const seen: string[] = [];
+  const srv = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (req.url === '/on') state = 'on';
+    if (req.url === '/off') state = 'off';
+    res.end(req.url === '/state' ? JSON.stringify({ relay: { output: state === 'on' } }) : 'ok');
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  t.after(() => new Promise<void>((r) => srv.close(() => r())));
+  const base = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+  const server = await startTestServer(t, { settings: { plugins: { psucontrol: {
+    switchingMethod: 'PLUGIN', sensingMethod: 'PLUGIN',
+    gantry: { kind: 'http', onUrl: `${base}/on`, offUrl: `${base}/off`, method: 'POST', stateUrl: `${base}/state`, stateOnMatch: 'relay.output=true', timeout: 1 },
+  } } } });
+  assert.equal((await command(server, { command: 'turnPSUOn' })).status, 204);
+  assert.deepEqual(await (await command(server, { command: 'getPSUState' })).json(), { isPSUOn: true });
+  assert.ok(seen.includes('POST /on'));
+  state = 'off';
+  assert.deepEqual(await (await command(server, { command: 'getPSUState' })).json(), { isPSUOn: false });
+});

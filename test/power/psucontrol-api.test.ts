@@ -39,7 +39,11 @@ async function octoPodSequence(s: TestServer, dev: FakeDevice, isOn: () => boole
 
 let server: TestServer;
 test.before(async () => { server = await startTestServer(undefined); });
-test.after(async () => { await server.stop(); });
+test.after(async () => {
+  await server.stop();
+  const { rm } = await import('node:fs/promises');
+  await rm(server.baseDir, { recursive: true, force: true });
+});
 
 async function device<T extends FakeDevice>(t: TestContext, dev: Promise<T>): Promise<T> {
   const d = await dev;
@@ -164,4 +168,14 @@ test('SimpleApi rules and permissions: unknown command 400, a user without PSU C
   const perms = await (await server.api('/api/access/permissions')).json() as { permissions: Array<{ key: string; dangerous: boolean; default_groups: string[] }> };
   const p = perms.permissions.find((x) => x.key === 'PLUGIN_PSUCONTROL_CONTROL');
   assert.ok(p?.dangerous);
+});
+
+test('GPIO switching through gpiod: a chip that is not there is a clear 502, not a crash', { skip: process.platform !== 'linux' }, async () => {
+  const { existsSync } = await import('node:fs');
+  if (existsSync('/dev/gpiochip9')) return;
+  const res = await server.api('/api/settings', { method: 'POST', json: { plugins: { psucontrol: { switchingMethod: 'GPIO', sensingMethod: 'INTERNAL', GPIODevice: '/dev/gpiochip9', onoffGPIOPin: 3 } } } });
+  assert.equal(res.status, 200);
+  const on = await command(server, 'turnPSUOn');
+  assert.equal(on.status, 502);
+  assert.match((await on.json() as { error: string }).error, /^GPIO gpiochip9 line 3 (failed: |cannot be used: gpioset is not installed)/);
 });

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh'];
+const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -27,6 +27,8 @@ const MAY_IMPORT = {
   timelapse: [...BOTTOM, 'printer'],
   mqtt: [...BOTTOM, 'printer'],
   recovery: [...BOTTOM, 'files', 'printer'],
+  power: [...BOTTOM, 'files', 'printer'],
+  'layer-progress': [...BOTTOM, 'files', 'printer'],
   import: [...BOTTOM, 'access', 'files', 'printer', 'slicing', 'system'],
   // The notifier reuses the timelapse's camera snapshot fetch; the print arrives as a progress function from main.ts.
   notifications: [...BOTTOM, 'timelapse'],

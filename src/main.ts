@@ -48,6 +48,8 @@ import { AutoReconnect } from './recovery/auto-reconnect.ts';
 import { MoonrakerService } from './moonraker/moonraker-service.ts';
 import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
 import { registerUi } from './moonraker/ui-static.ts';
+import { PowerService } from './power/power-service.ts';
+import { LayerProgressService } from './layer-progress/layer-progress-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -178,6 +180,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       }),
       config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
     },
+    beforeConnect: (o) => power.beforeConnect(o.port),
   });
   printer.watchReplies((line) => firmwareLimits.observe(line));
 
@@ -216,6 +219,39 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
+  // Power control (PSU Control's API and settings, src/power/); MQTT devices go through the broker session built below.
+  let mqtt: MqttService | undefined;
+  // Subscriptions a power device asks for before the broker session exists (power starts first): handed over below.
+  const earlyTopics: Array<{ topic: string; fn: (payload: string) => void; stop: () => void }> = [];
+  const power: PowerService = new PowerService({
+    settings: () => config.current.plugins.psucontrol, printer, events, logger: logger.child({ svc: 'power' }),
+    push: (data) => push.sendPlugin('psucontrol', data),
+    mqtt: {
+      connected: () => mqtt?.topicLink.connected() ?? false,
+      publish: (topic, payload) => mqtt?.topicLink.publish(topic, payload),
+      subscribe: (topic, fn) => {
+        if (mqtt) return mqtt.topicLink.subscribe(topic, fn);
+        const early = { topic, fn, stop: () => { earlyTopics.splice(earlyTopics.indexOf(early), 1); } };
+        earlyTopics.push(early);
+        return () => early.stop();
+      },
+    },
+    connectOptions: () => ({ port: config.current.serial.port ?? undefined, baudrate: config.current.serial.baudrate ?? undefined, profileId: config.current.printerProfiles.default ?? undefined }),
+    waitForPort: async (port, ms) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until && !(await ports.listPorts()).includes(port)) await new Promise((r) => setTimeout(r, 250));
+    },
+  });
+  const layerProgress = new LayerProgressService({
+    settings: () => config.current.plugins.DisplayLayerProgress, jobs: jobRunner, events, logger: logger.child({ svc: 'layerProgress' }),
+    printer: {
+      state: () => printer.state(), currentZ: () => printer.currentZ(), temperatures: () => printer.temperatures(), isOperational: () => printer.isOperational(),
+      commands: (lines) => printer.commands(lines),
+      setTemperatures: (targets) => { for (const [heater, t] of Object.entries(targets)) printer.setTemperature(heater, t); },
+    },
+    absolutePath: (path) => files.absolutePath(path),
+    push: (id, data) => push.sendPlugin(id, data),
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -274,12 +310,14 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       });
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
+    { name: 'power', start: () => power.start(), stop: () => power.stop() },
     { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
     { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
     { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
     { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
+    { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
@@ -305,12 +343,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // From here on a failure (the port taken, the control file not writable) closes what opened since: the app (its
   // preClose hooks stop MQTT and detach push), then the services and the log.
   let app: GantryApp | undefined;
-  let mqtt: MqttService | undefined;
   let withdrawLocalControl: () => Promise<void>;
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({
@@ -332,6 +369,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       },
     });
     mqtt = service;
+    for (const early of earlyTopics.splice(0)) early.stop = service.topicLink.subscribe(early.topic, early.fn);
     let unbridgeMqttSlicing = (): void => {};
     // Stopped before the app closes so `disconnected` goes out and no API request arrives at a closing app (also
     // when its start failed half-way).

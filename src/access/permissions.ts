@@ -43,6 +43,7 @@ export const PERMISSIONS: readonly PermissionDef[] = [
   p('PLUGIN_ACTION_COMMAND_NOTIFICATION_CLEAR', 'Action Command Notification Support: Clear', 'plugin_action_command_notification_clear', false, [U], 'Allows to clear printer notifications', 'action_command_notification'),
   p('PLUGIN_ACTION_COMMAND_PROMPT_INTERACT', 'Action Command Prompt Support: Interact', 'plugin_action_command_prompt_interact', false, [U], 'Allows to see and interact with printer prompts', 'action_command_prompt'),
   p('PLUGIN_APPKEYS_ADMIN', 'Application Keys Plugin: Admin', 'plugin_appkeys_admin', true, [A], 'Allows administrating all application keys', 'appkeys'),
+  p('PLUGIN_PSUCONTROL_CONTROL', 'PSU Control: Control', 'plugin_psucontrol_control', true, [A], 'Allows switching the printer\'s power supply', 'psucontrol'),
   p('PLUGIN_APPKEYS_GRANT', 'Application Keys Plugin: Grant', 'plugin_appkeys_user', false, [U], 'Allows to grant app access', 'appkeys'),
 ];
 

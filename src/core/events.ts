@@ -141,6 +141,10 @@ export interface EventMap {
    */
   [script: `GcodeScript${string}Running`]: Payload | null;
   [script: `GcodeScript${string}Finished`]: Payload | null;
+  /** Events of the plugins Gantry builds in (`plugin_psucontrol_psu_state_changed`, src/power/). */
+  [plugin: `plugin_${string}`]: Payload;
+  /** DisplayLayerProgress's own events, named `DisplayLayerProgress_<reason>` (src/power/layer-progress.ts). */
+  [layer: `DisplayLayerProgress_${string}`]: Payload;
 }
 
 export type EventName = keyof EventMap;

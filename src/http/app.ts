@@ -47,6 +47,10 @@ import { registerNotificationRoutes } from './routes/notifications.ts';
 import type { NotificationService } from '../notifications/notification-service.ts';
 import { registerBedMeshRoutes } from './routes/bed-mesh.ts';
 import type { BedMeshService } from '../bed-mesh/bed-mesh-service.ts';
+import { registerPsuControlRoutes } from './routes/psucontrol.ts';
+import { registerLayerProgressRoutes } from './routes/layer-progress.ts';
+import type { LayerProgressService } from '../layer-progress/layer-progress-service.ts';
+import type { PowerService } from '../power/power-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
 import { registerTimelapseRoutes } from './routes/timelapse.ts';
 import { registerGantryExtraRoutes } from './routes/gantry-extras.ts';
@@ -100,6 +104,10 @@ export interface AppServices {
   notifications?: NotificationService;
   /** The printer's bed meshes (/api/plugin/bedmesh, /api/plugin/bedlevelvisualizer). */
   bedMesh?: BedMeshService;
+  /** Power control (/api/plugin/psucontrol, src/power/). */
+  power?: PowerService;
+  /** Layer progress, the printer's screen and preheat (/plugin/DisplayLayerProgress, src/layer-progress/). */
+  layerProgress?: LayerProgressService;
   logger: Logger;
   version: string;
 }
@@ -267,6 +275,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.recovery) registerRecoveryRoutes(app, { recovery: services.recovery });
   if (services.notifications) registerNotificationRoutes(app, { notifications: services.notifications });
   if (services.bedMesh) registerBedMeshRoutes(app, { bedMesh: services.bedMesh });
+  if (services.power) registerPsuControlRoutes(app, { power: services.power });
+  if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
 
   return app;
 }

@@ -117,6 +117,13 @@ export class BrokerConnection {
     this.attempt();
   }
 
+  /** Adds a topic (QoS 1) to the subscriptions: at once when connected, and after every reconnect. */
+  subscribe(topic: string): void {
+    if (this.opts.subscriptions.includes(topic)) return;
+    this.opts.subscriptions.push(topic);
+    if (this.client?.connected) this.client.subscribe(topic, { qos: 1 }, (err) => { if (err) this.opts.logger.warn({ err, topic }, 'MQTT: subscribe failed'); });
+  }
+
   /** Never blocks and never throws: the message goes to the outbox, sent on the next turn of the event loop. */
   publish(msg: OutMessage): void {
     if (this.stopped) return;

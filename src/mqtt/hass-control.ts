@@ -27,6 +27,11 @@ export function commandCall(command: string, payload: string): Call | { error: s
       break;
     case 'stop':
       return post('/api/printer/command', { commands: ['M112'] });
+    case 'psu':
+      // Power control (src/power/): an off while printing or heating is refused there (409, told on control_result).
+      if (isTrue(payload)) return post('/api/plugin/psucontrol', { command: 'turnPSUOn' });
+      if (isFalse(payload)) return post('/api/plugin/psucontrol', { command: 'turnPSUOff' });
+      break;
     case 'cancel':
       return post('/api/job', { command: 'cancel' });
     case 'pause':

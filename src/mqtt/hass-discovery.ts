@@ -75,6 +75,10 @@ export function discoveryMessages(s: MqttSettings, inputs: DiscoveryInputs): Dis
 
   entity('switch', 'CONNECT', 'Connect to printer', { cmd_t: control('connect'), stat_t: `${s.base}${s.topics.hassSub('Connected')}`,
     pl_on: 'True', pl_off: 'False', stat_on: 'Connected', stat_off: 'Disconnected' }, { ic: 'mdi:lan-connect' });
+  // Power control (src/power/, PSU Control's API): its state from the event it fires on every change.
+  entity('switch', 'PSU', 'Printer power', { cmd_t: control('psu'),
+    stat_t: `~${sub(s.topics.event('plugin_psucontrol_psu_state_changed'), 'event/plugin_psucontrol_psu_state_changed')}`,
+    val_tpl: '{{value_json.isPSUOn}}', pl_on: 'True', pl_off: 'False', stat_on: 'True', stat_off: 'False' }, { ic: 'mdi:power-plug' });
   entity('button', 'STOP', 'Emergency stop', { cmd_t: control('stop') }, { ic: 'mdi:alert-octagon' });
   entity('button', 'CANCEL', 'Cancel print', { cmd_t: control('cancel') }, { avty: [whilePrinting], ic: 'mdi:cancel' });
   entity('switch', 'PAUSE', 'Pause print', { cmd_t: control('pause'), stat_t: hass('is_paused'), pl_off: 'False', pl_on: 'True' },

@@ -41,7 +41,8 @@ class Session {
   private readonly bridge: ApiBridge | undefined;
   private readonly control: HassControl | undefined;
 
-  constructor(readonly s: MqttSettings, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer }, private readonly deps: MqttServiceDeps) {
+  constructor(readonly s: MqttSettings, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer }, private readonly deps: MqttServiceDeps,
+    private readonly topics: ReadonlyMap<string, ReadonlySet<(payload: string) => void>>) {
     const { logger } = deps;
     const publish: Publish = (topic, payload, opts = {}) => {
       let body: string | Buffer;
@@ -58,7 +59,7 @@ class Session {
     this.publisher = new OctoPrintMqttPublisher(s, publish, deps.jobs, () => this.hass?.printingData() ?? {}, now, deps.fileMetadata);
     this.bridge = s.api.enabled ? new ApiBridge(s, publish, deps.dispatch, logger, () => this.conn.queuedResponses) : undefined;
     this.control = s.discovery ? new HassControl(s, publish, deps.dispatch, () => this.snapshot(), (jpeg) => this.hass?.camera(jpeg), logger) : undefined;
-    const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter].filter((t): t is string => t !== undefined);
+    const subscriptions = [this.bridge?.requestTopic, this.control?.topicFilter, ...topics.keys()].filter((t): t is string => t !== undefined);
     const birth: OutMessage | undefined = s.topics.lw ? { topic: s.topics.lw, payload: 'connected', qos: 1, retain: s.lwRetain } : undefined;
     this.conn = new BrokerConnection({
       url: s.url, client: { ...s.client, ...tls }, maxPacket: s.maxPacket, queueSize: s.queueSize, reconnectMinMs: s.reconnectMinMs, reconnectMaxMs: s.reconnectMaxMs,
@@ -115,6 +116,8 @@ class Session {
   }
 
   private message(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    const own = this.topics.get(topic);
+    if (own) for (const fn of own) fn(payload.toString('utf8'));
     if (this.bridge && topic === this.bridge.requestTopic) this.bridge.handle(payload, packet);
     else this.control?.handle(topic, payload);
   }
@@ -133,8 +136,23 @@ export class MqttService {
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: Array<() => void> = [];
   private pending: Array<(s: Session) => void> = [];
+  /** Topics other services follow (power devices, src/power/): exact topic → handlers, kept across sessions. */
+  private readonly topics = new Map<string, Set<(payload: string) => void>>();
 
   constructor(private readonly deps: MqttServiceDeps) {}
+
+  /** A topic pair for a device on this broker session (power control's MQTT provider). */
+  readonly topicLink = {
+    connected: (): boolean => this.session?.conn.connected ?? false,
+    publish: (topic: string, payload: string): void => this.session?.conn.publish({ topic, payload, qos: 1, retain: false }),
+    subscribe: (topic: string, fn: (payload: string) => void): (() => void) => {
+      let set = this.topics.get(topic);
+      if (!set) this.topics.set(topic, set = new Set());
+      set.add(fn);
+      this.session?.conn.subscribe(topic);
+      return () => { set.delete(fn); };
+    },
+  };
 
   async start(): Promise<void> {
     const { events, printer, config } = this.deps;
@@ -206,7 +224,7 @@ export class MqttService {
       }
       try {
         const [ca, cert, key] = await Promise.all([s.tlsFiles.ca, s.tlsFiles.cert, s.tlsFiles.key].map((f) => (f ? readFile(f) : undefined)));
-        this.session = new Session(s, { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) }, this.deps);
+        this.session = new Session(s, { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) }, this.deps, this.topics);
         this.session.start();
         this.deps.logger.info({ url: s.url, base: s.base }, 'MQTT: publishing');
       } catch (err) {

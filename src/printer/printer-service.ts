@@ -66,6 +66,8 @@ export interface PrinterServiceDeps {
   logsDir: string;
   scriptsDir?: string | null;
   timers?: Timers;
+  /** Asked before every connect (power control switches the supply on and waits for the board, src/power/). */
+  beforeConnect?: (opts: ConnectOptions) => Promise<void>;
   /** Starts the printer link's own thread (serial.linkThread: worker); absent, the link runs on this thread. */
   linkThread?: { spawn: LinkThreadSpawner; config: () => LinkThreadInit['config']; virtualSdFolder: string | null };
 }
@@ -146,7 +148,8 @@ export class PrinterService implements Printer {
 
   // ---------------------------------------------------------------- connection
 
-  connect(opts: ConnectOptions): Promise<void> {
+  async connect(opts: ConnectOptions): Promise<void> {
+    await this.deps.beforeConnect?.(opts).catch((err: unknown) => this.deps.logger.warn({ err }, 'power on before connecting failed'));
     return this.link.connect(opts, async () => {
       this.readings.reset();
       this.serialLog.setFileLogging(this.deps.config.current.serial.log, this.deps.logsDir);

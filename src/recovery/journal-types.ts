@@ -8,7 +8,7 @@ import type { RecoveryScripts } from './recovery-script.ts';
 import type { LinkTail } from './link-tail.ts';
 
 /** Why a print ended otherwise than done or cancelled; `file-changed` (its file written over in place) is never offered. */
-export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error' | 'file-changed';
+export type InterruptionCause = 'port-vanished' | 'printer-reset' | 'printer-halted' | 'host-restarted' | 'disconnected' | 'link-error' | 'file-changed' | 'power-off';
 
 /** A position in the file: byte offset just after a line, and the number of whole lines before that offset. */
 export interface FilePosition { filepos: number; line: number }

@@ -62,6 +62,8 @@ export class PrintJournal {
     ev.on(OWNER, 'PrintDone', () => this.clear());
     ev.on(OWNER, 'PrintCancelled', () => this.clear());
     ev.on(OWNER, 'PrinterReset', () => { this.pendingCause ??= 'printer-reset'; });
+    // Power control cut the supply mid-print (src/power/): that is the cause, whatever the link reports after it.
+    ev.on(OWNER, 'plugin_psucontrol_power_cut', () => { this.pendingCause = 'power-off'; });
     ev.on(OWNER, 'Disconnecting', () => { this.pendingCause ??= 'disconnected'; });
     ev.on(OWNER, 'Error', (p) => { this.pendingCause ??= (p as { reason?: string }).reason === 'connection' ? 'port-vanished' : 'printer-halted'; });
     if (this.record) this.announce(this.record);

@@ -9,6 +9,7 @@ import { cycleTheme, theme } from '../lib/theme.ts';
 import { ConnectionPanel } from './ConnectionPanel.tsx';
 import { JobPanel } from './JobPanel.tsx';
 import { RecoveryOffer } from './RecoveryOffer.tsx';
+import { PowerControls } from './PowerControls.tsx';
 import { FilesPanel } from './FilesPanel.tsx';
 import { TemperatureTab } from './TemperatureTab.tsx';
 import { ControlTab } from './ControlTab.tsx';
@@ -107,6 +108,7 @@ export function App() {
         <span class="brand">{name}</span>
         <span class={`state ${stateClass()}`} data-testid="printer-state" role="status" title={printerState.value.error || undefined}>{stateText}</span>
         <span class="spacer" />
+        <PowerControls />
         <button class="icon" onClick={cycleTheme} title={`Theme: ${theme.value}`} aria-label={`Theme: ${theme.value}`}>{theme.value === 'dark' ? '☾' : theme.value === 'light' ? '☀' : '◐'}</button>
         <SystemMenu />
         <span class="user" data-testid="user-name">{userName.value ?? 'Guest'}</span>

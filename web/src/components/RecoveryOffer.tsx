@@ -26,6 +26,7 @@ const CAUSES: Record<string, string> = {
   'host-restarted': 'The server stopped during the print (crash or power cut)',
   disconnected: 'The printer was disconnected during the print',
   'link-error': 'The connection to the printer failed',
+  'power-off': 'The printer’s power was switched off during the print',
 };
 
 const offer = signal<Offer | null>(null);

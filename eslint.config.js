@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress'];
+const DOMAIN = ['objects', 'access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -18,11 +18,13 @@ const MAY_IMPORT = {
   'virtual-printer': ['core', 'gcode'],
   transports: ['core', 'config', 'gcode', 'protocol', 'virtual-printer'],
   // Domain services: the bottom layers, and the few services whose types or functions they build on (no cycles).
+  // Object labels and the host-side object skip (pure): the analysis (files/) and the job streamer (printer/) use them.
+  objects: BOTTOM,
   access: BOTTOM,
-  files: BOTTOM,
+  files: [...BOTTOM, 'objects'],
   system: BOTTOM,
   'event-actions': BOTTOM,
-  printer: [...BOTTOM, 'files'],
+  printer: [...BOTTOM, 'files', 'objects'],
   slicing: [...BOTTOM, 'files', 'printer'],
   timelapse: [...BOTTOM, 'printer'],
   mqtt: [...BOTTOM, 'printer'],

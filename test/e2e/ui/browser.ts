@@ -108,7 +108,21 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
   }
 }
 
-/** Opens one of the panel's tabs by its exact name. */
+/**
+ * Opens one of the pages by its exact name: a tab on a wide screen; on a phone a button of the bottom bar, or an item
+ * of its "More" menu.
+ */
 export async function openTab(page: Page, name: string): Promise<void> {
+  const bar = page.getByTestId('bottom-bar');
+  if (await bar.isVisible()) {
+    const direct = bar.getByRole('button', { name, exact: true });
+    if (await direct.count()) {
+      await direct.click();
+    } else {
+      await bar.getByRole('button', { name: 'More', exact: true }).click();
+      await page.getByRole('menu', { name: 'More pages' }).getByRole('menuitem', { name, exact: true }).click();
+    }
+    return;
+  }
   await page.getByRole('tab', { name, exact: true }).click();
 }

@@ -241,7 +241,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     assert.ok((await bg()) > 200);
   });
 
-  await step('every page at 1280×800, then at 390×844 with state and temperatures first and no sideways scrolling', async () => {
+  await step('every page at 1280×800, then at 390×844 with state, job and temperatures first and no sideways scrolling', async () => {
     for (const name of PAGES) {
       await openTab(page, name);
       if (name === 'Timelapse') {
@@ -268,7 +268,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
       assert.ok(overflow <= 1, `${name}: no horizontal scrolling (overflow ${overflow}px; ${wide.join(', ')})`);
       await screenshot(page, `page-${name.toLowerCase()}-phone`);
     }
-    await openTab(page, 'Temperature');
+    await openTab(page, 'Status');
     await page.evaluate('window.scrollTo(0, 0)');
     const inFirstScreen = async (selector: string) => {
       const box = await page.locator(selector).first().boundingBox();
@@ -276,15 +276,16 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     };
     assert.ok(await inFirstScreen('[data-testid=printer-state]'), 'printer state in the first screen');
     assert.ok(await inFirstScreen('[aria-label=Job]'), 'job in the first screen');
+    await openTab(page, 'Temperature');
     assert.ok(await inFirstScreen('tr[data-heater=tool0]'), 'temperatures in the first screen');
     // The heaters' own box scrolled sideways to reach the offset (the page did not); now each heater wraps.
     const sideways = await page.evaluate<number>("(() => { const s = document.querySelector('.temperature .scroll'); return s.scrollWidth - s.clientWidth; })()");
     assert.ok(sideways <= 1, `the heaters fit the screen (${sideways}px to scroll sideways)`);
     const offset = await page.locator('tr[data-heater=tool0] input[aria-label$=offset]').boundingBox();
     assert.ok(offset && offset.x + offset.width <= 390, 'the offset field is on the screen');
-    const bar = await page.getByRole('tablist').boundingBox();
-    assert.ok(bar && Math.abs(bar.y + bar.height - 844) <= 1, 'the tab bar sits at the bottom of the screen');
-    const small = await page.evaluate<string[]>(`[...document.querySelectorAll('header button, header a, [role=tab], .file .actions button, .buttons button')]
+    const bar = await page.getByTestId('bottom-bar').boundingBox();
+    assert.ok(bar && Math.abs(bar.y + bar.height - 844) <= 1, 'the page bar sits at the bottom of the screen');
+    const small = await page.evaluate<string[]>(`[...document.querySelectorAll('header button, header a, .bottom-bar button, .file .actions button, .buttons button')]
       .filter((el) => el.offsetParent !== null && el.getBoundingClientRect().height < 44).map((el) => el.textContent + ' ' + el.getBoundingClientRect().height)`);
     assert.deepEqual(small, [], 'tap targets at least 44 px high');
     await page.setViewportSize({ width: 1280, height: 800 });

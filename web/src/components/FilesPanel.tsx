@@ -7,7 +7,7 @@ import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
 import { bytes, date, duration, filament } from '../lib/format.ts';
 import { analysisProgress, attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
-import { activeTab } from './App.tsx';
+import { goTo } from '../lib/pages.ts';
 import { SliceDialog } from './SliceDialog.tsx';
 
 type SortKey = 'date' | 'name' | 'size' | 'printed';
@@ -127,7 +127,7 @@ export function FilesPanel() {
   };
   const preview = (e: FileEntry) => {
     previewPath.value = e.path;
-    activeTab.value = 'preview';
+    goTo('preview');
   };
 
   const analysing = (path: string, started: boolean): string => {

@@ -1,0 +1,15 @@
+// The phone's first page: the print's status card, the printer connection and an interrupted print's recovery offer
+// (on a wide screen these sit in the sidebar and above the pages all the time).
+import { ConnectionPanel } from '../ConnectionPanel.tsx';
+import { JobPanel } from '../JobPanel.tsx';
+import { RecoveryOffer } from '../RecoveryOffer.tsx';
+
+export function StatusPage() {
+  return (
+    <div class="page-stack">
+      <JobPanel />
+      <RecoveryOffer />
+      <ConnectionPanel />
+    </div>
+  );
+}

@@ -225,7 +225,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const earlyTopics: Array<{ topic: string; fn: (payload: string) => void; stop: () => void }> = [];
   const power: PowerService = new PowerService({
     settings: () => config.current.plugins.psucontrol, printer, events, logger: logger.child({ svc: 'power' }),
-    push: (data) => push.sendPlugin('psucontrol', data),
+    push: (data) => push.sendPlugin('psucontrol', data, { permissions: ['STATUS'] }),
     mqtt: {
       connected: () => mqtt?.topicLink.connected() ?? false,
       publish: (topic, payload) => mqtt?.topicLink.publish(topic, payload),
@@ -250,7 +250,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       setTemperatures: (targets) => { for (const [heater, t] of Object.entries(targets)) printer.setTemperature(heater, t); },
     },
     absolutePath: (path) => files.absolutePath(path),
-    push: (id, data) => push.sendPlugin(id, data),
+    push: (id, data) => push.sendPlugin(id, data, { permissions: ['STATUS'] }),
   });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,

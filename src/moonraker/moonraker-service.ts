@@ -150,11 +150,27 @@ export class MoonrakerService {
     events.on(this.owner, 'FolderMoved', (p) => { if (p.storage === 'local') this.fileChanged('move_dir', String(p.destination_path), String(p.source_path)); });
     events.on(this.owner, 'MetadataAnalysisFinished', (p) => { void this.metadataChanged(String(p.path)); });
     this.unsubscribers.push(() => events.removeOwner(this.owner));
-    const tickMs = this.deps.tickMs ?? 250;
-    this.tickTimer = setInterval(() => this.tick(), tickMs);
+    // The ticks run only while there is something to sample or someone to tell: an idle server with no printer and
+    // no Moonraker client sleeps (test/e2e/runtime/lean-idle.test.ts).
+    events.on(this.owner, 'Connected', () => this.wake());
+    events.on(this.owner, 'Disconnected', () => this.rest());
+    if (this.deps.printer.isOperational()) this.wake();
+  }
+
+  private wake(): void {
+    if (this.tickTimer) return;
+    this.tickTimer = setInterval(() => this.tick(), this.deps.tickMs ?? 250);
     this.tickTimer.unref();
     this.secondTimer = setInterval(() => this.second(), 1000);
     this.secondTimer.unref();
+  }
+
+  private rest(): void {
+    if (this.connections.size > 0 || this.deps.printer.isOperational()) return;
+    clearInterval(this.tickTimer);
+    clearInterval(this.secondTimer);
+    this.tickTimer = undefined;
+    this.secondTimer = undefined;
   }
 
   async stop(): Promise<void> {
@@ -205,10 +221,12 @@ export class MoonrakerService {
   private onSocket(ws: WebSocket, caller: Caller, address: string): void {
     const conn = new Connection(ws, caller, address, this);
     this.connections.add(conn);
+    this.wake();
     this.hub.add(conn);
     ws.on('error', (err) => this.deps.logger.debug({ err }, 'moonraker websocket error'));
     ws.on('close', () => {
       this.connections.delete(conn);
+      this.rest();
       this.hub.remove(conn);
     });
     ws.on('message', (data, isBinary) => {

@@ -63,7 +63,9 @@ export class PowerService {
 
   async start(): Promise<void> {
     const ev = this.deps.events;
-    ev.on(OWNER, 'ClientOpened', () => this.deps.push({ isPSUOn: this.on }));
+    // Pushed to every new client only once power control is set up: out of the box (G-code switching, internal
+    // sensing) there is no device, and clients' message sequences stay as they were.
+    ev.on(OWNER, 'ClientOpened', () => { if (this.configured()) this.deps.push({ isPSUOn: this.on }); });
     // M80/M81 as the link writes them (printer/link/link-hooks.ts turns them into PowerOn/PowerOff).
     ev.on(OWNER, 'PowerOn', () => this.pseudo(true));
     ev.on(OWNER, 'PowerOff', () => this.pseudo(false));
@@ -223,8 +225,16 @@ export class PowerService {
       if (text !== this.lastPollError) this.deps.logger.warn({ err: text }, 'power: reading the state failed');
       this.lastPollError = text;
     }
+    const before = this.on;
     this.setState(on);
-    this.deps.push({ isPSUOn: this.on });
+    // As the plugin, every poll of a device is pushed (OctoApp and OctoPod read isPSUOn from each); without one, changes only.
+    if (this.configured() || before !== this.on) this.deps.push({ isPSUOn: this.on });
+  }
+
+  /** Whether the user set power control up (anything but PSU Control's defaults: G-code switching, internal sensing). */
+  private configured(): boolean {
+    const s = this.deps.settings();
+    return s.switchingMethod !== 'GCODE' || s.sensingMethod !== 'INTERNAL';
   }
 
   private setState(on: boolean): void {
@@ -239,7 +249,8 @@ export class PowerService {
 
   private schedulePoll(): void {
     if (this.stopped) return;
-    const ms = Math.max(100, this.deps.settings().sensePollingInterval * 1000);
+    // Nothing to read back out of the box: look again for a set-up device once a minute, so an idle server sleeps.
+    const ms = this.configured() ? Math.max(100, this.deps.settings().sensePollingInterval * 1000) : 60_000;
     this.pollTimer = setTimeout(() => { void this.poll().finally(() => this.schedulePoll()); }, ms);
     this.pollTimer.unref();
   }

@@ -49,7 +49,7 @@ test('Home Assistant command payloads map onto the API calls, anything else is r
     { method: 'POST', path: '/api/printer/printhead', body: { command: 'jog', x: 10, y: -5, speed: 3000 } });
   assert.deepEqual(commandCall('commands', 'G28\nM117 hi'), { method: 'POST', path: '/api/printer/command', body: { commands: ['G28', 'M117 hi'] } });
   assert.deepEqual(commandCall('restart', 'PRESS'), { method: 'POST', path: '/api/system/commands/core/restart', body: {} });
-  for (const [c, p] of [['connect', 'maybe'], ['home', 'not json'], ['psu', 'True'], ['__proto__', 'x']]) assert.ok('error' in commandCall(c, p), c);
+  for (const [c, p] of [['connect', 'maybe'], ['home', 'not json'], ['psu', 'maybe'], ['__proto__', 'x']]) assert.ok('error' in commandCall(c, p), c);
   assert.deepEqual([formatDuration(3725), formatDuration(59), formatDuration(null)], ['1:02:05', '0:00:59', null]);
 });
 

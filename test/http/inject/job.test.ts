@@ -45,8 +45,8 @@ test('real runner, printer not operational: every command is 409 "Printer is not
   // Malformed commands are 400 first, whatever the printer.
   assert.deepEqual(await post(a, { command: 'frobnicate' }), { status: 400, body: { error: 'command is invalid' } });
   assert.deepEqual(await post(a, { command: 'pause', action: 'sideways' }), { status: 400, body: { error: 'action is invalid' } });
-  // A number is coerced to a string by the body schema and then refused by name.
-  assert.deepEqual(await post(a, { command: 5 }), { status: 400, body: { error: 'command is invalid' } });
+  // Bodies are not coerced (#58 item 10): a number is refused by the body schema, naming the field.
+  assert.deepEqual(await post(a, { command: 5 }), { status: 400, body: { error: 'Invalid body field command: must be string' } });
 });
 
 test('real runner, operational with nothing selected or running: the 409 texts; a cancel stops an SD upload', async (t) => {

@@ -9,6 +9,7 @@ import type { FileService } from '../files/file-service.ts';
 import type { SdCardFiles } from '../files/sd-card.ts';
 import type { Printer } from '../printer/types.ts';
 import type { JobControl, JobSnapshot } from '../printer/job/job-types.ts';
+import type { PrintHistoryEntry } from '../printer/job/print-history.ts';
 
 /** The parts of the printer profile the synthetic Klipper config is made from. */
 export interface MachineProfile {
@@ -21,17 +22,8 @@ export interface MachineProfile {
   machineLimits?: { maxAcceleration?: { x?: number }; printAcceleration?: number };
 }
 
-/** One finished print as the print history keeps it. */
-export interface HistoryRecord {
-  origin: 'local' | 'sdcard';
-  path: string;
-  name: string;
-  start: number;
-  end: number;
-  duration: number;
-  result: 'success' | 'failed' | 'cancelled';
-  user?: string | null;
-}
+/** One finished print as the print history keeps it (the fields Moonraker's history shows). */
+export type HistoryRecord = Pick<PrintHistoryEntry, 'origin' | 'path' | 'name' | 'start' | 'end' | 'duration' | 'result' | 'user'>;
 
 /** The job runner, as far as Moonraker's print verbs and objects use it. */
 export interface MoonrakerJobs extends JobControl {

@@ -7,7 +7,6 @@ import type { VirtualPrinterOptions } from '../virtual-printer/options.ts';
 import { LoopbackTransport } from './loopback-transport.ts';
 import { SerialTransport } from './serial-transport.ts';
 import { VIRTUAL_PORT } from './port-discovery.ts';
-
 import type { BedShape } from '../virtual-printer/bed-shape.ts';
 
 /** devel.virtualPrinter → simulator options. */

@@ -75,8 +75,8 @@ export class PowerService {
     ev.on(OWNER, 'Error', () => {
       if (this.deps.settings().turnOffWhenError && this.on) void this.turnOff({ force: true, reason: 'error' }).catch(() => {});
     });
-    await this.poll();
-    this.schedulePoll();
+    // Not awaited: a device that does not answer must not hold up the server's start by its timeout.
+    void this.poll().finally(() => this.schedulePoll());
     this.idleTimer = setInterval(() => this.idleTick(), IDLE_TICK_MS);
     this.idleTimer.unref();
   }

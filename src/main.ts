@@ -292,6 +292,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
     config, events, access, printer, jobs: jobRunner, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
     dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(),
+    bedMesh, power: { service: power, settings: () => config.current.plugins.psucontrol },
   }) : undefined;
 
   const services: Service[] = [

@@ -56,6 +56,8 @@ export interface MoonrakerDeps {
   bedMesh?: MoonrakerBedMesh;
   /** Power control (the `power` component) and its settings, when the host has it. */
   power?: { service: MoonrakerPower; settings: () => PowerKind };
+  /** The running job's layers (Gantry's layer progress), for print_stats.info; null where unknown. */
+  layers?: () => { total: number | null; current: number | null };
   /** Status tick in ms (Klipper's cadence: 250). */
   tickMs?: number;
 }

@@ -93,6 +93,10 @@ export function configFile(p: MachineProfile, bedMesh?: Record<string, unknown>)
   return { config, settings, warnings: [], save_config_pending: false, save_config_pending_items: {} };
 }
 
+function layerInfo(l: { total: number | null; current: number | null }): { total_layer: number | null; current_layer: number | null } {
+  return { total_layer: l.total, current_layer: l.current };
+}
+
 export class PrinterObjects {
   private profileKey = '';
   private profileConfig: ObjectStatus = {};
@@ -167,7 +171,7 @@ export class PrinterObjects {
       print_stats: {
         filename: job.filename, total_duration: totalDuration, print_duration: printDuration,
         filament_used: Math.max(0, g.extruded - job.extrudedAtStart), state: job.state, message: job.message,
-        info: { total_layer: null, current_layer: null },
+        info: active && this.deps.layers ? layerInfo(this.deps.layers()) : { total_layer: null, current_layer: null },
       },
       virtual_sdcard: {
         file_path: job.filename ? job.filename : null, progress: completion,

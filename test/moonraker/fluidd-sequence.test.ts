@@ -131,6 +131,11 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   assert.equal(live.print_stats.filename, 'small.gcode');
   assert.equal(live.idle_timeout.state, 'Printing');
   assert.equal(live.pause_resume.is_paused, true);
+  // Layers from Gantry's layer progress (its count of the file's layers), as Klipper's print_stats.info.
+  await waitFor('the layer count', () => typeof (update().print_stats.info as { total_layer: unknown }).total_layer === 'number');
+  const layers = live.print_stats.info as { total_layer: number; current_layer: unknown };
+  assert.ok(layers.total_layer >= 1);
+  assert.equal(typeof layers.current_layer, 'number');
   await c.call('printer.print.resume');
   await waitFor('printing again or done', () => ['printing', 'complete'].includes(update().print_stats.state as string));
   await waitFor('complete', () => update().print_stats.state === 'complete', { timeoutMs: 60_000 });

@@ -646,8 +646,8 @@ export class MoonrakerService {
     this.add('server.history.totals', 'STATUS', async () => historyTotals(await jobs.printHistory(), (r) => this.filamentOf(r)));
 
     // access
-    this.add('access.info', null, () => ({ default_source: 'moonraker', available_sources: ['moonraker'], login_required: !this.auth.open,
-      trusted: false }));
+    this.add('access.info', null, (_p, ctx) => ({ default_source: 'moonraker', available_sources: ['moonraker'], login_required: !this.auth.open,
+      trusted: ctx.caller.source === 'trusted' }));
     this.add('access.oneshot_token', 'any', (_p, ctx) => this.auth.oneshot(ctx.caller, ctx.address));
     this.add('access.get_user', 'any', (_p, ctx) => ({ username: MoonrakerAuth.userName(ctx.caller), source: 'moonraker', created_on: 0 }));
     this.add('access.users.list', 'ADMIN', () => ({ users: this.deps.access.users.listUsers().map((u) => ({ username: u.name, source: 'moonraker', created_on: 0 })) }));

@@ -25,6 +25,8 @@ export interface MeshCommandHost {
 }
 
 const CALIBRATE_WAIT_MS = 15 * 60_000;
+/** bed-mesh-service.ts: the same values again within this long are the same mesh. */
+const REPEAT_MS = 60_000;
 
 function meshParams(m: BedMesh): Record<string, unknown> {
   return { min_x: m.x[0], max_x: m.x.at(-1), min_y: m.y[0], max_y: m.y.at(-1), x_count: m.x.length, y_count: m.y.length,
@@ -63,7 +65,9 @@ export class BedMeshObject {
   }
 
   async calibrate(): Promise<void> {
-    const got = new Promise<void>((resolve, reject) => {
+    // First: a refused probe (not connected, printing, one running) throws here, before anything waits for a mesh.
+    this.mesh.probe();
+    await new Promise<void>((resolve, reject) => {
       const off = this.mesh.onMesh(() => { clearInterval(watch); off(); resolve(); });
       const since = Date.now();
       // The service gives up after its timeout (probing() turns false without a mesh): so does the command.
@@ -71,12 +75,13 @@ export class BedMeshObject {
         if (this.mesh.probing() && Date.now() - since < CALIBRATE_WAIT_MS) return;
         clearInterval(watch);
         off();
+        // The service keeps a repeat of a mesh less than a minute old as that mesh (no new one is told): read all the same.
+        const last = this.mesh.latest();
+        if (!this.mesh.probing() && last && last.time >= since - REPEAT_MS) return resolve();
         reject(new RpcError(400, 'Error on \'BED_MESH_CALIBRATE\': the probe gave no mesh'));
       }, 500);
       watch.unref();
     });
-    this.mesh.probe();
-    await got;
     this.cleared = false;
   }
 

@@ -40,6 +40,9 @@ test('bed_mesh: BED_MESH_CALIBRATE probes and resolves with the mesh; the object
   assert.deepEqual(Object.keys(profiles), ['default']);
   assert.equal(profiles.default.mesh_params.x_count, 4);
   assert.ok(server.printer.terminal().some((l) => /Send: .*G29/.test(l)), 'the probe went to Marlin');
+  // Again at once: the same bed gives the same mesh, which the service keeps as that one; the command still finishes.
+  assert.equal(await c.call('printer.gcode.script', { script: 'BED_MESH_CALIBRATE' }), 'ok');
+  assert.equal(Object.keys((await q()).profiles as object).length, 1);
   // Subscribers get it as a change.
   await waitFor('the subscriber sees the mesh', () => mergeStatus(structuredClone(sub.status), c.notifications).bed_mesh.profile_name === 'default');
 

@@ -292,6 +292,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
     config, events, access, printer, jobs: jobRunner, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
     dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(),
+    bedMesh, power: { service: power, settings: () => config.current.plugins.psucontrol },
+    layers: () => {
+      const layer = (layerProgress.values().layer ?? {}) as { total?: unknown; current?: unknown };
+      const num = (v: unknown) => (typeof v === 'number' || (typeof v === 'string' && v.trim() !== '')) && Number.isFinite(Number(v)) ? Number(v) : null;
+      return { total: num(layer.total), current: num(layer.current) };
+    },
   }) : undefined;
 
   const services: Service[] = [

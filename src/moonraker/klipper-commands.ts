@@ -30,6 +30,13 @@ export const COMMANDS: readonly MacroInfo[] = [
   { name: 'HELP', help: 'Report the list of available extended G-Code commands' },
 ];
 
+/** A command another feature adds (the bed mesh's): its help, the permission it needs besides CONTROL, what it does. */
+export interface ExtraCommand {
+  help: string;
+  need?: string;
+  run(params: Map<string, string>, who: Identity): Promise<void> | void;
+}
+
 /** The host actions the commands need (built by the Moonraker service from the job runner and the printer). */
 export interface CommandHost {
   /** Lines for the firmware, through the API's queue and its checks (throws when not operational or full). */
@@ -50,6 +57,8 @@ export interface CommandHost {
   /** G-code state kept by SAVE/RESTORE_GCODE_STATE. */
   saveState(name: string): Promise<void>;
   restoreState(name: string): string[] | undefined;
+  /** Commands of the features this printer has, by name. */
+  extra?: ReadonlyMap<string, ExtraCommand>;
 }
 
 /** `KEY=value KEY2="quoted value"` → upper-case keys. */
@@ -119,6 +128,11 @@ async function extended(line: string, who: Identity, host: CommandHost): Promise
   if (need && !who.has(need)) throw forbiddenRpc();
   const params = klipperParams(rest);
   const user = who.name;
+  const more = host.extra?.get(word);
+  if (more) {
+    if (more.need && !who.has(more.need)) throw forbiddenRpc();
+    return more.run(params, who);
+  }
   switch (word) {
     case 'PAUSE': return host.pause(user);
     case 'RESUME': return host.resume(user);
@@ -152,6 +166,7 @@ async function extended(line: string, who: Identity, host: CommandHost): Promise
     case 'HELP':
       host.respond('// Available extended commands:');
       for (const c of COMMANDS) host.respond(`// ${c.name.padEnd(24)}: ${c.help}`);
+      for (const [name, c] of host.extra ?? []) host.respond(`// ${name.padEnd(24)}: ${c.help}`);
       return;
     default:
       throw new RpcError(400, `Unknown command:"${word}"`);

@@ -1,5 +1,5 @@
 // Who a Moonraker caller is (docs/reference/moonraker.md §1.5), on Gantry's users, keys and permissions: an access
-// token (a Gantry session made by /access/login) from `Authorization: Bearer`, `X-Access-Token` or `?access_token=`;
+// token (a JWT naming the Gantry session /access/login made, jwt.ts) from `Authorization: Bearer`, `X-Access-Token` or `?access_token=`;
 // a oneshot token (`?token=`, 5 s, single use, bound to the address that asked for it); `X-Api-Key` (Gantry's global
 // key, a user's key or an app key); a trusted client (moonraker.trustedClients, CIDR); otherwise nobody.
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { makeIdentity } from '../access/identity.ts';
 import { inNetworks, networkList, normaliseAddress, type NetworkList } from '../access/network.ts';
 import type { ConfigStore } from '../config/config-store.ts';
 import type { Clock } from '../core/clock.ts';
+import { TokenSigner } from './jwt.ts';
 
 export const TRUSTED_USER = '_TRUSTED_USER_';
 export const API_KEY_USER = '_API_KEY_USER_';
@@ -37,6 +38,7 @@ export class MoonrakerAuth {
   private readonly oneshots = new Map<string, { caller: Caller; address: string; expires: number }>();
   private trustedKey = '';
   private trustedList: NetworkList = { subnets: [] };
+  private readonly tokens = new TokenSigner();
 
   constructor(private readonly access: AccessService, private readonly config: ConfigStore, private readonly clock: Clock) {}
 
@@ -48,8 +50,9 @@ export class MoonrakerAuth {
   resolve(c: Credentials): Caller {
     if (this.open) return { identity: this.access.anonymous(), source: 'open' };
     if (c.accessToken) {
-      const id = this.access.identityForSession(c.accessToken);
-      if (id) return { identity: id, source: 'token', sessionId: c.accessToken };
+      const claims = this.tokens.verify(c.accessToken, 'access', this.nowS());
+      const id = claims ? this.access.identityForSession(claims.sid) : undefined;
+      if (claims && id && id.name === claims.username) return { identity: id, source: 'token', sessionId: claims.sid };
     }
     if (c.oneshot) {
       const hit = this.takeOneshot(c.oneshot, c.address);
@@ -61,6 +64,24 @@ export class MoonrakerAuth {
     }
     if (this.trusted(c.address)) return { identity: this.trustedIdentity(), source: 'trusted' };
     return { identity: this.access.anonymous(), source: 'none' };
+  }
+
+  private nowS(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
+
+  /** The access and refresh tokens of a login (access.login). */
+  issue(username: string, sessionId: string): { token: string; refresh_token: string } {
+    const now = this.nowS();
+    return { token: this.tokens.sign(username, sessionId, 'access', now), refresh_token: this.tokens.sign(username, sessionId, 'refresh', now) };
+  }
+
+  /** A new access token for a refresh token whose session still lives (access.refresh_jwt); undefined otherwise. */
+  refresh(refreshToken: string): { username: string; token: string } | undefined {
+    const claims = this.tokens.verify(refreshToken, 'refresh', this.nowS());
+    const id = claims ? this.access.identityForSession(claims.sid) : undefined;
+    if (!claims || !id || id.name !== claims.username) return undefined;
+    return { username: claims.username, token: this.tokens.sign(claims.username, claims.sid, 'access', this.nowS()) };
   }
 
   /** Whether a caller may use anything but the auth-free methods. */

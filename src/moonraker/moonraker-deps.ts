@@ -10,6 +10,8 @@ import type { SdCardFiles } from '../files/sd-card.ts';
 import type { Printer } from '../printer/types.ts';
 import type { JobControl, JobSnapshot } from '../printer/job/job-types.ts';
 import type { PrintHistoryEntry } from '../printer/job/print-history.ts';
+import type { MoonrakerBedMesh } from './bed-mesh-object.ts';
+import type { MoonrakerPower, PowerKind } from './power-devices.ts';
 
 /** The parts of the printer profile the synthetic Klipper config is made from. */
 export interface MachineProfile {
@@ -50,6 +52,12 @@ export interface MoonrakerDeps {
   clock: Clock;
   logger: Logger;
   version: string;
+  /** The bed mesh (the `bed_mesh` object, BED_MESH_* commands), when the host has it. */
+  bedMesh?: MoonrakerBedMesh;
+  /** Power control (the `power` component) and its settings, when the host has it. */
+  power?: { service: MoonrakerPower; settings: () => PowerKind };
+  /** The running job's layers (Gantry's layer progress), for print_stats.info; null where unknown. */
+  layers?: () => { total: number | null; current: number | null };
   /** Status tick in ms (Klipper's cadence: 250). */
   tickMs?: number;
 }

@@ -15,7 +15,9 @@ import { MoonrakerDatabase } from './database.ts';
 import { MoonrakerAuth, type Caller, type Credentials } from './moonraker-auth.ts';
 import { FileMethods, GCODES, ROOTS, itemOf, trimSlashes } from './file-methods.ts';
 import { historyJob, historyJobById, historyList, historyTotals, jobId, type JobExtras } from './history-methods.ts';
-import { COMMANDS, runScript, type CommandHost } from './klipper-commands.ts';
+import { COMMANDS, runScript, type CommandHost, type ExtraCommand } from './klipper-commands.ts';
+import { BedMeshObject } from './bed-mesh-object.ts';
+import { PowerDevices } from './power-devices.ts';
 import { klippyState, type KlippyState } from './klippy-state.ts';
 import { ProcStats, systemInfo } from './machine-info.ts';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, badParam, forbiddenRpc, rpcErrorOf, unauthorized } from './rpc-errors.ts';
@@ -108,12 +110,16 @@ export class MoonrakerService {
   private server: HttpServer | undefined;
   private readonly owner = `moonraker#${nextConnectionId}`;
   private readonly commandHost: CommandHost;
+  private readonly bedMesh: BedMeshObject | undefined;
+  private readonly power: PowerDevices | undefined;
 
   constructor(readonly deps: MoonrakerDeps) {
     this.auth = new MoonrakerAuth(deps.access, deps.config, deps.clock);
     this.database = new MoonrakerDatabase(join(deps.dataDir, 'moonraker-db.json'), deps.logger);
     this.fileMethods = new FileMethods(deps.files);
-    this.objects = new PrinterObjects(deps, this.gcode, () => this.job, deps.clock.monotonic());
+    this.bedMesh = deps.bedMesh ? new BedMeshObject(deps.bedMesh) : undefined;
+    this.power = deps.power ? new PowerDevices(deps.power.service, deps.power.settings) : undefined;
+    this.objects = new PrinterObjects(deps, this.gcode, () => this.job, deps.clock.monotonic(), this.bedMesh);
     this.klippy = klippyState(deps.printer.state()).state;
     this.commandHost = this.makeCommandHost();
     this.register();
@@ -148,6 +154,9 @@ export class MoonrakerService {
     events.on(this.owner, 'FolderAdded', (p) => { if (p.storage === 'local') this.fileChanged('create_dir', String(p.path)); });
     events.on(this.owner, 'FolderRemoved', (p) => { if (p.storage === 'local') this.fileChanged('delete_dir', String(p.path)); });
     events.on(this.owner, 'FolderMoved', (p) => { if (p.storage === 'local') this.fileChanged('move_dir', String(p.destination_path), String(p.source_path)); });
+    events.on(this.owner, 'plugin_psucontrol_psu_state_changed', (p) => {
+      if (this.power && this.deps.power?.service.configured()) this.broadcast('notify_power_changed', [this.power.device(p.isPSUOn === true)]);
+    });
     events.on(this.owner, 'MetadataAnalysisFinished', (p) => { void this.metadataChanged(String(p.path)); });
     this.unsubscribers.push(() => events.removeOwner(this.owner));
     // The ticks run only while there is something to sample or someone to tell: an idle server with no printer and
@@ -451,7 +460,23 @@ export class MoonrakerService {
       },
       // Klipper-faithful: the modes come back, the head is not moved back (no MOVE=1).
       restoreState: (name) => this.savedStates.get(name),
+      extra: this.extraCommands(),
     };
+  }
+
+  /** The commands of the features this host has (the bed mesh's). */
+  private extraCommands(): Map<string, ExtraCommand> {
+    const out = new Map<string, ExtraCommand>();
+    const mesh = this.bedMesh;
+    if (!mesh) return out;
+    const { printer } = this.deps;
+    const host = { send: (lines: string[]) => printer.clientCommands(lines), settled: () => printer.settled(SETTLE_MS) };
+    out.set('BED_MESH_CALIBRATE', { help: 'Probes the bed (the bed mesh\'s probe script) and reads the mesh', run: () => mesh.calibrate() });
+    out.set('BED_MESH_PROFILE', { help: 'Bed mesh profiles: LOAD=default (M420 S1), REMOVE=<name>', run: async (params) => {
+      for (const line of await mesh.profile(params, host)) this.respond(line);
+    } });
+    out.set('BED_MESH_CLEAR', { help: 'Switches bed levelling off (M420 S0)', run: () => mesh.clear(host) });
+    return out;
   }
 
   private async reconnect(): Promise<void> {
@@ -479,10 +504,19 @@ export class MoonrakerService {
     return {
       klippy_connected: true, klippy_state: k.state,
       components: ['klippy_connection', 'application', 'websockets', 'authorization', 'file_manager', 'database', 'data_store', 'machine',
-        'proc_stats', 'history', 'webcam', 'announcements'],
+        'proc_stats', 'history', 'webcam', 'announcements', ...(this.power && this.deps.power?.service.configured() ? ['power'] : [])],
       failed_components: [], registered_directories: ROOTS, warnings: [], websocket_count: this.connections.size,
       moonraker_version: MOONRAKER_VERSION, missing_klippy_requirements: [], api_version: API_VERSION, api_version_string: API_VERSION.join('.'),
     };
+  }
+
+  /** Gantry's webcam settings (Settings → Webcam) as Moonraker's one webcam; none when it is off or has no URL. */
+  private webcams(): Array<Record<string, unknown>> {
+    const w = this.deps.config.current.webcam;
+    if (!w.webcamEnabled || (!w.stream && !w.snapshot)) return [];
+    return [{ name: 'webcam', location: 'printer', service: 'mjpegstreamer-adaptive', enabled: true, icon: 'mdiWebcam', target_fps: 15,
+      target_fps_idle: 5, stream_url: w.stream, snapshot_url: w.snapshot, flip_horizontal: w.flipH, flip_vertical: w.flipV, rotation: 0,
+      aspect_ratio: w.streamRatio, extra_data: {}, source: 'config', uid: 'gantry-webcam' }];
   }
 
   private register(): void {
@@ -537,12 +571,11 @@ export class MoonrakerService {
       return { gcode_store: this.console.list(count) };
     });
     this.add('server.announcements.list', 'STATUS', () => ({ entries: [], feeds: [] }));
-    this.add('server.webcams.list', 'STATUS', () => {
-      const w = config.current.webcam;
-      if (!w.webcamEnabled || (!w.stream && !w.snapshot)) return { webcams: [] };
-      return { webcams: [{ name: 'webcam', location: 'printer', service: 'mjpegstreamer-adaptive', enabled: true, icon: 'mdiWebcam', target_fps: 15,
-        target_fps_idle: 5, stream_url: w.stream, snapshot_url: w.snapshot, flip_horizontal: w.flipH, flip_vertical: w.flipV, rotation: 0,
-        aspect_ratio: w.streamRatio, extra_data: {}, source: 'config', uid: 'gantry-webcam' }] };
+    this.add('server.webcams.list', 'STATUS', () => ({ webcams: this.webcams() }));
+    this.add('server.webcams.get_item', 'STATUS', (p) => {
+      const cam = this.webcams().find((w) => (p.uid !== undefined && w.uid === p.uid) || (p.name !== undefined && w.name === p.name));
+      if (!cam) throw new RpcError(404, 'Webcam not found');
+      return { webcam: cam };
     });
     this.add('machine.system_info', 'STATUS', () => systemInfo(config.current.server.uuid ?? 'gantry'));
     this.add('machine.proc_stats', 'STATUS', () => this.procStats.full(this.connections.size));
@@ -575,7 +608,9 @@ export class MoonrakerService {
       await runScript(p.script, ctx.caller.identity, this.commandHost);
       return 'ok';
     });
-    this.add('printer.gcode.help', 'STATUS', () => Object.fromEntries(COMMANDS.map((c) => [c.name, c.help])));
+    this.add('printer.gcode.help', 'STATUS', () => ({ ...Object.fromEntries(COMMANDS.map((c) => [c.name, c.help])),
+      ...Object.fromEntries([...this.commandHost.extra ?? []].map(([name, c]) => [name, c.help])) }));
+    this.power?.register((name, need, run) => this.add(name, need, run));
     this.add('printer.print.start', 'PRINT', async (p, ctx) => {
       if (typeof p.filename !== 'string' || !p.filename) throw badParam('filename is needed');
       await jobs.select('local', p.filename.replace(/^\/+/, ''), { print: true, user: user(ctx) });
@@ -611,8 +646,8 @@ export class MoonrakerService {
     this.add('server.history.totals', 'STATUS', async () => historyTotals(await jobs.printHistory(), (r) => this.filamentOf(r)));
 
     // access
-    this.add('access.info', null, () => ({ default_source: 'moonraker', available_sources: ['moonraker'], login_required: !this.auth.open,
-      trusted: false }));
+    this.add('access.info', null, (_p, ctx) => ({ default_source: 'moonraker', available_sources: ['moonraker'], login_required: !this.auth.open,
+      trusted: ctx.caller.source === 'trusted' }));
     this.add('access.oneshot_token', 'any', (_p, ctx) => this.auth.oneshot(ctx.caller, ctx.address));
     this.add('access.get_user', 'any', (_p, ctx) => ({ username: MoonrakerAuth.userName(ctx.caller), source: 'moonraker', created_on: 0 }));
     this.add('access.users.list', 'ADMIN', () => ({ users: this.deps.access.users.listUsers().map((u) => ({ username: u.name, source: 'moonraker', created_on: 0 })) }));
@@ -635,13 +670,13 @@ export class MoonrakerService {
       attempt?.succeeded();
       const session = access.sessions.create(u.name, 'http');
       if (ctx.connection) ctx.connection.caller = { identity: access.identityForUser(u, 'http', session.id), source: 'token', sessionId: session.id };
-      return { username: u.name, token: session.id, refresh_token: session.id, action: 'user_logged_in', source: 'moonraker' };
+      return { username: u.name, ...this.auth.issue(u.name, session.id), action: 'user_logged_in', source: 'moonraker' };
     });
     this.add('access.refresh_jwt', null, (p) => {
       if (typeof p.refresh_token !== 'string') throw badParam('refresh_token is needed');
-      const id = this.deps.access.identityForSession(p.refresh_token);
-      if (!id) throw unauthorized();
-      return { username: id.name, token: p.refresh_token, source: 'moonraker', action: 'user_jwt_refresh' };
+      const fresh = this.auth.refresh(p.refresh_token);
+      if (!fresh) throw unauthorized();
+      return { username: fresh.username, token: fresh.token, source: 'moonraker', action: 'user_jwt_refresh' };
     });
     this.add('access.logout', 'any', (_p, ctx) => {
       if (ctx.caller.sessionId) this.deps.access.sessions.delete(ctx.caller.sessionId, 'logout');

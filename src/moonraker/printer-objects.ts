@@ -6,6 +6,7 @@ import type { MoonrakerDeps, MachineProfile } from './moonraker-deps.ts';
 import type { GcodeState } from './gcode-state.ts';
 import { klippyState } from './klippy-state.ts';
 import { MACROS } from './klipper-commands.ts';
+import type { BedMeshObject } from './bed-mesh-object.ts';
 
 export type ObjectStatus = Record<string, unknown>;
 export type Status = Record<string, ObjectStatus>;
@@ -59,7 +60,7 @@ function limits(p: MachineProfile): { min: number[]; max: number[] } {
 }
 
 /** The synthetic Klipper config (`configfile.config` as strings, `settings` typed) from the printer profile. */
-export function configFile(p: MachineProfile): ObjectStatus {
+export function configFile(p: MachineProfile, bedMesh?: Record<string, unknown>): ObjectStatus {
   const { min, max } = limits(p);
   const maxVelocity = Math.round(Math.max(p.axes.x.speed, p.axes.y.speed) / 60);
   const maxAccel = p.machineLimits?.printAcceleration ?? p.machineLimits?.maxAcceleration?.x ?? 1000;
@@ -81,6 +82,7 @@ export function configFile(p: MachineProfile): ObjectStatus {
   if (p.heatedBed) settings.heater_bed = { min_temp: 0, max_temp: 130 };
   if (p.heatedChamber) settings['heater_generic chamber'] = { min_temp: 0, max_temp: 80 };
   settings.fan = { max_power: 1 };
+  if (bedMesh) settings.bed_mesh = bedMesh;
   for (const m of MACROS) settings[`gcode_macro ${m.name.toLowerCase()}`] = { gcode: '', description: m.help };
   const config: Record<string, Record<string, string>> = {};
   for (const [section, options] of Object.entries(settings)) {
@@ -91,12 +93,16 @@ export function configFile(p: MachineProfile): ObjectStatus {
   return { config, settings, warnings: [], save_config_pending: false, save_config_pending_items: {} };
 }
 
+function layerInfo(l: { total: number | null; current: number | null }): { total_layer: number | null; current_layer: number | null } {
+  return { total_layer: l.total, current_layer: l.current };
+}
+
 export class PrinterObjects {
   private profileKey = '';
   private profileConfig: ObjectStatus = {};
 
   constructor(private readonly deps: MoonrakerDeps, private readonly gcode: GcodeState, private readonly job: () => JobRecord,
-    private readonly started: number) {}
+    private readonly started: number, private readonly bedMesh?: BedMeshObject) {}
 
   /** Names of the objects this printer has (printer.objects.list). */
   names(): string[] {
@@ -106,6 +112,7 @@ export class PrinterObjects {
     for (let i = 0; i < p.extruder.count; i++) out.push(i === 0 ? 'extruder' : `extruder${i}`);
     if (p.heatedBed) out.push('heater_bed');
     if (p.heatedChamber) out.push('heater_generic chamber');
+    if (this.bedMesh) out.push('bed_mesh');
     for (const m of MACROS) out.push(`gcode_macro ${m.name}`);
     return out;
   }
@@ -116,10 +123,11 @@ export class PrinterObjects {
   }
 
   private config(p: MachineProfile): ObjectStatus {
-    const key = JSON.stringify(p);
+    const mesh = this.bedMesh?.settings();
+    const key = JSON.stringify([p, mesh]);
     if (key !== this.profileKey) {
       this.profileKey = key;
-      this.profileConfig = configFile(p);
+      this.profileConfig = configFile(p, mesh);
     }
     return this.profileConfig;
   }
@@ -163,7 +171,7 @@ export class PrinterObjects {
       print_stats: {
         filename: job.filename, total_duration: totalDuration, print_duration: printDuration,
         filament_used: Math.max(0, g.extruded - job.extrudedAtStart), state: job.state, message: job.message,
-        info: { total_layer: null, current_layer: null },
+        info: active && this.deps.layers ? layerInfo(this.deps.layers()) : { total_layer: null, current_layer: null },
       },
       virtual_sdcard: {
         file_path: job.filename ? job.filename : null, progress: completion,
@@ -196,6 +204,7 @@ export class PrinterObjects {
     }
     status.heaters = { available_heaters: available, available_sensors: available, available_monitors: [] };
     for (const m of MACROS) status[`gcode_macro ${m.name}`] = {};
+    if (this.bedMesh) status.bed_mesh = this.bedMesh.status();
     return status;
   }
 }

@@ -232,7 +232,7 @@ export class PowerService {
   }
 
   /** Whether the user set power control up (anything but PSU Control's defaults: G-code switching, internal sensing). */
-  private configured(): boolean {
+  configured(): boolean {
     const s = this.deps.settings();
     return s.switchingMethod !== 'GCODE' || s.sensingMethod !== 'INTERNAL';
   }

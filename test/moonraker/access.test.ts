@@ -96,8 +96,11 @@ test('trusted clients (moonraker.trustedClients) need no key; others still do', 
   assert.equal(r.status, 200);
   const user = (await (await fetch(`${server.url}/access/user`)).json()) as { result: { username: string } };
   assert.equal(user.result.username, '_TRUSTED_USER_');
+  const trusted = async () => ((await (await fetch(`${server.url}/access/info`)).json()) as { result: { trusted: boolean } }).result.trusted;
+  assert.equal(await trusted(), true);
   await server.config.patch({ moonraker: { trustedClients: ['10.9.8.0/24'] } });
   assert.equal((await fetch(`${server.url}/server/info`)).status, 401);
+  assert.equal(await trusted(), false);
 });
 
 test('CORS: an allowed origin is echoed (moonraker.corsDomains), another gets nothing, and its socket is refused', async (t) => {

@@ -49,6 +49,12 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   assert.ok(proc.status === 'fulfilled' && Array.isArray(proc.value.moonraker_stats));
   assert.ok(sys.status === 'fulfilled' && sys.value.system_info.cpu_info.cpu_count > 0);
   assert.equal(cfgFiles.status, 'rejected', 'Gantry has no config root');
+  // `authorization` is listed: Fluidd loads the user, the user list and the API key together (all answer).
+  const [me, users, apiKey] = await Promise.all([c.call<{ username: string }>('access.get_user'), c.call<{ users: unknown[] }>('access.users.list'),
+    c.call<string>('access.get_api_key')]);
+  assert.equal(typeof me.username, 'string');
+  assert.ok(Array.isArray(users.users));
+  assert.equal(apiKey, server.apiKey);
 
   const pinfo = await c.call<{ state: string }>('printer.info');
   assert.equal(pinfo.state, 'ready');
@@ -125,6 +131,11 @@ test('Fluidd: oneshot token, identify, database, bootstrap, subscribe, then a pr
   assert.equal(live.print_stats.filename, 'small.gcode');
   assert.equal(live.idle_timeout.state, 'Printing');
   assert.equal(live.pause_resume.is_paused, true);
+  // Layers from Gantry's layer progress (its count of the file's layers), as Klipper's print_stats.info.
+  await waitFor('the layer count', () => typeof (update().print_stats.info as { total_layer: unknown }).total_layer === 'number');
+  const layers = live.print_stats.info as { total_layer: number; current_layer: unknown };
+  assert.ok(layers.total_layer >= 1);
+  assert.equal(typeof layers.current_layer, 'number');
   await c.call('printer.print.resume');
   await waitFor('printing again or done', () => ['printing', 'complete'].includes(update().print_stats.state as string));
   await waitFor('complete', () => update().print_stats.state === 'complete', { timeoutMs: 60_000 });
@@ -163,8 +174,11 @@ test('KlipperScreen and klipper-tui: HTTP server/info, oneshot token, printer/in
   const sub = await c.call<{ status: Record<string, unknown> }>('printer.objects.subscribe', { objects: Object.fromEntries(['webhooks', 'print_stats',
     'display_status', 'virtual_sdcard', 'toolhead', 'gcode_move', 'extruder', 'heater_bed', 'fan', 'idle_timeout', 'bed_mesh', 'motion_report',
     'firmware_retraction'].map((o) => [o, null])) });
-  // Objects Gantry does not have are left out, as Klipper does.
-  assert.ok(!('bed_mesh' in sub.status) && 'idle_timeout' in sub.status);
+  // Objects Gantry does not have are left out, as Klipper does; the bed mesh (no mesh probed yet) is there.
+  assert.ok(!('firmware_retraction' in sub.status) && 'idle_timeout' in sub.status);
+  assert.equal((sub.status.bed_mesh as { profile_name: string }).profile_name, '');
+  // KlipperScreen's power menu: no device set up, so no power component; its methods still answer.
+  assert.ok(!((await get('/server/info')).components as string[]).includes('power'));
   assert.ok(Array.isArray(await c.call('server.files.list')));
   await c.call('printer.gcode.script', { script: 'M104 S30' });
   assert.equal(server.printer.temperatures().tool0?.target, 30);

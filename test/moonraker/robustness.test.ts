@@ -40,6 +40,8 @@ test('malformed frames get JSON-RPC errors and the socket stays usable', async (
   await c.sendRaw('{"jsonrpc":"2.0","method":"server.database.post_item","params":{"namespace":"x","key":"constructor.prototype.polluted","value":"yes"},"id":5}');
   await c.sendRaw('{"jsonrpc":"2.0","method":"printer.objects.query","params":{"objects":{"__proto__":null,"constructor":["x"]}},"id":6}');
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  // A probe the bed mesh refuses (no printer connected): an error answer, nothing left waiting (the next test runs on).
+  assert.equal(await code(JSON.stringify({ jsonrpc: '2.0', method: 'printer.gcode.script', params: { script: 'BED_MESH_CALIBRATE' }, id: 8 })), 400);
   assert.equal((await c.call<{ klippy_state: string }>('server.info')).klippy_state, 'error');
 });
 

@@ -10,6 +10,7 @@ import type { SdCardFiles } from '../files/sd-card.ts';
 import type { Printer } from '../printer/types.ts';
 import type { JobControl, JobSnapshot } from '../printer/job/job-types.ts';
 import type { PrintHistoryEntry } from '../printer/job/print-history.ts';
+import type { SpoolService } from '../spools/spool-service.ts';
 
 /** The parts of the printer profile the synthetic Klipper config is made from. */
 export interface MachineProfile {
@@ -50,6 +51,8 @@ export interface MoonrakerDeps {
   clock: Clock;
   logger: Logger;
   version: string;
+  /** Spoolman (src/spools/): the `server.spoolman.*` methods and their notifications. */
+  spools?: SpoolService;
   /** Status tick in ms (Klipper's cadence: 250). */
   tickMs?: number;
 }

@@ -226,6 +226,12 @@ export class SpoolService {
     this.live = null;
     // Done: every line went out. Otherwise the last position the job had.
     const pos = done ? Infinity : (this.deps.jobs.snapshot().progress?.filepos ?? live.lastPos);
+    // At once when the index is there: the print history, written next, records what each spool gave.
+    if (live.index) {
+      this.accrueFor(live, Math.max(pos, live.lastPos));
+      void this.flush();
+      return;
+    }
     void live.ready.then(() => {
       this.accrueFor(live, Math.max(pos, live.lastPos));
       return this.flush();

@@ -109,6 +109,7 @@ export class PrinterService implements Printer {
       stateChanged: () => this.notifyState(),
       beforeDisconnect: () => this.runScript('beforePrinterDisconnected', {}),
       thread: deps.linkThread,
+      hostWord: (cmd) => { this.runHostWord(cmd); },
       zChanged: (z, old) => {
         events.emit('ZChange', { new: z, old });
         this.notify((l) => l.z?.(z));

@@ -2,7 +2,7 @@
 // API of docs/reference/plugins.md §5.3): a real print on fakefw through a pty reports the filament it used, at the sync
 // interval and at the end, equal to the file's analysed extrusion within 0.5 % and never more than was sent; a Spoolman
 // outage mid-print loses nothing (the unsent use waits on disk); SET_ACTIVE_SPOOL from the terminal never reaches the
-// firmware.
+// firmware, nor does the one in the file, which moves the rest of the print to another spool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -17,10 +17,12 @@ import { startSpoolmanStandin, type SpoolmanStandin } from '../helpers/spoolman-
 import { command, startLoggedFw, type LoggedFw } from '../recovery/fakefw.ts';
 
 /** Absolute E with retracts and primes, G92 E0 resets, a relative stretch: what a slicer writes. */
-function gcode(layers: number): string {
+function gcode(layers: number, opts: { switchAt?: number } = {}): string {
   const out = ['G28', 'G90', 'M82', 'G92 E0'];
   let e = 0;
   for (let l = 1; l <= layers; l++) {
+    // A spool change written in the file (as a slicer's filament-change G-code would): Gantry answers it, in order.
+    if (l === opts.switchAt) out.push('SET_ACTIVE_SPOOL ID=1');
     out.push(`G1 Z${(l * 0.2).toFixed(2)} F600`);
     for (let k = 0; k < 20; k++) {
       e += 0.8;
@@ -79,7 +81,7 @@ const status = async (s: TestServer) => (await (await s.api('/api/plugin/spoolma
 
 test('a print on fakefw reports its filament to the active spool: at the sync interval, at the end, equal to the file within 0.5 %', { skip: needs('shared-data', 'cc') }, async (t) => {
   const { s, fw, spoolman } = await rig(t, ['-d', '1500']);
-  const length = await upload(s, 'part.gcode', gcode(120));
+  const length = await upload(s, 'part.gcode', gcode(120, { switchAt: 61 }));
   // From the terminal: answered by Gantry, never sent to the printer; a spool Spoolman lacks is refused.
   await terminal(s, 'SET_ACTIVE_SPOOL ID=999');
   await waitFor('the refusal in the terminal', async () => s.printer.terminal().some((l) => /no spool 999/i.test(l)) || undefined);
@@ -91,24 +93,26 @@ test('a print on fakefw reports its filament to the active spool: at the sync in
   assert.equal((await s.api('/api/files/local/part.gcode', { method: 'POST', json: { command: 'select', print: true } })).status, 204);
   await done;
   await waitFor('everything reported', async () => (await status(s)).pending_reports.length === 0
-    && Math.abs(spoolman.usedLength(2) - length) / length < 0.005 || undefined, 20_000).catch(() => {});
-  const sum = spoolman.usedLength(2);
+    && Math.abs(spoolman.usedLength(1) + spoolman.usedLength(2) - length) / length < 0.005 || undefined, 20_000).catch(() => {});
+  const sum = spoolman.usedLength(1) + spoolman.usedLength(2);
   assert.ok(Math.abs(sum - length) / length < 0.005, `reported ${sum} mm, the file extrudes ${length} mm`);
   assert.ok(during[0] >= 2, `use was reported while printing (${during[0]} reports before the end)`);
   // Never more than was extruded: the running sum never exceeds the file's total.
   let running = 0;
   for (const u of spoolman.uses) { running += Number(u.body.use_length); assert.ok(running <= length * 1.000001, `${running} > ${length}`); }
-  assert.equal(spoolman.usedLength(1), 0, 'the other spool got nothing');
+  // The file's own SET_ACTIVE_SPOOL ID=1 half-way: the first half went to spool 2, the rest to spool 1.
+  const first = spoolman.usedLength(2) / sum;
+  assert.ok(first > 0.4 && first < 0.6, `spool 2 got ${(first * 100).toFixed(1)} % (the file switches at half)`);
   assert.ok(spoolman.uses.every((u) => Object.keys(u.body).join() === 'use_length'), 'only use_length is sent');
   assert.ok(!fw.received.map(command).some((c) => /ACTIVE_SPOOL/i.test(c)), 'the host word never reached the firmware');
   // History records the spool of the print.
   const hist = JSON.parse(await readFile(join(s.paths.data, 'print-history.json'), 'utf8')) as Array<{ spools?: Array<{ tool: number; spool_id: number; used: number }> }>;
   const entry = hist.at(-1)!;
-  assert.equal(entry.spools?.[0]?.spool_id, 2);
-  assert.ok(Math.abs(entry.spools![0].used - length) / length < 0.005);
+  assert.deepEqual(entry.spools?.map((x) => x.spool_id).sort(), [1, 2]);
+  assert.ok(Math.abs(entry.spools!.reduce((a, x) => a + x.used, 0) - length) / length < 0.005);
   // The change feed: Spoolman's own update reached Gantry's copy of the spool.
   const st = (await (await s.api('/api/plugin/spoolman')).json()) as { spools: Record<string, { remaining_length: number } | null> };
-  assert.ok(Math.abs(st.spools['0']!.remaining_length - spoolman.spools.get(2)!.remaining_length) < 1e-6);
+  assert.ok(Math.abs(st.spools['0']!.remaining_length - spoolman.spools.get(1)!.remaining_length) < 1e-6);
 });
 
 test('a Spoolman outage mid-print loses nothing: the use waits on disk and goes once Spoolman is back', { skip: needs('shared-data', 'cc') }, async (t) => {

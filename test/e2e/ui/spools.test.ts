@@ -6,7 +6,6 @@ import { connectedServer } from '../../helpers/connected-server.ts';
 import { buildWeb } from '../../../web/build.ts';
 import { launchBrowser, openTab, screenshot, stepper, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
-import { waitFor } from '../../helpers/wait.ts';
 import { startSpoolmanStandin } from '../../helpers/spoolman-standin.ts';
 
 test('Spools page: Spoolman connected, choose a spool for T0 from the list, its remaining shown, clear it', { skip: needs('chromium') }, async (t) => {
@@ -16,8 +15,7 @@ test('Spools page: Spoolman connected, choose a spool for T0 from the list, its 
   t.after(() => spoolman.stop());
   spoolman.add(750);
   const chosen = spoolman.add(420);
-  const server = await connectedServer(t, { plugins: { spoolman: { server: spoolman.url } } });
-  await waitFor('Spoolman connected', async () => ((await (await server.api('/api/plugin/spoolman')).json()) as { spoolman_connected: boolean }).spoolman_connected || undefined);
+  const server = await connectedServer(t);
   await server.access.users.addUser({ name: 'ada', password: 'pw-ada-12345', groups: ['admins', 'users'] });
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
@@ -27,7 +25,7 @@ test('Spools page: Spoolman connected, choose a spool for T0 from the list, its 
   const scripts: string[] = [];
   page.on('request', (r) => { if (r.resourceType() === 'script') scripts.push(r.url()); });
 
-  await step('the page loads when opened and says Spoolman is connected', async () => {
+  await step('the page loads when opened; Spoolman set up from it connects', async () => {
     await page.goto(server.url + '/login');
     await page.getByLabel('User name').fill('ada');
     await page.getByLabel('Password').fill('pw-ada-12345');
@@ -35,7 +33,13 @@ test('Spools page: Spoolman connected, choose a spool for T0 from the list, its 
     await page.getByRole('tab', { name: 'Temperature', exact: true }).waitFor();
     assert.ok(!scripts.some((s) => s.includes('SpoolsTab')), 'not loaded before the page is opened');
     await openTab(page, 'Spools');
+    await page.getByText('Spoolman is not set up').waitFor();
+    const form = page.getByRole('form', { name: 'Spoolman' });
+    await form.getByLabel('Spoolman URL').fill(spoolman.url);
+    await form.getByLabel('Report use every (s)').fill('2');
+    await form.getByRole('button', { name: 'Save' }).click();
     await page.getByText(`Spoolman at ${spoolman.url}: connected`).waitFor();
+    assert.deepEqual(server.config.current.plugins.spoolman, { server: spoolman.url, syncInterval: 2, lowFilament: 'warn', timeout: 10 });
   });
 
   await step('choosing spool 2 for T0 makes it active, with what it has left', async () => {

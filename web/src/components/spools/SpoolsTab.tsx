@@ -2,7 +2,9 @@
 // Spoolman's list (/api/plugin/spoolman, src/spools/); the use waiting for Spoolman while it is away.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
-import { attempt, can, profiles } from '../../lib/store.ts';
+import { attempt, can, notify, profiles, settings } from '../../lib/store.ts';
+import { saveSettings } from '../settings/SettingsTab.tsx';
+import { Section, Text } from '../settings/fields.tsx';
 
 interface Spool {
   id: number; remaining_weight?: number; remaining_length?: number; archived?: boolean;
@@ -21,6 +23,34 @@ const left = (s: Spool | null | undefined): string => {
   if (typeof s.remaining_weight === 'number') parts.push(`${Math.round(s.remaining_weight)} g`);
   return parts.join(' · ') || '—';
 };
+
+interface SpoolmanSettings { server?: string; syncInterval?: number; lowFilament?: 'off' | 'warn' | 'refuse' }
+
+/** plugins.spoolman: the server, the sync interval, what too little filament does. */
+function SpoolmanSettingsForm({ saved }: { saved(): void }) {
+  const stored = ((settings.value?.plugins as Record<string, unknown> | undefined)?.spoolman ?? {}) as SpoolmanSettings;
+  const [server, setServer] = useState(stored.server ?? '');
+  const [interval, setInterval_] = useState(String(stored.syncInterval ?? 5));
+  const [low, setLow] = useState(stored.lowFilament ?? 'warn');
+  const ro = !can('SETTINGS');
+  const save = () => {
+    const syncInterval = Number(interval);
+    if (!(syncInterval >= 0.2 && syncInterval <= 3600)) return notify('Sync interval: 0.2 to 3600 seconds', 'error');
+    if (server !== '' && !/^https?:\/\/\S+$/.test(server)) return notify('Spoolman URL: http://host:port', 'error');
+    void saveSettings({ plugins: { spoolman: { server, syncInterval, lowFilament: low } } } as never).then(saved);
+  };
+  return (
+    <Section title="Spoolman" disabled={ro} onSave={save}>
+      <Text label="Spoolman URL" type="url" value={server} onChange={setServer} disabled={ro} placeholder="http://spoolman.local:7912" />
+      <Text label="Report use every (s)" type="number" value={interval} onChange={setInterval_} disabled={ro} />
+      <label>Too little filament on the spool
+        <select value={low} disabled={ro} onChange={(e) => setLow((e.target as HTMLSelectElement).value as 'off' | 'warn' | 'refuse')}>
+          <option value="off">print anyway</option><option value="warn">warn</option><option value="refuse">refuse the print</option>
+        </select>
+      </label>
+    </Section>
+  );
+}
 
 export function SpoolsTab() {
   const [status, setStatus] = useState<Status | null>(null);
@@ -44,7 +74,8 @@ export function SpoolsTab() {
   });
 
   if (!status) return <p class="muted">Loading…</p>;
-  if (!status.enabled) return <section class="spools"><h2>Spools</h2><p class="muted">Spoolman is not set up: set its URL in plugins.spoolman.server (Settings or config.yaml).</p></section>;
+  const form = can('SETTINGS_READ') ? <SpoolmanSettingsForm saved={refresh} /> : null;
+  if (!status.enabled) return <section class="spools"><h2>Spools</h2><p class="muted">Spoolman is not set up: give its URL below (plugins.spoolman.server).</p>{form}</section>;
   return (
     <section class="spools">
       <h2>Spools</h2>
@@ -81,6 +112,7 @@ export function SpoolsTab() {
       {status.pending_reports.length > 0 ? (
         <p class="muted">Waiting to be reported: {status.pending_reports.map((p) => `${(p.filament_used / 1000).toFixed(2)} m for #${p.spool_id}`).join(', ')}</p>
       ) : null}
+      {form}
     </section>
   );
 }

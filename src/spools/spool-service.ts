@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../core/atomic-file.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
-import { conflict, notFound, invalid, DomainError, ErrorCodes } from '../core/errors.ts';
+import { conflict, notFound, invalid } from '../core/errors.ts';
 import type { JobSnapshot, SelectedFile } from '../printer/job/job-types.ts';
 import { SpoolmanClient, SpoolmanHttpError, type ChangeMessage, type RawReply, type Spool } from './spoolman-client.ts';
 import { buildExtrusionIndex, usedAt, type ExtrusionIndex } from './extrusion-index.ts';
@@ -168,7 +168,8 @@ export class SpoolService {
     try {
       await this.refreshOrThrow();
     } catch (err) {
-      throw new DomainError(ErrorCodes.INTERNAL, `Spoolman did not answer: ${(err as Error).message}`);
+      // Spoolman's state, not a fault of this server: a 409 naming the cause (as when it is not set up).
+      throw conflict(`Spoolman did not answer: ${(err as Error).message}`);
     }
     return [...this.spools.values()];
   }

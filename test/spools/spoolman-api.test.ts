@@ -3,7 +3,11 @@
 // deleted spool, and `/server/spoolman/*` as Mainsail and FDM Monster call it (docs/reference/plugins.md §5.4).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectedServer } from '../helpers/connected-server.ts';
+import { startTestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startSpoolmanStandin } from '../helpers/spoolman-standin.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -96,4 +100,27 @@ test('Moonraker\'s /server/spoolman endpoints and notifications; a spool deleted
   await spoolman.stop();
   await waitFor('disconnected', async () => !(await spoolmanStatus(s)).spoolman_connected || undefined);
   assert.equal((await rpc('/server/spoolman/proxy', { method: 'POST', json: { request_method: 'GET', path: '/v1/spool' } })).status, 503);
+});
+
+test('use queued before a restart of Gantry is sent once Spoolman answers; the list answers 409 while Spoolman is away', async (t) => {
+  const spoolman = await startSpoolmanStandin();
+  t.after(() => spoolman.stop());
+  const a = spoolman.add(500);
+  await spoolman.stop();
+  const baseDir = await mkdtemp(join(tmpdir(), 'gantry-spool-restart-'));
+  t.after(() => rm(baseDir, { recursive: true, force: true }));
+  // What an earlier run left: spool 1 active on tool 0, 123.4 mm not yet reported.
+  await mkdir(join(baseDir, 'data'), { recursive: true });
+  await writeFile(join(baseDir, 'data', 'spoolman.json'), JSON.stringify({ active: { 0: a.id }, pending: { [a.id]: 123.4 } }));
+  const s = await startTestServer(t, { baseDir, settings: { plugins: { spoolman: { server: spoolman.url } } } });
+  const st = (await (await s.api('/api/plugin/spoolman')).json()) as { active: Record<string, number>; pending_reports: unknown[] };
+  assert.deepEqual(st.active, { 0: a.id });
+  assert.deepEqual(st.pending_reports, [{ spool_id: a.id, filament_used: 123.4 }]);
+  const r = await s.api('/api/plugin/spoolman/spools');
+  assert.equal(r.status, 409);
+  assert.match(((await r.json()) as { error: string }).error, /^Spoolman did not answer/);
+  await spoolman.start();
+  await waitFor('the queued use sent', () => (spoolman.uses.length > 0 ? spoolman.uses : undefined), 15_000);
+  assert.deepEqual(spoolman.uses, [{ id: a.id, body: { use_length: 123.4 } }]);
+  await waitFor('the queue empty', async () => ((await (await s.api('/api/plugin/spoolman')).json()) as { pending_reports: unknown[] }).pending_reports.length === 0 || undefined);
 });

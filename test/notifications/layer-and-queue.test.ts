@@ -91,18 +91,22 @@ test('a target that never answers changes nothing for the print: streaming with 
   const s = await startTestServer(t, { settings: { serial: { additionalPorts: [port], log: false } } });
   assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port, baudrate: 115200 } })).status, 204);
   await waitFor('Operational', async () => (await stateText(s)) === 'Operational' || undefined, 20_000);
-  await upload(s, 'ratio.gcode', layered(40, 100), false);
+  await upload(s, 'ratio.gcode', layered(60, 100), false);
   const set = async (on: boolean) => {
     const targets = on ? [{ url: dead.url, events: ['PrintStarted', 'PrintProgress', 'PrintLayer', 'PrintDone'] }] : [];
     assert.equal((await s.api('/api/settings', { method: 'POST', json: { plugins: { notifications: { progressStep: 1, layerStep: 1, retries: 0, timeout: 300, targets } } } })).status, 200);
   };
   const with_: number[] = [], without: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    await set(false); without.push(await timedPrint(s, 'ratio.gcode'));
-    await set(true); with_.push(await timedPrint(s, 'ratio.gcode'));
+  // A first print warms the link and the file cache up (it is the slowest by far on a busy machine): not counted.
+  await set(false);
+  await timedPrint(s, 'ratio.gcode');
+  for (let i = 0; i < 4; i++) {
+    await set(i % 2 === 0); (i % 2 === 0 ? with_ : without).push(await timedPrint(s, 'ratio.gcode'));
+    await set(i % 2 !== 0); (i % 2 !== 0 ? with_ : without).push(await timedPrint(s, 'ratio.gcode'));
   }
-  const median = (a: number[]) => [...a].sort((x, y) => x - y)[2];
-  const ratio = median(without) / median(with_);
+  // Each side's slowest print (a burst of other work on the machine) is left out; the rest are summed.
+  const trimmed = (a: number[]) => [...a].sort((x, y) => x - y).slice(0, -1).reduce((x, y) => x + y, 0);
+  const ratio = trimmed(without) / trimmed(with_);
   t.diagnostic(`streaming time without ${without.map((x) => x.toFixed(2)).join(', ')} s, with a dead target ${with_.map((x) => x.toFixed(2)).join(', ')} s: ratio ${ratio.toFixed(3)}`);
   assert.ok(dead.got.length >= 1, 'the dead target was tried');
   assert.ok(ratio >= 0.95, `with notifications on, the print streamed at ${ratio.toFixed(3)} of off`);

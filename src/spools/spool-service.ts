@@ -118,8 +118,15 @@ export class SpoolService {
         }, (this.deps.retrySeconds ?? 2) * 1000);
       }
     }
-    if (this.timer) clearInterval(this.timer);
-    this.timer = setInterval(() => this.tick(), Math.max(200, s.syncInterval * 1000));
+    // A changed interval applies from the next start of the timer.
+    if (this.timer) { clearInterval(this.timer); this.timer = null; }
+    this.wake();
+  }
+
+  /** The sync timer runs only while a print is tracked or use waits to be sent: an idle server sleeps. */
+  private wake(): void {
+    if (this.timer || !this.client || (!this.live && this.pending.size === 0)) return;
+    this.timer = setInterval(() => this.tick(), Math.max(200, this.deps.settings().syncInterval * 1000));
     this.timer.unref();
   }
 
@@ -219,6 +226,7 @@ export class SpoolService {
     }, (err: Error) => this.deps.logger.warn({ err, path }, 'the file\'s extrusion could not be read; its use is not reported'));
     this.live = live;
     this.lastPrint = live;
+    this.wake();
   }
 
   private printEnded(done: boolean): void {
@@ -242,6 +250,7 @@ export class SpoolService {
   private tick(): void {
     this.accrue();
     if (this.pending.size > 0) void this.flush();
+    else if (!this.live && this.timer) { clearInterval(this.timer); this.timer = null; }
   }
 
   /** Counts what the running print extruded since the last look, for the active spool of each tool. */
@@ -270,7 +279,7 @@ export class SpoolService {
       live.used.set(key, u);
       changed = true;
     }
-    if (changed) void this.save();
+    if (changed) { void this.save(); this.wake(); }
   }
 
   /** Sends the queued use, one spool at a time, while the change feed is up (as Moonraker does, §5.4). */

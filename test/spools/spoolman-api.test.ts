@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectedServer } from '../helpers/connected-server.ts';
 import { startTestServer } from '../helpers/server.ts';
+import { RpcClient } from '../moonraker/rpc-client.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startSpoolmanStandin } from '../helpers/spoolman-standin.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -75,10 +76,19 @@ test('Moonraker\'s /server/spoolman endpoints and notifications; a spool deleted
     return { status: res.status, body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } } };
   };
   assert.deepEqual((await rpc('/server/spoolman/spool_id')).body.result, { spool_id: null });
+  // Mainsail's socket: the same methods by JSON-RPC, and the notifications.
+  const socket = await RpcClient.open(`${s.url}/websocket`, { 'X-Api-Key': s.apiKey });
+  t.after(() => socket.close());
+  const info = await socket.call<{ components: string[] }>('server.info');
+  assert.ok(info.components.includes('spoolman'));
+  const cfg = await socket.call<{ config: { spoolman?: { server: string } } }>('server.config');
+  assert.equal(cfg.config.spoolman?.server, spoolman.url);
   const notified: unknown[] = [];
   s.events.on('test', 'plugin_spoolman_active_spool_set', (p) => notified.push(p));
   assert.deepEqual((await rpc('/server/spoolman/spool_id', { method: 'POST', json: { spool_id: a.id } })).body.result, { spool_id: a.id });
   assert.deepEqual(notified, [{ spool_id: a.id, tool: 0 }]);
+  assert.deepEqual((await socket.next('notify_active_spool_set')).params, [{ spool_id: a.id }]);
+  assert.deepEqual(await socket.call('server.spoolman.get_spool_id'), { spool_id: a.id });
   assert.deepEqual((await rpc('/server/spoolman/status')).body.result, { spoolman_connected: true, pending_reports: [], spool_id: a.id });
   const proxied = await rpc('/server/spoolman/proxy', { method: 'POST', json: { request_method: 'GET', path: `/v1/spool/${a.id}`, use_v2_response: true } });
   assert.equal((proxied.body.result as { response: { id: number } }).response.id, a.id);
@@ -99,6 +109,7 @@ test('Moonraker\'s /server/spoolman endpoints and notifications; a spool deleted
   // Spoolman gone: the proxy answers 503.
   await spoolman.stop();
   await waitFor('disconnected', async () => !(await spoolmanStatus(s)).spoolman_connected || undefined);
+  assert.deepEqual((await socket.next('notify_spoolman_status_changed')).params, [{ spoolman_connected: false }]);
   assert.equal((await rpc('/server/spoolman/proxy', { method: 'POST', json: { request_method: 'GET', path: '/v1/spool' } })).status, 503);
 });
 

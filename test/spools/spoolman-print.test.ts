@@ -106,7 +106,12 @@ test('a print on fakefw reports its filament to the active spool: at the sync in
   assert.ok(spoolman.uses.every((u) => Object.keys(u.body).join() === 'use_length'), 'only use_length is sent');
   assert.ok(!fw.received.map(command).some((c) => /ACTIVE_SPOOL/i.test(c)), 'the host word never reached the firmware');
   // History records the spool of the print.
-  const hist = JSON.parse(await readFile(join(s.paths.data, 'print-history.json'), 'utf8')) as Array<{ spools?: Array<{ tool: number; spool_id: number; used: number }> }>;
+  // Written once the print's end is booked (after PrintDone).
+  const hist = await waitFor('the print history entry', async () => {
+    const text = await readFile(join(s.paths.data, 'print-history.json'), 'utf8').catch(() => '[]');
+    const list = JSON.parse(text) as Array<{ spools?: Array<{ tool: number; spool_id: number; used: number }> }>;
+    return list.length > 0 ? list : undefined;
+  });
   const entry = hist.at(-1)!;
   assert.deepEqual(entry.spools?.map((x) => x.spool_id).sort(), [1, 2]);
   assert.ok(Math.abs(entry.spools!.reduce((a, x) => a + x.used, 0) - length) / length < 0.005);

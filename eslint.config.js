@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['objects', 'access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress'];
+const DOMAIN = ['objects', 'access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress', 'spools'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -35,6 +35,8 @@ const MAY_IMPORT = {
   // The notifier reuses the timelapse's camera snapshot fetch; the print arrives as a progress function from main.ts.
   notifications: [...BOTTOM, 'timelapse'],
   'bed-mesh': [...BOTTOM, 'printer'],
+  // Spoolman: the job's file position and the printer's host words arrive as functions from main.ts.
+  spools: [...BOTTOM, 'printer'],
   // The edge. octoprint/ is the OctoPrint wire vocabulary shared by http/ and push/ (if it lives in http/vocabulary/
   // instead, push/ may import that one subfolder of http/).
   octoprint: [...BOTTOM, ...DOMAIN],
@@ -57,7 +59,7 @@ const OWNED_PACKAGES = {
 };
 // Edges that also use another folder's library: the Moonraker edge mounts its HTTP mirror on the same Fastify app and
 // serves its own websocket with ws.
-const ALSO_USED_BY = { moonraker: ['fastify', '@fastify/*', 'ws'] };
+const ALSO_USED_BY = { moonraker: ['fastify', '@fastify/*', 'ws'], spools: ['ws'] };
 // protocol/ and gcode/ do no I/O: they are driven through interfaces (line-transport.ts) and tested without devices.
 const IO_MODULES = ['fs', 'net', 'child_process', 'http', 'https', 'dgram', 'worker_threads'];
 

@@ -50,6 +50,7 @@ import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
 import { registerUi } from './moonraker/ui-static.ts';
 import { PowerService } from './power/power-service.ts';
 import { LayerProgressService } from './layer-progress/layer-progress-service.ts';
+import { SpoolService } from './spools/spool-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -192,6 +193,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
     logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
     interruption: (error) => journal.interruption(error),
+    beforeStart: (file) => spools.beforeStart(file),
+    historyExtras: () => spools.historyExtras(),
   });
   // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
   const journal: PrintJournal = new PrintJournal({
@@ -252,6 +255,14 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     absolutePath: (path) => files.absolutePath(path),
     push: (id, data) => push.sendPlugin(id, data, { permissions: ['STATUS'] }),
   });
+  // Spoolman (src/spools/): the active spool per tool, the filament a print uses, the low-filament check.
+  const spools: SpoolService = new SpoolService({
+    settings: () => config.current.plugins.spoolman, events, logger: logger.child({ svc: 'spools' }), file: join(paths.data, 'spoolman.json'),
+    jobs: jobRunner, absolutePath: (path) => files.absolutePath(path),
+    hostWords: (word, fn) => printer.handleHostWord(word, fn),
+    say: (line) => printer.hostSays(line),
+    push: (data) => push.sendPlugin('spoolman', data, { permissions: ['STATUS'] }),
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -298,6 +309,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       const num = (v: unknown) => (typeof v === 'number' || (typeof v === 'string' && v.trim() !== '')) && Number.isFinite(Number(v)) ? Number(v) : null;
       return { total: num(layer.total), current: num(layer.current) };
     },
+    spools,
   }) : undefined;
 
   const services: Service[] = [
@@ -324,6 +336,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
+    { name: 'spools', start: () => spools.start(), stop: () => spools.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
@@ -353,7 +366,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, spools,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

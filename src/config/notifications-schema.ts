@@ -27,6 +27,8 @@ export const NotificationsSection = Type.Object({
   enabled: Type.Boolean({ default: true, description: 'Send notifications to the targets' }),
   targets: Type.Array(Target, { default: [], maxItems: 32, description: 'Where notifications go' }),
   progressStep: Type.Integer({ default: 25, minimum: 0, maximum: 100, description: 'PrintProgress every this many percent (0: never)' }),
+  layers: Type.Array(Type.Integer({ minimum: 1, maximum: 100_000 }), { default: [], maxItems: 100, description: 'PrintLayer when the print reaches these layers (layer progress, src/layer-progress/)' }),
+  layerStep: Type.Integer({ default: 0, minimum: 0, maximum: 100_000, description: 'PrintLayer every this many layers (0: never)' }),
   messages: Type.Record(Type.String(), Message, { default: {}, description: 'Per event: a title and body template ({printer}, {file}, {progress}, {time}, {reason}, {error}, {movie}, {event})' }),
   perMinute: Type.Integer({ default: 20, minimum: 1, maximum: 600, description: 'Most messages one target gets per minute (more wait, then the oldest are dropped)' }),
   queueSize: Type.Integer({ default: 50, minimum: 1, maximum: 1000, description: 'Messages waiting per target at most (the oldest dropped first)' }),

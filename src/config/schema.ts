@@ -4,6 +4,7 @@ import { Type } from './typebox.ts';
 import type { Static } from 'typebox';
 import { MqttSection, HomeAssistantSection } from './mqtt-schema.ts';
 import { NotificationsSection } from './notifications-schema.ts';
+import { SpoolmanSection } from './spoolman-schema.ts';
 import { BedMeshSection } from './bed-mesh-schema.ts';
 import { SerialSection } from './serial-schema.ts';
 import { PsuControlSection, LayerProgressSection } from './power-schema.ts';
@@ -289,7 +290,7 @@ export const Schema = Type.Object({
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
   moonraker: MoonrakerSection,
-  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection, spoolman: SpoolmanSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({

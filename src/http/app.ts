@@ -48,6 +48,8 @@ import type { NotificationService } from '../notifications/notification-service.
 import { registerBedMeshRoutes } from './routes/bed-mesh.ts';
 import type { BedMeshService } from '../bed-mesh/bed-mesh-service.ts';
 import { registerPsuControlRoutes } from './routes/psucontrol.ts';
+import { registerSpoolmanRoutes } from './routes/spoolman.ts';
+import type { SpoolService } from '../spools/spool-service.ts';
 import { registerLayerProgressRoutes } from './routes/layer-progress.ts';
 import type { LayerProgressService } from '../layer-progress/layer-progress-service.ts';
 import type { PowerService } from '../power/power-service.ts';
@@ -108,6 +110,8 @@ export interface AppServices {
   power?: PowerService;
   /** Layer progress, the printer's screen and preheat (/plugin/DisplayLayerProgress, src/layer-progress/). */
   layerProgress?: LayerProgressService;
+  /** Spoolman: the active spools and Spoolman's spools (/api/plugin/spoolman, src/spools/). */
+  spools?: SpoolService;
   logger: Logger;
   version: string;
 }
@@ -277,6 +281,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.bedMesh) registerBedMeshRoutes(app, { bedMesh: services.bedMesh });
   if (services.power) registerPsuControlRoutes(app, { power: services.power });
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
+  if (services.spools) registerSpoolmanRoutes(app, { spools: services.spools });
 
   return app;
 }

@@ -22,6 +22,8 @@ export const COMMANDS: readonly MacroInfo[] = [
   { name: 'SDCARD_RESET_FILE', help: 'Clears the finished job (print_stats back to standby)' },
   { name: 'SET_HEATER_TEMPERATURE', help: 'Sets a heater temperature (HEATER= TARGET=)' },
   { name: 'TURN_OFF_HEATERS', help: 'Turn off all heaters' },
+  { name: 'SET_ACTIVE_SPOOL', help: 'Sets the Spoolman spool of a tool (ID= [TOOL=])' },
+  { name: 'CLEAR_ACTIVE_SPOOL', help: 'Clears the Spoolman spool of a tool ([TOOL=])' },
   { name: 'FIRMWARE_RESTART', help: 'Reconnects the printer (Gantry closes and reopens its serial link)' },
   { name: 'RESTART', help: 'Reconnects the printer (as FIRMWARE_RESTART)' },
   { name: 'SAVE_GCODE_STATE', help: 'Save G-Code coordinate state (NAME=)' },
@@ -163,6 +165,11 @@ async function extended(line: string, who: Identity, host: CommandHost): Promise
       host.send(lines);
       return host.settled();
     }
+    case 'SET_ACTIVE_SPOOL':
+    case 'CLEAR_ACTIVE_SPOOL':
+      // Host words of Gantry's Spoolman client (src/spools/): the printer service answers them, Marlin never sees them.
+      host.send([line]);
+      return host.settled();
     case 'HELP':
       host.respond('// Available extended commands:');
       for (const c of COMMANDS) host.respond(`// ${c.name.padEnd(24)}: ${c.help}`);

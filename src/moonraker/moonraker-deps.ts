@@ -12,6 +12,7 @@ import type { JobControl, JobSnapshot } from '../printer/job/job-types.ts';
 import type { PrintHistoryEntry } from '../printer/job/print-history.ts';
 import type { MoonrakerBedMesh } from './bed-mesh-object.ts';
 import type { MoonrakerPower, PowerKind } from './power-devices.ts';
+import type { SpoolService } from '../spools/spool-service.ts';
 
 /** The parts of the printer profile the synthetic Klipper config is made from. */
 export interface MachineProfile {
@@ -58,6 +59,8 @@ export interface MoonrakerDeps {
   power?: { service: MoonrakerPower; settings: () => PowerKind };
   /** The running job's layers (Gantry's layer progress), for print_stats.info; null where unknown. */
   layers?: () => { total: number | null; current: number | null };
+  /** Spoolman (src/spools/): the `server.spoolman.*` methods and their notifications. */
+  spools?: SpoolService;
   /** Status tick in ms (Klipper's cadence: 250). */
   tickMs?: number;
 }

@@ -20,6 +20,7 @@ import { BedMeshObject } from './bed-mesh-object.ts';
 import { PowerDevices } from './power-devices.ts';
 import { klippyState, type KlippyState } from './klippy-state.ts';
 import { ProcStats, systemInfo } from './machine-info.ts';
+import { registerSpoolmanMethods, spoolmanNotifications } from './spoolman-methods.ts';
 import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, badParam, forbiddenRpc, rpcErrorOf, unauthorized } from './rpc-errors.ts';
 import { isPlain, type Plain } from '../core/plain.ts';
 import { DomainError, ErrorCodes } from '../core/errors.ts';
@@ -158,6 +159,7 @@ export class MoonrakerService {
       if (this.power && this.deps.power?.service.configured()) this.broadcast('notify_power_changed', [this.power.device(p.isPSUOn === true)]);
     });
     events.on(this.owner, 'MetadataAnalysisFinished', (p) => { void this.metadataChanged(String(p.path)); });
+    if (this.deps.spools) spoolmanNotifications(events, this.owner, (m, params) => this.broadcast(m, params));
     this.unsubscribers.push(() => events.removeOwner(this.owner));
     // The ticks run only while there is something to sample or someone to tell: an idle server with no printer and
     // no Moonraker client sleeps (test/e2e/runtime/lean-idle.test.ts).
@@ -504,7 +506,8 @@ export class MoonrakerService {
     return {
       klippy_connected: true, klippy_state: k.state,
       components: ['klippy_connection', 'application', 'websockets', 'authorization', 'file_manager', 'database', 'data_store', 'machine',
-        'proc_stats', 'history', 'webcam', 'announcements', ...(this.power && this.deps.power?.service.configured() ? ['power'] : [])],
+        'proc_stats', 'history', 'webcam', 'announcements', ...(this.power && this.deps.power?.service.configured() ? ['power'] : []),
+        ...(this.deps.spools?.enabled() ? ['spoolman'] : [])],
       failed_components: [], registered_directories: ROOTS, warnings: [], websocket_count: this.connections.size,
       moonraker_version: MOONRAKER_VERSION, missing_klippy_requirements: [], api_version: API_VERSION, api_version_string: API_VERSION.join('.'),
     };
@@ -561,9 +564,11 @@ export class MoonrakerService {
         file_manager: { enable_object_processing: false, queue_gcode_uploads: false },
         authorization: { trusted_clients: config.current.moonraker.trustedClients, cors_domains: config.current.moonraker.corsDomains },
         history: {},
+        ...(this.deps.spools?.enabled() ? { spoolman: { server: config.current.plugins.spoolman.server, sync_rate: config.current.plugins.spoolman.syncInterval } } : {}),
       };
       return { config: cfg, orig: cfg, files: [{ filename: 'config.yaml', sections: Object.keys(cfg) }] };
     });
+    if (this.deps.spools) registerSpoolmanMethods((name, need, run) => this.add(name, need, run), this.deps.spools);
     this.add('server.temperature_store', 'STATUS', () => this.temperatures.reply());
     this.add('server.gcode_store', 'MONITOR_TERMINAL', (p) => {
       const count = p.count === undefined ? undefined : Number(p.count);

@@ -1,4 +1,5 @@
-// What a notification says: the events Gantry notifies about (OctoPrint's names, plus PrintProgress), their default
+// What a notification says: the events Gantry notifies about (OctoPrint's names, plus PrintProgress, PrintLayer and the
+// farm's QueueWaitingForBedClear), their default
 // title and body, and the placeholders a template may use.
 import type { Plain } from '../core/plain.ts';
 
@@ -14,6 +15,8 @@ export const DEFAULT_MESSAGES: Readonly<Record<string, MessageTemplate>> = {
   PrintResumed: { title: '{printer}: print resumed', body: 'Printing {file} again.' },
   FilamentChange: { title: '{printer}: filament change', body: 'The printer asks for a filament change (M600) while printing {file}.' },
   PrintProgress: { title: '{printer}: {progress} %', body: '{file} is {progress} % done, {left} left.' },
+  PrintLayer: { title: '{printer}: layer {layer}', body: '{file} reached layer {layer} of {layers} ({progress} %).' },
+  QueueWaitingForBedClear: { title: '{printer}: clear the bed', body: 'The print queue waits for the bed to be cleared before {file}.' },
   PrintRecoveryAvailable: { title: '{printer}: print interrupted', body: '{file} was interrupted ({reason}); it can be resumed from the UI.' },
   Error: { title: '{printer}: printer error', body: '{error}' },
   Disconnected: { title: '{printer}: printer disconnected', body: 'The printer link closed.' },
@@ -23,11 +26,12 @@ export const DEFAULT_MESSAGES: Readonly<Record<string, MessageTemplate>> = {
 
 /** Which events carry a snapshot when a target asks for one: those where a picture of the bed says something. */
 export const SNAPSHOT_EVENTS: ReadonlySet<string> = new Set(['PrintStarted', 'PrintDone', 'PrintFailed', 'PrintCancelled',
-  'PrintPaused', 'FilamentChange', 'PrintProgress', 'PrintRecoveryAvailable', 'Error', 'Test']);
+  'PrintPaused', 'FilamentChange', 'PrintProgress', 'PrintLayer', 'PrintRecoveryAvailable', 'QueueWaitingForBedClear', 'Error', 'Test']);
 
 export const NOTIFY_TYPE: Readonly<Record<string, 'info' | 'success' | 'warning' | 'failure'>> = {
   PrintDone: 'success', MovieDone: 'success', PrintFailed: 'failure', Error: 'failure', Disconnected: 'warning',
   PrintCancelled: 'warning', PrintPaused: 'warning', FilamentChange: 'warning', PrintRecoveryAvailable: 'warning',
+  QueueWaitingForBedClear: 'warning',
 };
 
 /** 3725 s → "1h 02m", 75 → "1m 15s". */
@@ -55,6 +59,8 @@ export function placeholders(event: string, payload: Plain, printer: string, ext
     movie: text(payload.movie_basename, text(payload.movie)),
     progress: text(extra.progress, '?'),
     left: text(extra.left, 'unknown time'),
+    layer: text(extra.layer, '?'),
+    layers: text(extra.layers, '?'),
   };
 }
 

@@ -34,6 +34,8 @@ export interface NotificationSettings {
   enabled: boolean;
   targets: TargetSettings[];
   progressStep: number;
+  layers?: number[];
+  layerStep?: number;
   messages: Record<string, { title?: string; body?: string }>;
   perMinute: number;
   queueSize: number;
@@ -70,7 +72,9 @@ interface Outgoing { n: Notification; release: () => void }
 interface Route { key: string; url: string; target: TargetSettings; sender: Sender | null; problem: string | null; queue: DeliveryQueue<Outgoing> }
 
 const RECENT = 50;
-const NOTIFIED = new Set(Object.keys(DEFAULT_MESSAGES).filter((e) => e !== 'Test' && e !== 'PrintProgress'));
+const NOTIFIED = new Set(Object.keys(DEFAULT_MESSAGES).filter((e) => e !== 'Test' && e !== 'PrintProgress' && e !== 'PrintLayer'));
+/** Layer progress's event (src/layer-progress/, DisplayLayerProgress's name): the layer a print is on. */
+const LAYER_EVENT = 'DisplayLayerProgress_layerChanged';
 
 export class NotificationService {
   private routes = new Map<string, Route>();
@@ -78,6 +82,7 @@ export class NotificationService {
   private unsubscribe: (() => void)[] = [];
   private progressTimer: ReturnType<typeof setInterval> | null = null;
   private lastStep = 0;
+  private lastLayer = 0;
   private printPayload: Plain = {};
   private tmpDir: string | null = null;
   private readonly abort = new AbortController();
@@ -101,6 +106,7 @@ export class NotificationService {
       // Only a note for later: the bus (and the printer behind it) goes on at once.
       // A layer change is when progress has moved: looked at then, and by a slow timer through long layers.
       if (name === 'ZChange') { if (this.progressTimer) setImmediate(() => this.checkProgress()); return; }
+      if ((name as string) === LAYER_EVENT) { if (this.progressTimer) { const p = (payload ?? {}) as Plain; setImmediate(() => this.checkLayer(p)); } return; }
       if (NOTIFIED.has(name)) setImmediate(() => this.onEvent(name, (payload ?? {}) as Plain));
     }));
   }
@@ -244,9 +250,25 @@ export class NotificationService {
     if (NOTIFIED.has(name)) void this.dispatch(name, payload, {});
   }
 
+  /** PrintLayer at the chosen layers (plugins.notifications.layers) and every layerStep layers, once each per print. */
+  private checkLayer(p: Plain): void {
+    const layer = Number(p.currentLayer);
+    if (!Number.isInteger(layer) || layer <= this.lastLayer) return;
+    const s = this.settings();
+    const at = (s.layers ?? []).filter((n) => n > this.lastLayer && n <= layer);
+    const step = s.layerStep ?? 0;
+    const stepped = step > 0 && Math.floor(layer / step) > Math.floor(this.lastLayer / step);
+    this.lastLayer = layer;
+    if (at.length === 0 && !stepped) return;
+    const completion = this.deps.progress()?.completion;
+    const progress = typeof completion === 'number' ? String(Math.floor(completion)) : '?';
+    void this.dispatch('PrintLayer', { ...this.printPayload, layer, layers: p.totalLayer }, { layer: String(layer), layers: String(p.totalLayer ?? '?'), progress });
+  }
+
   private startProgress(): void {
     this.stopProgress();
     this.lastStep = 0;
+    this.lastLayer = 0;
     this.progressTimer = setInterval(() => this.checkProgress(), this.deps.progressPollMs ?? 10_000);
     this.progressTimer.unref?.();
   }

@@ -78,6 +78,8 @@ export class PrinterService implements Printer {
   private readonly serialLog: SerialLog;
   private listeners: PrinterListener[] = [];
   private readonly replyWatchers = new Set<(line: string) => void>();
+  /** Words the host answers itself (Klipper-style `SET_ACTIVE_SPOOL ID=3`, src/spools/): never sent to the firmware. */
+  private hostWords = new Map<string, (cmd: string) => void>();
   private unwatchConfig: (() => void) | null = null;
   private readonly scriptSource: ScriptSource;
 
@@ -107,6 +109,7 @@ export class PrinterService implements Printer {
       stateChanged: () => this.notifyState(),
       beforeDisconnect: () => this.runScript('beforePrinterDisconnected', {}),
       thread: deps.linkThread,
+      hostWord: (cmd) => { this.runHostWord(cmd); },
       zChanged: (z, old) => {
         events.emit('ZChange', { new: z, old });
         this.notify((l) => l.z?.(z));
@@ -226,6 +229,35 @@ export class PrinterService implements Printer {
     return () => { this.replyWatchers.delete(own); };
   }
 
+  /** `word` (upper case) in a command from the terminal, the API or a script runs `fn` here instead of going out. */
+  handleHostWord(word: string, fn: (cmd: string) => void): () => void {
+    this.hostWords = new Map(this.hostWords).set(word, fn);
+    return () => { if (this.hostWords.get(word) === fn) { this.hostWords = new Map(this.hostWords); this.hostWords.delete(word); } };
+  }
+
+  private isHostWord(cmd: string): boolean {
+    const c = cmd.charCodeAt(0) & ~32;
+    if (c === 71 || c === 77 || c === 84) return false;
+    const sp = cmd.search(/\s/);
+    return this.hostWords.has((sp < 0 ? cmd : cmd.slice(0, sp)).toUpperCase());
+  }
+
+  /** A host word's answer, shown in the terminal like a firmware line. */
+  hostSays(line: string): void { this.serialLog.info(line); }
+
+  /** Runs a host word's handler; false when `cmd` is none (G, M, T codes never are). */
+  runHostWord(cmd: string): boolean {
+    if (this.hostWords.size === 0) return false;
+    const c = cmd.charCodeAt(0) & ~32;
+    if (c === 71 || c === 77 || c === 84) return false;
+    const sp = cmd.search(/\s/);
+    const fn = this.hostWords.get((sp < 0 ? cmd : cmd.slice(0, sp)).toUpperCase());
+    if (!fn) return false;
+    this.serialLog.info(`Host: ${cmd}`);
+    fn(cmd);
+    return true;
+  }
+
   subscribe(listener: PrinterListener): () => void {
     this.listeners = [...this.listeners, listener];
     return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
@@ -234,9 +266,12 @@ export class PrinterService implements Printer {
   // ---------------------------------------------------------------- commands
 
   commands(lines: string[], opts: EnqueueOptions = {}): void {
+    // Host words are answered here, also while no printer is connected; they are not firmware commands.
+    const rest = this.hostWords.size === 0 ? lines : lines.filter((l) => !this.runHostWord(l.trim()));
+    if (rest.length === 0) return;
     const engine = this.link.link();
     const profile = this.profile();
-    for (const raw of lines) {
+    for (const raw of rest) {
       const cmd = raw.trim();
       if (cmd === '') continue;
       // Heater commands for heaters the profile does not have are dropped, like tool numbers beyond the profile.
@@ -249,6 +284,7 @@ export class PrinterService implements Printer {
   }
 
   clientCommands(lines: string[]): void {
+    if (this.hostWords.size > 0 && lines.every((l) => this.isHostWord(l.trim()))) return this.commands(lines);
     const waiting = this.link.link().queuedCommands;
     // An emergency stop on its own always goes: it is written ahead of the queue.
     const emergency = this.deps.config.current.serial.emergencyCommands;

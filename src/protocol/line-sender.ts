@@ -292,6 +292,13 @@ export class LineSender {
     }
   }
 
+  private isHostWord(cmd: string): boolean {
+    const words = this.settings().hostWords;
+    if (words.length === 0) return false;
+    const sp = cmd.indexOf(' ');
+    return words.includes((sp < 0 ? cmd : cmd.slice(0, sp)).toUpperCase());
+  }
+
   private suppressed(code: string): boolean {
     const s = this.settings();
     return s.blockedCommands.includes(code) || s.ignoredCommands.includes(code);
@@ -312,6 +319,11 @@ export class LineSender {
       code = cmd.charCodeAt(1) === 49 ? 'G1' : 'G0';
     } else {
       code = commandCode(cmd);
+      // Not a G, M or T code: maybe a word the host answers (settings.hostWords); only such lines pay for the look.
+      if (code === null && fromFile && this.isHostWord(cmd)) {
+        this.feed?.hostCommand(cmd);
+        return true;
+      }
       if (code !== null) {
         if (this.suppressed(code)) {
           const s = this.settings();

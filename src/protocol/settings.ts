@@ -13,6 +13,11 @@ export interface EngineSettings {
   ignoredCommands: string[];
   pausingCommands: string[];
   emergencyCommands: string[];
+  /**
+   * Klipper-style words in a streamed file that the host answers itself and never sends (Moonraker's Spoolman macros,
+   * `SET_ACTIVE_SPOOL ID=3`): they go to the job's feed as host commands, like `@pause`.
+   */
+  hostWords: string[];
   disconnectOnErrors: boolean;
   ignoreErrorsFromFirmware: boolean;
   sendM112OnError: boolean;
@@ -57,6 +62,7 @@ export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
   ignoredCommands: [],
   pausingCommands: ['M0', 'M1', 'M25'],
   emergencyCommands: ['M112', 'M108', 'M410'],
+  hostWords: ['SET_ACTIVE_SPOOL', 'CLEAR_ACTIVE_SPOOL'],
   disconnectOnErrors: true,
   ignoreErrorsFromFirmware: false,
   sendM112OnError: true,

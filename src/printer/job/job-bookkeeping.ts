@@ -113,13 +113,13 @@ export async function jobScript(deps: { scripts: ScriptSource; events: EventBus;
 }
 
 /** The print history entry and, for a local file, its print statistics. */
-export async function recordEnd(deps: { history: PrintHistory; files: FileService }, job: ActiveJob, r: {
+export async function recordEnd(deps: { history: PrintHistory; files: FileService; historyExtras?: () => Pick<PrintHistoryEntry, 'spools'> }, job: ActiveJob, r: {
   outcome: JobOutcome; time: number; end: number; error?: string; profile: string; interruption: PrintHistoryEntry['interruption'] | null;
 }): Promise<void> {
   const result = r.outcome === 'done' ? 'success' : r.outcome === 'cancelled' ? 'cancelled' : 'failed';
   await deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end: r.end,
     duration: r.time, result, ...(r.error ? { error: r.error } : {}), user: job.owner, printerProfile: r.profile,
-    ...(r.outcome === 'error' && r.interruption ? { interruption: r.interruption } : {}) });
+    ...(r.outcome === 'error' && r.interruption ? { interruption: r.interruption } : {}), ...deps.historyExtras?.() });
   if (job.file.origin === 'local') {
     await deps.files.recordPrint(job.file.path, { timestamp: r.end, success: r.outcome === 'done',
       ...(r.outcome === 'done' ? { printTime: r.time } : {}), printerProfile: r.profile });

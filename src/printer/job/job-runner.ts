@@ -201,6 +201,7 @@ export class JobRunner implements JobControl, FileUsage {
     const sel = this.selection;
     if (!sel) throw conflict('No file selected');
     const file = sel.origin === 'local' ? await describeFile(this.deps, 'local', sel.path, sel.user) : sel;
+    if (!resumeAt) await this.deps.beforeStart?.(file);
     const owner = user ?? sel.user;
     const average = await averagePrintTime(this.deps, file);
     const estimator = new ProgressEstimator({

@@ -63,6 +63,8 @@ export interface JobStreamContext {
   lifecycle: JobLifecycle;
   /** The tool-change lines around a file line that is a `T<n>` changing `plannedTool`; null otherwise. */
   toolChange?: (line: string, plannedTool: number) => ToolChangeLines | null;
+  /** A host word met in the file (EngineSettings.hostWords). */
+  hostWord?: (cmd: string) => void;
 }
 
 type Phase = JobState | 'ENDED';
@@ -93,6 +95,7 @@ export class JobStreamer implements JobFeed {
 
   private readonly lifecycle: JobLifecycle;
   private readonly toolChange: JobStreamContext['toolChange'];
+  private readonly hostWord: JobStreamContext['hostWord'];
 
   constructor(
     private readonly engine: StreamLink,
@@ -103,6 +106,7 @@ export class JobStreamer implements JobFeed {
   ) {
     this.lifecycle = ctx.lifecycle;
     this.toolChange = ctx.toolChange;
+    this.hostWord = ctx.hostWord;
     this.lines = new JobLineCursor(source, {
       batchEnded: () => this.listener.progress?.(this.sentFilepos),
       arrived: () => { if (this.phase === 'PRINTING') this.engine.pump(); },
@@ -237,6 +241,8 @@ export class JobStreamer implements JobFeed {
   }
 
   hostCommand(cmd: string): void {
+    // A host word of the file (SET_ACTIVE_SPOOL …): the printer service answers it, at its place in the stream.
+    if (cmd.charCodeAt(0) !== 64 /* @ */) { this.hostWord?.(cmd); return; }
     const name = cmd.slice(1).split(/\s+/)[0].toLowerCase();
     if (name === 'pause') void this.pause();
     else if (name === 'resume') this.resume();

@@ -5,7 +5,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { EventBus } from '../../core/event-bus.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { FileService } from '../../files/file-service.ts';
-import type { PrintHistory } from './print-history.ts';
+import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
 import type { ScriptSource } from './job-scripts.ts';
 import type { JobStream, Printer } from '../types.ts';
 
@@ -97,4 +97,11 @@ export interface JobRunnerDeps {
    * goes into PrintFailed (`interruption`), the print history and GET /api/job.
    */
   interruption?: (error: string | undefined) => JobInterruption | null;
+  /**
+   * Asked before a print starts (not a recovered one): a DomainError refuses it (Spoolman: the active spool has too
+   * little filament left, src/spools/). Its time counts before PrintStarted.
+   */
+  beforeStart?: (file: SelectedFile) => Promise<void>;
+  /** What the print history records besides the job's own fields (the spools of the print, src/spools/). */
+  historyExtras?: () => Pick<PrintHistoryEntry, 'spools'>;
 }

@@ -19,6 +19,8 @@ export interface PrintHistoryEntry {
   printerProfile?: string;
   /** A failed print: why and where it stopped (cause, filepos, line; see src/recovery/). */
   interruption?: { cause: string; filepos: number | null; line: number | null; [key: string]: unknown };
+  /** The Spoolman spool of each tool that printed, and the filament (mm) it gave (src/spools/). */
+  spools?: Array<{ tool: number; spool_id: number; used: number }>;
 }
 
 export class PrintHistory {

@@ -58,6 +58,8 @@ export interface LinkControllerDeps {
   /** Runs the beforePrinterDisconnected script; false when there is none. */
   beforeDisconnect: () => Promise<boolean>;
   zChanged: (z: number, old: number | null) => void;
+  /** A host word met in a streamed file (SET_ACTIVE_SPOOL …, PrinterService.handleHostWord). */
+  hostWord?: (cmd: string) => void;
   /** How to start the printer link's own thread (serial.linkThread: worker); without it the link runs here. */
   thread?: { spawn: LinkThreadSpawner; config: () => LinkThreadInit['config']; virtualSdFolder: string | null };
 }
@@ -368,7 +370,7 @@ export class LinkController {
         listener.finished(outcome, pos, error);
       },
     }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts },
-    { lifecycle: this.lifecycle, toolChange: (line, planned) => toolChanges.toolChange(line, planned) });
+    { lifecycle: this.lifecycle, toolChange: (line, planned) => toolChanges.toolChange(line, planned), hostWord: (cmd) => this.deps.hostWord?.(cmd) });
     this.streamer = streamer;
     // Set before the first state change, so PrinterStateChanged already says what is going on.
     this.sdStreaming = opts.transfer === true;

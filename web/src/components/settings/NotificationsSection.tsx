@@ -11,13 +11,15 @@ interface Delivery { time: number; event: string; target: string; ok: boolean; a
 interface Status { apprise: boolean; targets: { name: string; url: string; kind: string | null; problem: string | null; waiting: number }[]; recent: Delivery[] }
 
 const EVENTS = ['PrintStarted', 'PrintDone', 'PrintFailed', 'PrintCancelled', 'PrintPaused', 'PrintResumed', 'FilamentChange',
-  'PrintProgress', 'PrintRecoveryAvailable', 'Error', 'Disconnected', 'MovieDone'];
+  'PrintProgress', 'PrintLayer', 'PrintRecoveryAvailable', 'Error', 'Disconnected', 'MovieDone', 'QueueWaitingForBedClear'];
 const DEFAULT_EVENTS = ['PrintStarted', 'PrintDone', 'PrintFailed', 'PrintCancelled', 'PrintPaused', 'FilamentChange', 'PrintRecoveryAvailable', 'Error'];
 
 export function NotificationsSection() {
-  const stored = ((settings.value?.plugins?.notifications ?? {}) as { targets?: Target[]; progressStep?: number });
+  const stored = ((settings.value?.plugins?.notifications ?? {}) as { targets?: Target[]; progressStep?: number; layers?: number[]; layerStep?: number });
   const [targets, setTargets] = useState<Target[]>(structuredClone(stored.targets ?? []));
   const [step, setStep] = useState(String(stored.progressStep ?? 25));
+  const [layers, setLayers] = useState((stored.layers ?? []).join(', '));
+  const [layerStep, setLayerStep] = useState(String(stored.layerStep ?? 0));
   const [status, setStatus] = useState<Status | null>(null);
   const ro = !can('SETTINGS');
   const refresh = () => { if (can('SETTINGS')) void get<Status>('/api/plugin/notifications').then(setStatus, () => {}); };
@@ -38,7 +40,11 @@ export function NotificationsSection() {
     const progressStep = Number(step);
     if (!Number.isInteger(progressStep) || progressStep < 0 || progressStep > 100) return notify('Progress step: a whole number from 0 to 100', 'error');
     if (targets.some((t) => t.url.trim() === '')) return notify('Every target needs a URL', 'error');
-    void saveSettings({ plugins: { notifications: { targets, progressStep } } } as never).then(refresh);
+    const layerList = layers.split(/[\s,]+/).filter(Boolean).map(Number);
+    if (layerList.some((n) => !Number.isInteger(n) || n < 1)) return notify('Layers: whole numbers from 1, separated by commas', 'error');
+    const every = Number(layerStep);
+    if (!Number.isInteger(every) || every < 0) return notify('Layer step: a whole number (0: never)', 'error');
+    void saveSettings({ plugins: { notifications: { targets, progressStep, layers: layerList, layerStep: every } } } as never).then(refresh);
   };
 
   return (
@@ -70,6 +76,8 @@ export function NotificationsSection() {
         <button type="button" onClick={() => setTargets([...targets, { url: '', events: DEFAULT_EVENTS, snapshot: true }])} disabled={ro}>Add target</button>
       </div>
       <Text label="Progress message every (%)" type="number" value={step} onChange={setStep} disabled={ro} />
+      <Text label="Layer message at layers (PrintLayer)" value={layers} onChange={setLayers} disabled={ro} placeholder="2, 10" />
+      <Text label="Layer message every (layers, 0: never)" type="number" value={layerStep} onChange={setLayerStep} disabled={ro} />
       {status && status.recent.length > 0 && (
         <table class="notify-log" aria-label="Recent notifications">
           <thead><tr><th>Time</th><th>Event</th><th>Target</th><th>Result</th></tr></thead>

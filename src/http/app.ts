@@ -61,6 +61,9 @@ import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
 import type { TimelapseService } from '../timelapse/timelapse-service.ts';
+import type { PrintQueue } from '../queue/print-queue.ts';
+import { registerFarmQueueRoutes } from './routes/farm-queue.ts';
+import { registerFarmPrinterRoutes } from './routes/farm-printers.ts';
 
 /** Whether `text` parses as plain JSON (asked only after Fastify's parser refused it, so never on the way of a good body). */
 function isWellFormedJson(text: string): boolean {
@@ -108,6 +111,8 @@ export interface AppServices {
   power?: PowerService;
   /** Layer progress, the printer's screen and preheat (/plugin/DisplayLayerProgress, src/layer-progress/). */
   layerProgress?: LayerProgressService;
+  /** The farm's print queue (/api/farm/queue, src/queue/). */
+  queue?: PrintQueue;
   logger: Logger;
   version: string;
 }
@@ -277,6 +282,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.bedMesh) registerBedMeshRoutes(app, { bedMesh: services.bedMesh });
   if (services.power) registerPsuControlRoutes(app, { power: services.power });
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
+  if (services.queue) registerFarmQueueRoutes(app, { queue: services.queue });
+  if (services.jobRunner && services.printer) {
+    registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobRunner, snapshotUrl: () => config.current.webcam.snapshot || null });
+  }
 
   return app;
 }

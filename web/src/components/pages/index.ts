@@ -11,6 +11,7 @@ import { LogsTab } from './LogsTab.tsx';
 import { StatusPage } from './StatusPage.tsx';
 import { FilesPage } from './FilesPage.tsx';
 import { LazyBedMeshTab } from '../bed-mesh/LazyBedMeshTab.tsx';
+import { LazyFarmPage } from '../farm/LazyFarmPage.tsx';
 
 registerPage({ id: 'status', label: 'Status', icon: '◉', perm: 'STATUS', view: StatusPage, order: 0, bar: 1, phoneOnly: true });
 registerPage({ id: 'files', label: 'Files', icon: '🗀', perm: 'FILES_LIST', view: FilesPage, order: 5, bar: 2, phoneOnly: true });
@@ -21,5 +22,6 @@ registerPage({ id: 'preview', label: 'G-code', icon: '▦', perm: 'FILES_DOWNLOA
 registerPage({ id: 'history', label: 'History', icon: '↺', perm: 'FILES_LIST', view: HistoryTab, order: 50 });
 registerPage({ id: 'timelapse', label: 'Timelapse', icon: '▶', perm: 'TIMELAPSE_LIST', view: TimelapseTab, order: 60 });
 registerPage({ id: 'bedmesh', label: 'Bed mesh', icon: '▤', perm: 'STATUS', view: LazyBedMeshTab, order: 65 });
+registerPage({ id: 'farm', label: 'Farm', icon: '▦▦', perm: 'STATUS', view: LazyFarmPage, order: 67 });
 registerPage({ id: 'logs', label: 'Logs', icon: '≡', perm: 'ADMIN', view: LogsTab, order: 70 });
 registerPage({ id: 'settings', label: 'Settings', icon: '⚙', perm: 'SETTINGS_READ', view: SettingsTab, order: 80 });

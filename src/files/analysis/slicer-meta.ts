@@ -124,7 +124,9 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
   const diameter = config.get('filament_diameter') ?? config.get('filamentDiameters') ?? config.get('filamentDiameter')
     ?? config.get('material_diameter');
   if (diameter !== undefined) report.filamentDiameter = numberList(diameter);
-  report.slicedFor = slicedFor(config);
+  // Only when the file names any of it: other slicers' reports stay as they were.
+  const target = slicedFor(config);
+  if (target) report.slicedFor = target;
   return { report, config };
 }
 

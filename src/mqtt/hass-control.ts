@@ -37,7 +37,7 @@ export function commandCall(command: string, payload: string): Call | { error: s
     case 'bedclear': {
       // The farm's queue: the payload names the printer whose bed is clear (empty: the default printer).
       const name = payload.trim() || 'default';
-      if (/^[\w.-]{1,64}$/.test(name)) return post(`/api/farm/printers/${name}/bedclear`, {});
+      if (/^[\w.-]{1,64}$/.test(name) && !/^\.+$/.test(name)) return post(`/api/farm/printers/${name}/bedclear`, {});
       break;
     }
     case 'pause':

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 // import its own files; nothing imports src/main.ts (the composition root) except src/cli.ts, which is unrestricted
 // like main.ts. Each folder's README.md says the same in prose — change both together.
 const BOTTOM = ['core', 'config', 'gcode', 'protocol'];
-const DOMAIN = ['objects', 'access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress', 'spools'];
+const DOMAIN = ['objects', 'access', 'files', 'system', 'event-actions', 'printer', 'slicing', 'timelapse', 'mqtt', 'recovery', 'import', 'notifications', 'bed-mesh', 'power', 'layer-progress', 'spools', 'queue'];
 const MAY_IMPORT = {
   core: [],
   config: ['core'],
@@ -37,6 +37,8 @@ const MAY_IMPORT = {
   'bed-mesh': [...BOTTOM, 'printer'],
   // Spoolman: the job's file position and the printer's host words arrive as functions from main.ts.
   spools: [...BOTTOM, 'printer'],
+  // The farm's print queue sees printers through its own interface (queue-printers.ts), the library's analysis types only.
+  queue: [...BOTTOM, 'files'],
   // The edge. octoprint/ is the OctoPrint wire vocabulary shared by http/ and push/ (if it lives in http/vocabulary/
   // instead, push/ may import that one subfolder of http/).
   octoprint: [...BOTTOM, ...DOMAIN],

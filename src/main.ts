@@ -13,6 +13,7 @@ import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
+import type { GcodeAnalysis } from './files/analysis/types.ts';
 import { SdCardFiles } from './files/sd-card.ts';
 import { JobRunner } from './printer/job/job-runner.ts';
 import { PrintHistory } from './printer/job/print-history.ts';
@@ -31,7 +32,8 @@ import { SlicingService } from './slicing/slicing-service.ts';
 import { ProfileStore } from './slicing/profile-store.ts';
 import { PrusaSlicerAdapter } from './slicing/prusa-slicer.ts';
 import { createSliceCommand } from './slicing/slice-command.ts';
-import { FileTypes } from './files/file-types.ts';
+import { FileTypes, isMachineCode } from './files/file-types.ts';
+import { invalid } from './core/errors.ts';
 import type { GantryApp } from './http/types.ts';
 import { SystemCommands } from './system/system-commands.ts';
 import { LanguagePacks } from './system/language-packs.ts';
@@ -51,6 +53,8 @@ import { registerUi } from './moonraker/ui-static.ts';
 import { PowerService } from './power/power-service.ts';
 import { LayerProgressService } from './layer-progress/layer-progress-service.ts';
 import { SpoolService } from './spools/spool-service.ts';
+import { PrintQueue } from './queue/print-queue.ts';
+import { singlePrinter } from './queue/single-printer.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -263,6 +267,29 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     say: (line) => printer.hostSays(line),
     push: (data) => push.sendPlugin('spoolman', data, { permissions: ['STATUS'] }),
   });
+  // The farm's print queue, over the default printer until a farm of printer units gives it all of them.
+  const queue = new PrintQueue({
+    file: join(paths.data, 'queue.json'), events, logger: logger.child({ svc: 'queue' }),
+    printers: singlePrinter({
+      events,
+      idle: () => printer.isOperational() && jobRunner.isReady(),
+      print: (path) => jobRunner.select('local', path, { print: true }),
+      watchState: (fn) => printer.subscribe({ state: () => fn() }),
+      profile: () => {
+        const p = printerProfiles.getCurrentOrDefault();
+        return { bedX: p.volume.width, bedY: p.volume.depth, nozzleDiameter: p.extruder.nozzleDiameter };
+      },
+    }),
+    library: {
+      describe: async (path) => {
+        const f = await files.file(path);
+        if (!isMachineCode(f.name)) throw invalid('Only machine code (G-code) files can be queued');
+        const analysis = f.analysisMissing ? undefined : f.meta.analysis as Partial<GcodeAnalysis> | undefined;
+        return { path: f.path, slicedFor: analysis ? analysis.gantry?.slicer?.slicedFor ?? null : undefined };
+      },
+    },
+    onChange: (snapshot) => push.sendPlugin('gantry', { type: 'queue', queue: snapshot }, { permissions: ['STATUS'] }),
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -338,6 +365,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
     { name: 'spools', start: () => spools.start(), stop: () => spools.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
+    { name: 'queue', start: () => queue.start(), stop: () => queue.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
   const started: Service[] = [];
@@ -366,7 +394,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, spools,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, spools, queue,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

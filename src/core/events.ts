@@ -98,6 +98,19 @@ export interface EventMap {
   PrintRecovered: { origin: string; path: string; line: number; filepos: number; user?: string; automatic?: boolean };
   // bed mesh (src/bed-mesh/): Bed Level Visualizer's event, its shape (docs/reference/plugins.md §4.4)
   plugin_bedlevelvisualizer_mesh_data_collected: { mesh: string[][]; bed: Record<string, unknown> };
+  // the farm's print queue (Gantry additions, src/queue/)
+  QueueJobAdded: { id: string; path: string; copies: number; constraint: Payload; user?: string };
+  QueueJobStarted: { id: string; path: string; printer: string; copy: number; copies: number };
+  QueueJobPrinted: { id: string; path: string; printer: string; outcome: 'finished' | 'failed' | 'cancelled' };
+  QueueJobHeld: { id: string; path: string; printer: string; outcome: string; reason: string };
+  QueueJobReleased: { id: string; path: string; user?: string };
+  QueueJobDone: { id: string; path: string; copies: number };
+  QueueJobRemoved: { id: string; path: string; user?: string };
+  QueueJobMoved: { id: string; path: string; position: number };
+  QueueWaitingForBedClear: { printer: string; id: string; path: string };
+  QueueBedCleared: { printer: string; id?: string; user?: string };
+  QueuePaused: { user?: string };
+  QueueResumed: { user?: string };
   // gcode processing
   PowerOn: NoPayload;
   PowerOff: NoPayload;

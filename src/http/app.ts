@@ -63,6 +63,9 @@ import type { SystemCommands } from '../system/system-commands.ts';
 import type { LanguagePacks } from '../system/language-packs.ts';
 import type { LogFiles } from '../system/log-files.ts';
 import type { TimelapseService } from '../timelapse/timelapse-service.ts';
+import type { PrintQueue } from '../queue/print-queue.ts';
+import { registerFarmQueueRoutes } from './routes/farm-queue.ts';
+import { registerFarmPrinterRoutes } from './routes/farm-printers.ts';
 
 /** Whether `text` parses as plain JSON (asked only after Fastify's parser refused it, so never on the way of a good body). */
 function isWellFormedJson(text: string): boolean {
@@ -112,6 +115,8 @@ export interface AppServices {
   layerProgress?: LayerProgressService;
   /** Spoolman: the active spools and Spoolman's spools (/api/plugin/spoolman, src/spools/). */
   spools?: SpoolService;
+  /** The farm's print queue (/api/farm/queue, src/queue/). */
+  queue?: PrintQueue;
   logger: Logger;
   version: string;
 }
@@ -282,6 +287,10 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.power) registerPsuControlRoutes(app, { power: services.power });
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
   if (services.spools) registerSpoolmanRoutes(app, { spools: services.spools });
+  if (services.queue) registerFarmQueueRoutes(app, { queue: services.queue });
+  if (services.jobRunner && services.printer) {
+    registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobRunner, snapshotUrl: () => config.current.webcam.snapshot || null });
+  }
 
   return app;
 }

@@ -34,6 +34,12 @@ export function commandCall(command: string, payload: string): Call | { error: s
       break;
     case 'cancel':
       return post('/api/job', { command: 'cancel' });
+    case 'bedclear': {
+      // The farm's queue: the payload names the printer whose bed is clear (empty: the default printer).
+      const name = payload.trim() || 'default';
+      if (/^[\w.-]{1,64}$/.test(name) && !/^\.+$/.test(name)) return post(`/api/farm/printers/${name}/bedclear`, {});
+      break;
+    }
     case 'pause':
       if (isTrue(payload)) return post('/api/job', { command: 'pause', action: 'pause' });
       if (isFalse(payload)) return post('/api/job', { command: 'pause', action: 'resume' });

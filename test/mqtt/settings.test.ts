@@ -43,6 +43,11 @@ test('off until a broker is set; the plugin\'s defaults otherwise, with a per-ho
 
 test('Home Assistant command payloads map onto the API calls, anything else is refused', () => {
   assert.deepEqual(commandCall('connect', 'True'), { method: 'POST', path: '/api/connection', body: { command: 'connect' } });
+  // The farm queue's bed clear: the payload names the printer (empty: the default one); no path tricks.
+  assert.deepEqual(commandCall('bedclear', ''), { method: 'POST', path: '/api/farm/printers/default/bedclear', body: {} });
+  assert.deepEqual(commandCall('bedclear', 'mk4-2'), { method: 'POST', path: '/api/farm/printers/mk4-2/bedclear', body: {} });
+  assert.ok('error' in commandCall('bedclear', '../job'));
+  assert.ok('error' in commandCall('bedclear', '..'));
   assert.deepEqual(commandCall('pause', 'False'), { method: 'POST', path: '/api/job', body: { command: 'pause', action: 'resume' } });
   assert.deepEqual(commandCall('home', '["x","Q","z"]'), { method: 'POST', path: '/api/printer/printhead', body: { command: 'home', axes: ['x', 'z'] } });
   assert.deepEqual(commandCall('jog', '{"x": 10, "y": -5, "evil": "M112", "speed": 3000}'),

@@ -4,5 +4,5 @@ export { analyseBuffer, analyseFile, GcodeAnalyser } from './analyse-file.ts';
 export { parseSlicerComments } from './slicer-meta.ts';
 export { ANALYSER_VERSION } from './types.ts';
 export type {
-  AnalysisOptions, AnalysisProgress, Area, Dimensions, GantryAnalysisExtras, GcodeAnalysis, MachineLimits, SlicerReport,
+  AnalysisOptions, AnalysisProgress, Area, Dimensions, GantryAnalysisExtras, GcodeAnalysis, MachineLimits, SlicedFor, SlicerReport,
 } from './types.ts';

@@ -1,5 +1,5 @@
 // Slicer metadata in comments (header and footer): the slicer's name, its own time and filament figures, and its machine config block.
-import type { SlicerReport } from './types.ts';
+import type { SlicedFor, SlicerReport } from './types.ts';
 
 export interface SlicerMeta {
   report: SlicerReport;
@@ -124,5 +124,29 @@ export function parseCommentLines(lines: readonly string[]): SlicerMeta {
   const diameter = config.get('filament_diameter') ?? config.get('filamentDiameters') ?? config.get('filamentDiameter')
     ?? config.get('material_diameter');
   if (diameter !== undefined) report.filamentDiameter = numberList(diameter);
+  // Only when the file names any of it: other slicers' reports stay as they were.
+  const target = slicedFor(config);
+  if (target) report.slicedFor = target;
   return { report, config };
+}
+
+/** The bed, nozzle and filament a PrusaSlicer-style config block names; null when it names none of them. */
+export function slicedFor(config: Map<string, string>): SlicedFor | null {
+  const out: SlicedFor = { bedX: null, bedY: null, nozzleDiameter: null, filamentType: null };
+  const shape = config.get('bed_shape');
+  if (shape !== undefined) {
+    // `0x0,250x0,250x210,0x210`: the bed's outline; its size is the bounding box.
+    const points = shape.split(',').map((p) => p.trim().split('x').map(Number));
+    if (points.length >= 3 && points.every((p) => p.length === 2 && p.every(Number.isFinite))) {
+      const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+      out.bedX = Math.max(...xs) - Math.min(...xs);
+      out.bedY = Math.max(...ys) - Math.min(...ys);
+    }
+  }
+  const nozzle = config.get('nozzle_diameter');
+  const first = nozzle !== undefined ? numberList(nozzle)?.[0] : undefined;
+  if (first !== undefined && first > 0) out.nozzleDiameter = first;
+  const filament = config.get('filament_type')?.split(';')[0]?.trim();
+  if (filament) out.filamentType = filament.slice(0, 32);
+  return out.bedX === null && out.nozzleDiameter === null && out.filamentType === null ? null : out;
 }

@@ -76,10 +76,27 @@ export interface SlicerReport {
   filamentLength: number[] | null;
   /** Filament diameter read from the file (mm, per tool), if any. */
   filamentDiameter: number[] | null;
+  /**
+   * The printer the file was sliced for, from PrusaSlicer's (and its forks') config block at the end of the file:
+   * `; bed_shape = 0x0,250x0,250x210,0x210`, `; nozzle_diameter = 0.4`, `; filament_type = PETG`. Absent or null
+   * when the file says nothing of it. The farm's queue matches it against each printer's profile.
+   */
+  slicedFor?: SlicedFor | null;
+}
+
+/** What a file was sliced for; a field the file does not state is null. */
+export interface SlicedFor {
+  /** Bed size in mm (the bounding box of the bed shape). */
+  bedX: number | null;
+  bedY: number | null;
+  /** Nozzle diameter in mm of the first tool. */
+  nozzleDiameter: number | null;
+  /** Filament type of the first tool (`PLA`, `PETG`, …). */
+  filamentType: string | null;
 }
 
 /** Bumped whenever the analyser's figures change, so stored analyses can be refreshed. */
-export const ANALYSER_VERSION = 2;
+export const ANALYSER_VERSION = 3;
 
 export type LimitsSource = 'file' | 'profile' | 'firmware' | 'default';
 

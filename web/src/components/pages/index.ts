@@ -12,6 +12,7 @@ import { StatusPage } from './StatusPage.tsx';
 import { FilesPage } from './FilesPage.tsx';
 import { LazyBedMeshTab } from '../bed-mesh/LazyBedMeshTab.tsx';
 import { LazySpoolsTab } from '../spools/LazySpoolsTab.tsx';
+import { LazyFarmPage } from '../farm/LazyFarmPage.tsx';
 
 registerPage({ id: 'status', label: 'Status', icon: '◉', perm: 'STATUS', view: StatusPage, order: 0, bar: 1, phoneOnly: true });
 registerPage({ id: 'files', label: 'Files', icon: '🗀', perm: 'FILES_LIST', view: FilesPage, order: 5, bar: 2, phoneOnly: true });
@@ -23,5 +24,6 @@ registerPage({ id: 'history', label: 'History', icon: '↺', perm: 'FILES_LIST',
 registerPage({ id: 'timelapse', label: 'Timelapse', icon: '▶', perm: 'TIMELAPSE_LIST', view: TimelapseTab, order: 60 });
 registerPage({ id: 'bedmesh', label: 'Bed mesh', icon: '▤', perm: 'STATUS', view: LazyBedMeshTab, order: 65 });
 registerPage({ id: 'spools', label: 'Spools', icon: '◎', perm: 'STATUS', view: LazySpoolsTab, order: 66 });
+registerPage({ id: 'farm', label: 'Farm', icon: '▦▦', perm: 'STATUS', view: LazyFarmPage, order: 67 });
 registerPage({ id: 'logs', label: 'Logs', icon: '≡', perm: 'ADMIN', view: LogsTab, order: 70 });
 registerPage({ id: 'settings', label: 'Settings', icon: '⚙', perm: 'SETTINGS_READ', view: SettingsTab, order: 80 });

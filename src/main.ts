@@ -50,6 +50,7 @@ import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
 import { registerUi } from './moonraker/ui-static.ts';
 import { PowerService } from './power/power-service.ts';
 import { LayerProgressService } from './layer-progress/layer-progress-service.ts';
+import { CancelObjectService } from './objects/cancel-object-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -192,6 +193,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
     logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
     interruption: (error) => journal.interruption(error),
+    lineFilter: (path, offset) => cancelObjects.lineFilter(path, offset),
   });
   // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
   const journal: PrintJournal = new PrintJournal({
@@ -251,6 +253,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     },
     absolutePath: (path) => files.absolutePath(path),
     push: (id, data) => push.sendPlugin(id, data, { permissions: ['STATUS'] }),
+  });
+  const cancelObjects: CancelObjectService = new CancelObjectService({
+    settings: () => config.current.plugins.cancelobject, events, logger: logger.child({ svc: 'cancelobject' }),
+    objectsOf: async (path) => (await files.analysisOf(path))?.gantry?.objects ?? null,
+    commands: (lines) => printer.commands(lines),
+    cancelPrint: () => jobRunner.command('cancel'),
+    push: (data) => push.sendPlugin('cancelobject', data, { permissions: ['STATUS'] }),
   });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
@@ -318,6 +327,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
+    { name: 'cancelObjects', start: () => cancelObjects.start(), stop: () => cancelObjects.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
   ];
@@ -347,7 +357,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, cancelObjects,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

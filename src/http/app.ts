@@ -49,6 +49,8 @@ import { registerBedMeshRoutes } from './routes/bed-mesh.ts';
 import type { BedMeshService } from '../bed-mesh/bed-mesh-service.ts';
 import { registerPsuControlRoutes } from './routes/psucontrol.ts';
 import { registerLayerProgressRoutes } from './routes/layer-progress.ts';
+import { registerCancelObjectRoutes } from './routes/cancelobject.ts';
+import type { CancelObjectService } from '../objects/cancel-object-service.ts';
 import type { LayerProgressService } from '../layer-progress/layer-progress-service.ts';
 import type { PowerService } from '../power/power-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
@@ -108,6 +110,8 @@ export interface AppServices {
   power?: PowerService;
   /** Layer progress, the printer's screen and preheat (/plugin/DisplayLayerProgress, src/layer-progress/). */
   layerProgress?: LayerProgressService;
+  /** Cancelling one object (/api/plugin/cancelobject, src/objects/). */
+  cancelObjects?: CancelObjectService;
   logger: Logger;
   version: string;
 }
@@ -277,6 +281,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.bedMesh) registerBedMeshRoutes(app, { bedMesh: services.bedMesh });
   if (services.power) registerPsuControlRoutes(app, { power: services.power });
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
+  if (services.cancelObjects) registerCancelObjectRoutes(app, { cancelObjects: services.cancelObjects });
 
   return app;
 }

@@ -15,6 +15,7 @@ import { SdJob } from './sd-job.ts';
 import { fileLineSource } from './file-line-source.ts';
 import { watchM73 } from './progress-estimator.ts';
 import type { JobOutcome, JobStream, JobStreamListener, Position, Printer } from '../types.ts';
+import type { JobLineFilter } from './job-stream.ts';
 
 /** The running job (host-streamed or SD); its state is the stream's (the job lifecycle). */
 export interface ActiveJob {
@@ -159,6 +160,7 @@ export interface DriverDeps {
   sdPollInterval?: () => number;
   sdPausePosition?: () => { log: boolean; waitSeconds: number };
   logPositionOnCancel?: () => boolean;
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
 }
 
 /**
@@ -179,7 +181,8 @@ export async function openDriver(deps: DriverDeps, job: ActiveJob, listener: Job
   job.file.size = (await stat(abs)).size;
   job.positionOnCancel = deps.logPositionOnCancel?.() ?? false;
   const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
-  const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel });
+  const lineFilter = deps.lineFilter?.(job.file.path, offset) ?? null;
+  const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel, lineFilter });
   job.filepos = offset;
   return stream;
 }

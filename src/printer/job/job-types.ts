@@ -8,6 +8,7 @@ import type { FileService } from '../../files/file-service.ts';
 import type { PrintHistory } from './print-history.ts';
 import type { ScriptSource } from './job-scripts.ts';
 import type { JobStream, Printer } from '../types.ts';
+import type { JobLineFilter } from './job-stream.ts';
 
 export type JobOrigin = 'local' | 'sdcard';
 
@@ -97,4 +98,6 @@ export interface JobRunnerDeps {
    * goes into PrintFailed (`interruption`), the print history and GET /api/job.
    */
   interruption?: (error: string | undefined) => JobInterruption | null;
+  /** A filter for the lines of a local print starting at `offset` (cancel-object, src/objects), or null. */
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
 }

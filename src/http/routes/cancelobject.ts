@@ -1,7 +1,6 @@
 // /api/plugin/cancelobject: Cancelobject's API (docs/reference/plugins.md §2.3) over src/objects/: objlist → 200
 // {"list": […]}, cancel {cancelled: id} → 204, resetpos and skip → 204, GET → 204 (re-pushes); and Gantry's
 // `/api/plugin/cancelobject/outlines` for its UI (the list with each object's outline polygon).
-import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { CancelObjectService } from '../../objects/cancel-object-service.ts';
 import { forbidden, invalid } from '../../core/errors.ts';

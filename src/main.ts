@@ -194,6 +194,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
     interruption: (error) => journal.interruption(error),
     lineFilter: (path, offset) => cancelObjects.lineFilter(path, offset),
+    cancelledObjects: () => cancelObjects.cancelledNames(),
   });
   // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
   const journal: PrintJournal = new PrintJournal({

@@ -44,6 +44,8 @@ interface Live {
 
 export class CancelObjectService {
   private live: Live | null = null;
+  /** The names cancelled in the print that ended last (asked for its history entry, which may come after the event). */
+  private lastCancelled: string[] = [];
   private loading: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: CancelObjectDeps) {}
@@ -87,6 +89,7 @@ export class CancelObjectService {
   private ended(): void {
     const live = this.live;
     if (live === null) return;
+    if (live.printing) this.lastCancelled = this.names(live.cancelled);
     // The list stays for the selected file, fresh for its next print.
     live.printing = false;
     live.filter = null;
@@ -175,9 +178,15 @@ export class CancelObjectService {
     if (live.printing && after.every((e) => e.ignore || e.cancelled)) await this.deps.cancelPrint();
   }
 
-  /** Ids cancelled in the running print (history, the journal). */
-  cancelledIds(): number[] {
-    return [...(this.live?.cancelled ?? [])].sort((a, b) => a - b);
+  /** Names of the objects cancelled in the running print, or in the one that just ended (its history entry). */
+  cancelledNames(): string[] {
+    const live = this.live;
+    return live !== null && live.printing ? this.names(live.cancelled) : this.lastCancelled;
+  }
+
+  private names(ids: Set<number>): string[] {
+    const entries = this.list();
+    return [...ids].sort((a, b) => a - b).map((id) => entries.find((e) => e.id === id)?.object ?? String(id));
   }
 
   /**
@@ -192,6 +201,7 @@ export class CancelObjectService {
     const filter = new ObjectSkipFilter({ before: list(s.beforegcode), after: list(s.aftergcode) });
     live.filter = filter;
     live.printing = true;
+    this.lastCancelled = [];
     live.active = -1;
     const pending = [...live.cancelled];
     let started = false;

@@ -114,12 +114,14 @@ export async function jobScript(deps: { scripts: ScriptSource; events: EventBus;
 }
 
 /** The print history entry and, for a local file, its print statistics. */
-export async function recordEnd(deps: { history: PrintHistory; files: FileService }, job: ActiveJob, r: {
+export async function recordEnd(deps: { history: PrintHistory; files: FileService; cancelledObjects?: () => string[] }, job: ActiveJob, r: {
   outcome: JobOutcome; time: number; end: number; error?: string; profile: string; interruption: PrintHistoryEntry['interruption'] | null;
 }): Promise<void> {
   const result = r.outcome === 'done' ? 'success' : r.outcome === 'cancelled' ? 'cancelled' : 'failed';
+  const cancelledObjects = job.file.origin === 'local' ? (deps.cancelledObjects?.() ?? []) : [];
   await deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end: r.end,
     duration: r.time, result, ...(r.error ? { error: r.error } : {}), user: job.owner, printerProfile: r.profile,
+    ...(cancelledObjects.length > 0 ? { cancelledObjects } : {}),
     ...(r.outcome === 'error' && r.interruption ? { interruption: r.interruption } : {}) });
   if (job.file.origin === 'local') {
     await deps.files.recordPrint(job.file.path, { timestamp: r.end, success: r.outcome === 'done',

@@ -100,4 +100,6 @@ export interface JobRunnerDeps {
   interruption?: (error: string | undefined) => JobInterruption | null;
   /** A filter for the lines of a local print starting at `offset` (cancel-object, src/objects), or null. */
   lineFilter?: (path: string, offset: number) => JobLineFilter | null;
+  /** Names of the objects cancelled in the print that is ending (its history entry). */
+  cancelledObjects?: () => string[];
 }

@@ -260,6 +260,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     objectsOf: async (path) => (await files.analysisOf(path))?.gantry?.objects ?? null,
     commands: (lines) => printer.commands(lines),
     cancelPrint: () => jobRunner.command('cancel'),
+    filepos: () => jobRunner.snapshot().progress?.filepos ?? null,
     push: (data) => push.sendPlugin('cancelobject', data, { permissions: ['STATUS'] }),
   });
   const eventSubscriptions = new EventSubscriptions({
@@ -301,7 +302,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // Moonraker's API for Mainsail, Fluidd and other Moonraker clients, on the same services.
   const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
     config, events, access, printer, jobs: jobRunner, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
-    dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(),
+    dataDir: paths.data, profile: () => printerProfiles.getCurrentOrDefault(), objects: cancelObjects,
   }) : undefined;
 
   const services: Service[] = [

@@ -21,6 +21,8 @@ export interface CancelObjectDeps {
   objectsOf: (path: string) => Promise<FileObject[] | null>;
   /** Sends lines to the printer ahead of the job's (M486 P). */
   commands: (lines: string[]) => void;
+  /** Where the print is at the firmware (bytes of the file sent), null when not printing. */
+  filepos?: () => number | null;
   /** Cancels the running print (the last remaining object was cancelled). */
   cancelPrint: () => Promise<void>;
   events: EventBus;
@@ -38,6 +40,11 @@ interface Live {
   filter: ObjectSkipFilter | null;
   printing: boolean;
   active: number;
+  /**
+   * Where the streamer met each object change: [byte offset, id]. The streamer runs ahead of the firmware (a link
+   * thread holds lines), so the object being printed is looked up at the position the firmware has reached.
+   */
+  changes: Array<[number, number]>;
   /** Ids sent to the firmware as M486 P (firmware mode). */
   firmware: Set<number>;
 }
@@ -72,8 +79,9 @@ export class CancelObjectService {
     const prev = this.live?.path === path ? this.live : null;
     const objects = new Map<number, NonNullable<Live['objects']> extends Map<number, infer V> ? V : never>();
     for (const o of found ?? []) objects.set(o.id, { name: o.name, polygon: o.polygon, min: o.min, max: o.max });
-    this.live = { path, objects, cancelled: prev?.cancelled ?? new Set(), filter: prev?.filter ?? null, printing: prev?.printing ?? false,
-      active: -1, firmware: prev?.firmware ?? new Set() };
+    // The same file again (selected anew, analysed again): the state a running print's filter holds stays.
+    if (prev !== null) prev.objects = objects;
+    else this.live = { path, objects, cancelled: new Set(), filter: null, printing: false, active: -1, firmware: new Set(), changes: [] };
     this.pushList();
   }
 
@@ -126,7 +134,21 @@ export class CancelObjectService {
     return this.list().map((e) => ({ ...e, polygon: live?.objects.get(e.id)?.polygon ?? [] }));
   }
 
-  get activeId(): number { return this.live?.active ?? -1; }
+  /** The object being printed: at the firmware's position when known, else where the streamer is. */
+  get activeId(): number {
+    const live = this.live;
+    if (live === null || !live.printing) return -1;
+    const at = this.deps.filepos?.() ?? null;
+    if (at === null) return live.active;
+    let id = -1;
+    // Binary search: the last change at or before `at`.
+    let lo = 0, hi = live.changes.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (live.changes[mid][0] <= at) { id = live.changes[mid][1]; lo = mid + 1; } else hi = mid - 1;
+    }
+    return id;
+  }
 
   /** `objlist`: the list, also pushed and sent as an event. */
   objlist(): ObjectEntry[] {
@@ -136,8 +158,7 @@ export class CancelObjectService {
   /** `GET`: re-pushes the objects, the active id and its name. */
   refresh(): void {
     this.pushList();
-    const live = this.live;
-    const active = live !== null && live.active >= 0 ? live.active : -1;
+    const active = this.activeId;
     this.deps.push({ ActiveID: active });
     this.deps.push({ navBarActive: active >= 0 ? (this.list().find((e) => e.id === active)?.object ?? 'None') : 'None' });
   }
@@ -193,7 +214,7 @@ export class CancelObjectService {
    * The streamer's filter for a print of `path` from byte `offset`. Null when the file labels no objects or the print
    * resumes part way (the labels before the offset are not read, so the ids would not match).
    */
-  lineFilter(path: string, offset: number): ((line: string) => readonly string[]) | null {
+  lineFilter(path: string, offset: number): ((line: string, end: number) => readonly string[]) | null {
     const live = this.live;
     if (live === null || live.path !== path || offset !== 0 || live.objects.size === 0) return null;
     const s = this.deps.settings();
@@ -203,9 +224,10 @@ export class CancelObjectService {
     live.printing = true;
     this.lastCancelled = [];
     live.active = -1;
+    live.changes = [];
     const pending = [...live.cancelled];
     let started = false;
-    return (line) => {
+    return (line, end) => {
       if (!started) {
         // Cancelled before the print started: known to the filter from the first line (firmware mode: once the
         // header named the M486 indexes, see below).
@@ -214,7 +236,10 @@ export class CancelObjectService {
       }
       const out = filter.filter(line);
       const cur = filter.currentObject;
-      if (cur !== live.active && live.filter === filter) this.activeChanged(live, cur);
+      if (cur !== live.active && live.filter === filter) {
+        live.changes.push([end, cur]);
+        this.activeChanged(live, cur);
+      }
       if (firmware && filter.labels.m486Index(cur) !== undefined && pending.length > 0) this.flushFirmware(live, filter, pending);
       return out;
     };

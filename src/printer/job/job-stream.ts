@@ -27,7 +27,7 @@ export interface LineInsertion {
  * Each file line goes through it first when set (cancel-object, src/objects): the lines to send in its place, `[]`
  * to drop it, or `[line]` (the same string) to keep it. Progress still moves by the file line's bytes.
  */
-export type JobLineFilter = (line: string) => readonly string[];
+export type JobLineFilter = (line: string, end: number) => readonly string[];
 
 /** Asked with each file line (not tool-change lines, not its own lines): lines to send before it, or null. */
 export type LineInjector = (line: string) => LineInsertion | null;
@@ -154,7 +154,7 @@ export class JobStreamer implements JobFeed {
     if (this.inserted !== null) return this.nextInserted(this.inserted);
     let line = this.lines.next();
     while (line !== null && this.lineFilter !== null) {
-      const out = this.lineFilter(line);
+      const out = this.lineFilter(line, this.lines.end);
       if (out.length === 1 && out[0] === line) break;
       if (out.length > 0) {
         this.inserted = out.slice();

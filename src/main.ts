@@ -55,6 +55,7 @@ import { LayerProgressService } from './layer-progress/layer-progress-service.ts
 import { SpoolService } from './spools/spool-service.ts';
 import { PrintQueue } from './queue/print-queue.ts';
 import { singlePrinter } from './queue/single-printer.ts';
+import { CancelObjectService } from './objects/cancel-object-service.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -199,6 +200,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     interruption: (error) => journal.interruption(error),
     beforeStart: (file) => spools.beforeStart(file),
     historyExtras: () => spools.historyExtras(),
+    lineFilter: (path, offset) => cancelObjects.lineFilter(path, offset),
+    cancelledObjects: () => cancelObjects.cancelledNames(),
   });
   // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
   const journal: PrintJournal = new PrintJournal({
@@ -290,6 +293,14 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     },
     onChange: (snapshot) => push.sendPlugin('gantry', { type: 'queue', queue: snapshot }, { permissions: ['STATUS'] }),
   });
+  const cancelObjects: CancelObjectService = new CancelObjectService({
+    settings: () => config.current.plugins.cancelobject, events, logger: logger.child({ svc: 'cancelobject' }),
+    objectsOf: async (path) => (await files.analysisOf(path))?.gantry?.objects ?? null,
+    commands: (lines) => printer.commands(lines),
+    cancelPrint: () => jobRunner.command('cancel'),
+    filepos: () => jobRunner.snapshot().progress?.filepos ?? null,
+    push: (data) => push.sendPlugin('cancelobject', data, { permissions: ['STATUS'] }),
+  });
   const eventSubscriptions = new EventSubscriptions({
     config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
     context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
@@ -337,6 +348,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       return { total: num(layer.total), current: num(layer.current) };
     },
     spools,
+    objects: cancelObjects,
   }) : undefined;
 
   const services: Service[] = [
@@ -364,6 +376,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     { name: 'bedMesh', start: () => bedMesh.start(), stop: async () => { unbridgeBedMesh(); await bedMesh.stop(); } },
     { name: 'layerProgress', start: () => layerProgress.start(), stop: () => layerProgress.stop() },
     { name: 'spools', start: () => spools.start(), stop: () => spools.stop() },
+    { name: 'cancelObjects', start: () => cancelObjects.start(), stop: () => cancelObjects.stop() },
     { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
     { name: 'queue', start: () => queue.start(), stop: () => queue.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
@@ -394,7 +407,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, spools, queue,
+    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh, power, layerProgress, spools, queue, cancelObjects,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({

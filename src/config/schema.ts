@@ -8,6 +8,7 @@ import { SpoolmanSection } from './spoolman-schema.ts';
 import { BedMeshSection } from './bed-mesh-schema.ts';
 import { SerialSection } from './serial-schema.ts';
 import { PsuControlSection, LayerProgressSection } from './power-schema.ts';
+import { CancelObjectSection } from './cancelobject-schema.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
 export const ServerSection = obj({
@@ -290,7 +291,7 @@ export const Schema = Type.Object({
     mobileSizeThreshold: int(2097152, 'Threshold on mobile'),
   }),
   moonraker: MoonrakerSection,
-  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection, spoolman: SpoolmanSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
+  plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection, spoolman: SpoolmanSection, cancelobject: CancelObjectSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
   scripts: obj({

@@ -51,6 +51,8 @@ import { registerPsuControlRoutes } from './routes/psucontrol.ts';
 import { registerSpoolmanRoutes } from './routes/spoolman.ts';
 import type { SpoolService } from '../spools/spool-service.ts';
 import { registerLayerProgressRoutes } from './routes/layer-progress.ts';
+import { registerCancelObjectRoutes } from './routes/cancelobject.ts';
+import type { CancelObjectService } from '../objects/cancel-object-service.ts';
 import type { LayerProgressService } from '../layer-progress/layer-progress-service.ts';
 import type { PowerService } from '../power/power-service.ts';
 import type { PrintJournal } from '../recovery/print-journal.ts';
@@ -117,6 +119,8 @@ export interface AppServices {
   spools?: SpoolService;
   /** The farm's print queue (/api/farm/queue, src/queue/). */
   queue?: PrintQueue;
+  /** Cancelling one object (/api/plugin/cancelobject, src/objects/). */
+  cancelObjects?: CancelObjectService;
   logger: Logger;
   version: string;
 }
@@ -291,6 +295,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.jobRunner && services.printer) {
     registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobRunner, snapshotUrl: () => config.current.webcam.snapshot || null });
   }
+  if (services.cancelObjects) registerCancelObjectRoutes(app, { cancelObjects: services.cancelObjects });
 
   return app;
 }

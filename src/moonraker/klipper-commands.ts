@@ -29,6 +29,7 @@ export const COMMANDS: readonly MacroInfo[] = [
   { name: 'SAVE_GCODE_STATE', help: 'Save G-Code coordinate state (NAME=)' },
   { name: 'RESTORE_GCODE_STATE', help: 'Restore a previously saved G-Code state (NAME=)' },
   { name: 'M112', help: 'Emergency stop' },
+  { name: 'EXCLUDE_OBJECT', help: 'Cancels an object of the print (NAME=, or CURRENT=1); with no arguments lists the excluded ones' },
   { name: 'HELP', help: 'Report the list of available extended G-Code commands' },
 ];
 
@@ -61,6 +62,8 @@ export interface CommandHost {
   restoreState(name: string): string[] | undefined;
   /** Commands of the features this printer has, by name. */
   extra?: ReadonlyMap<string, ExtraCommand>;
+  /** EXCLUDE_OBJECT: cancels the object of that (Klipper, upper-cased) name, or the current one; the excluded names. */
+  excludeObject?(name: string | null, current: boolean): Promise<string[]>;
 }
 
 /** `KEY=value KEY2="quoted value"` → upper-case keys. */
@@ -78,7 +81,7 @@ export function klipperParams(rest: string): Map<string, string> {
 /** The permission each extended command needs besides CONTROL. */
 const NEEDS: Record<string, string> = {
   PAUSE: 'PRINT', RESUME: 'PRINT', CANCEL_PRINT: 'PRINT', SDCARD_PRINT_FILE: 'PRINT', SDCARD_RESET_FILE: 'PRINT',
-  FIRMWARE_RESTART: 'CONNECTION', RESTART: 'CONNECTION',
+  FIRMWARE_RESTART: 'CONNECTION', RESTART: 'CONNECTION', EXCLUDE_OBJECT: 'CONTROL',
 };
 
 /** Whether a line is for Marlin (a G, M or T code) rather than a Klipper command word. */
@@ -170,6 +173,14 @@ async function extended(line: string, who: Identity, host: CommandHost): Promise
       // Host words of Gantry's Spoolman client (src/spools/): the printer service answers them, Marlin never sees them.
       host.send([line]);
       return host.settled();
+    case 'EXCLUDE_OBJECT': {
+      if (!host.excludeObject) throw new RpcError(400, `Unknown command:"${word}"`);
+      const name = params.get('NAME') ?? null;
+      const current = params.get('CURRENT') === '1';
+      const excluded = await host.excludeObject(name, current);
+      if (name === null && !current) host.respond(`// Excluded objects: ${excluded.join(' ')}`);
+      return;
+    }
     case 'HELP':
       host.respond('// Available extended commands:');
       for (const c of COMMANDS) host.respond(`// ${c.name.padEnd(24)}: ${c.help}`);

@@ -1,5 +1,6 @@
 // What the Moonraker edge uses of the host, as ports (main.ts builds them from the services): the printer and job
 // interfaces of printer/types.ts and printer/job-types.ts, the files service, access, and the printer profile.
+import type { CancelObjectService } from '../objects/cancel-object-service.ts';
 import type { ConfigStore } from '../config/config-store.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Clock } from '../core/clock.ts';
@@ -63,4 +64,6 @@ export interface MoonrakerDeps {
   spools?: SpoolService;
   /** Status tick in ms (Klipper's cadence: 250). */
   tickMs?: number;
+  /** Cancel-object (src/objects/): the `exclude_object` printer object and the EXCLUDE_OBJECT macro. */
+  objects?: CancelObjectService;
 }

@@ -429,6 +429,17 @@ export class MoonrakerService {
 
   // ------------------------------------------------------------------ commands
 
+  /** EXCLUDE_OBJECT NAME=<n> | CURRENT=1 through the cancel-object service; the names excluded (upper-cased). */
+  private async excludeObject(name: string | null, current: boolean): Promise<string[]> {
+    const objects = this.deps.objects!;
+    const list = objects.outlines();
+    const target = current ? list.find((o) => o.id === objects.activeId)
+      : name !== null ? list.find((o) => o.object.toUpperCase() === name.replace(/^['"]|['"]$/g, '').toUpperCase()) : undefined;
+    if ((current || name !== null) && target === undefined) throw new RpcError(400, `Unknown object: ${name ?? 'current'}`);
+    if (target) await objects.cancel(target.id);
+    return objects.outlines().filter((o) => o.cancelled).map((o) => o.object.toUpperCase()).sort();
+  }
+
   private makeCommandHost(): CommandHost {
     const { printer, jobs } = this.deps;
     return {
@@ -438,6 +449,7 @@ export class MoonrakerService {
       resume: (user) => jobs.command('pause', { action: 'resume', user }),
       cancel: (user) => jobs.command('cancel', { user }),
       printFile: (filename, user) => jobs.select('local', filename, { print: true, user }),
+      ...(this.deps.objects ? { excludeObject: (name: string | null, current: boolean) => this.excludeObject(name, current) } : {}),
       resetFile: () => {
         if (this.job.state === 'printing' || this.job.state === 'paused') return;
         this.job = freshJob();

@@ -114,6 +114,7 @@ export class PrinterObjects {
     if (p.heatedChamber) out.push('heater_generic chamber');
     if (this.bedMesh) out.push('bed_mesh');
     for (const m of MACROS) out.push(`gcode_macro ${m.name}`);
+    if (this.deps.objects) out.push('exclude_object');
     return out;
   }
 
@@ -205,6 +206,7 @@ export class PrinterObjects {
     status.heaters = { available_heaters: available, available_sensors: available, available_monitors: [] };
     for (const m of MACROS) status[`gcode_macro ${m.name}`] = {};
     if (this.bedMesh) status.bed_mesh = this.bedMesh.status();
+    if (this.deps.objects) status.exclude_object = excludeObject(this.deps.objects);
     return status;
   }
 }
@@ -224,4 +226,21 @@ export function select(status: Status, wanted: Record<string, string[] | null>):
     out[name] = part;
   }
   return out;
+}
+
+/** Klipper's `exclude_object` status from the selected file's objects: names upper-cased, lists sorted by name. */
+function excludeObject(objects: NonNullable<MoonrakerDeps['objects']>): ObjectStatus {
+  const list = objects.outlines();
+  const name = (n: string) => n.toUpperCase();
+  const sorted = [...list].sort((a, b) => (name(a.object) < name(b.object) ? -1 : name(a.object) > name(b.object) ? 1 : 0));
+  const active = list.find((o) => o.id === objects.activeId);
+  return {
+    objects: sorted.map((o) => ({
+      name: name(o.object),
+      center: [(o.min_x + o.max_x) / 2, (o.min_y + o.max_y) / 2],
+      polygon: o.polygon,
+    })),
+    excluded_objects: sorted.filter((o) => o.cancelled).map((o) => name(o.object)),
+    current_object: active ? name(active.object) : null,
+  };
 }

@@ -19,6 +19,12 @@ export class ObjectLabels {
   private readonly m486 = new Map<number, number>();
   private m486Naming = -1;
 
+  /** The file's `M486 S` index of an object labelled by M486, else undefined (`M486 P` takes the index). */
+  m486Index(id: number): number | undefined {
+    for (const [index, v] of this.m486) if (v === id) return index;
+    return undefined;
+  }
+
   private idOf(key: string, name: string): number {
     let id = this.ids.get(key);
     if (id === undefined) {

@@ -181,6 +181,7 @@ function buildResult(it: Interpreter, meta: SlicerMeta, options: AnalysisOptions
     hasM73: it.hasM73,
     toolsUsed: it.toolsUsed,
     timeline,
+    ...(it.objects.active ? { objects: it.objects.result() } : {}),
     lines: it.lines,
     moves: it.moves,
   };

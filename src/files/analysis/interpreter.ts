@@ -5,6 +5,7 @@ import * as scanner from './line-scanner.ts';
 import { ScannedLine } from './line-scanner.ts';
 import type { MachineLimits } from './types.ts';
 import { LineBreaks } from '../../gcode/line-breaks.ts';
+import { ObjectOutlines } from '../../objects/object-outlines.ts';
 
 // Bound once: if this module is ever loaded through a CommonJS transform, each use of an imported binding becomes
 // a getter call, which costs more than the scanning itself on a per-line path.
@@ -19,6 +20,10 @@ const ARC_SEGMENT_MM = 1;
 const MAX_ARC_SEGMENTS = 4096;
 
 const LAYER_MARKER = Buffer.from(';LAYER:');
+
+function text(buf: Uint8Array, start: number, end: number): string {
+  return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString('latin1');
+}
 
 function isLayerMarker(buf: Uint8Array, start: number, end: number): boolean {
   if (end - start < LAYER_MARKER.length) return false;
@@ -50,6 +55,8 @@ export class Interpreter {
   /** The file set limits itself (M201/M203/M204/M205/M566). */
   limitsFromFile = false;
   readonly toolsUsed: number[] = [];
+  /** The file's objects (cancel-object labels) and the outlines of what each extrudes. */
+  readonly objects = new ObjectOutlines();
   /** Highest net extrusion reached per tool (OctoPrint's length semantics: retract+prime cancel out). */
   readonly maxExtrusion: number[] = [0];
   /** maxExtrusion when the first `;LAYER:` comment (Cura's layer marker) was seen: where Cura starts counting. */
@@ -117,9 +124,14 @@ export class Interpreter {
     if (!scanCommand(buf, start, end, l)) {
       const c = buf[start];
       if (c === 83 || c === 115) this.klipperCommand(buf, start, end); // S / s
-      else if (c === 59 && this.extrusionAtFirstLayer === null && isLayerMarker(buf, start, end)) {
-        this.extrusionAtFirstLayer = this.maxExtrusion.slice();
-      }
+      else if (c === 59) {
+        if (this.extrusionAtFirstLayer === null && isLayerMarker(buf, start, end)) this.extrusionAtFirstLayer = this.maxExtrusion.slice();
+        // Object labels begin `; printing`, `; stop`, `;MESH:`: only those comments are decoded.
+        let i = start + 1;
+        while (i < end && buf[i] === 32) i++;
+        const d = buf[i];
+        if (d === 112 || d === 115 || d === 77) this.objects.line(text(buf, start, end));
+      } else if (c === 69 || c === 101) this.objects.line(text(buf, start, end)); // EXCLUDE_OBJECT_*
       return;
     }
     if (l.letter === 71) this.gcode(buf, end, l);
@@ -178,6 +190,7 @@ export class Interpreter {
       case 82: this.relativeE = false; return;
       case 83: this.relativeE = true; return;
       case 73: this.hasM73 = true; return;
+      case 486: this.objects.line(text(buf, l.paramStart - 4, end).trim()); return;
       case 220: scanParams(buf, end, l); if (l.has(PS) && l.get(PS) > 0) this.speedFactor = l.get(PS) / 100; return;
       case 201: scanParams(buf, end, l); this.axes(l, lim.maxAcceleration, 1); this.limitsSet(); return;
       case 203:
@@ -286,7 +299,10 @@ export class Interpreter {
     if ((l.mask & XYZ) !== 0) {
       this.travelBox.add(this.x, this.y, this.z);
       this.travelBox.add(tx, ty, tz);
-      if (de > 0) { this.printBox.add(this.x, this.y, this.z); this.printBox.add(tx, ty, tz); }
+      if (de > 0) {
+        this.printBox.add(this.x, this.y, this.z); this.printBox.add(tx, ty, tz);
+        this.objects.extruded(this.x, this.y, tx, ty);
+      }
     }
     const len = Math.sqrt(dx * dx + dy * dy + dz * dz);
     const feed = this.feed;

@@ -1,4 +1,5 @@
 // Public data shapes of the G-code analyser: its options (printer profile side) and its result (OctoPrint's gcodeAnalysis plus Gantry extras).
+import type { FileObject } from '../../objects/object-outlines.ts';
 
 /** Kinematic limits of the machine, all in mm and seconds. Any field may be left out; see limits.ts for the order of precedence. */
 export interface MachineLimits {
@@ -132,6 +133,8 @@ export interface GantryAnalysisExtras {
   timeline: [number, number][];
   /** Tools selected by the file (T<n>), in order of first use. */
   toolsUsed: number[];
+  /** The objects the file labels (cancel-object), with their outlines; absent when it labels none. */
+  objects?: FileObject[];
   /** Lines seen / moves planned, for diagnostics. */
   lines: number;
   moves: number;

@@ -15,6 +15,7 @@ import { SdJob } from './sd-job.ts';
 import { fileLineSource } from './file-line-source.ts';
 import { watchM73 } from './progress-estimator.ts';
 import type { JobOutcome, JobStream, JobStreamListener, Position, Printer } from '../types.ts';
+import type { JobLineFilter } from './job-stream.ts';
 
 /** The running job (host-streamed or SD); its state is the stream's (the job lifecycle). */
 export interface ActiveJob {
@@ -113,12 +114,14 @@ export async function jobScript(deps: { scripts: ScriptSource; events: EventBus;
 }
 
 /** The print history entry and, for a local file, its print statistics. */
-export async function recordEnd(deps: { history: PrintHistory; files: FileService; historyExtras?: () => Pick<PrintHistoryEntry, 'spools'> }, job: ActiveJob, r: {
+export async function recordEnd(deps: { history: PrintHistory; files: FileService; historyExtras?: () => Pick<PrintHistoryEntry, 'spools'>; cancelledObjects?: () => string[] }, job: ActiveJob, r: {
   outcome: JobOutcome; time: number; end: number; error?: string; profile: string; interruption: PrintHistoryEntry['interruption'] | null;
 }): Promise<void> {
   const result = r.outcome === 'done' ? 'success' : r.outcome === 'cancelled' ? 'cancelled' : 'failed';
+  const cancelledObjects = job.file.origin === 'local' ? (deps.cancelledObjects?.() ?? []) : [];
   await deps.history.add({ origin: job.file.origin, path: job.file.path, name: job.file.name, start: job.startedAt, end: r.end,
     duration: r.time, result, ...(r.error ? { error: r.error } : {}), user: job.owner, printerProfile: r.profile,
+    ...(cancelledObjects.length > 0 ? { cancelledObjects } : {}),
     ...(r.outcome === 'error' && r.interruption ? { interruption: r.interruption } : {}), ...deps.historyExtras?.() });
   if (job.file.origin === 'local') {
     await deps.files.recordPrint(job.file.path, { timestamp: r.end, success: r.outcome === 'done',
@@ -159,6 +162,7 @@ export interface DriverDeps {
   sdPollInterval?: () => number;
   sdPausePosition?: () => { log: boolean; waitSeconds: number };
   logPositionOnCancel?: () => boolean;
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
 }
 
 /**
@@ -179,7 +183,8 @@ export async function openDriver(deps: DriverDeps, job: ActiveJob, listener: Job
   job.file.size = (await stat(abs)).size;
   job.positionOnCancel = deps.logPositionOnCancel?.() ?? false;
   const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
-  const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel });
+  const lineFilter = deps.lineFilter?.(job.file.path, offset) ?? null;
+  const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel, lineFilter });
   job.filepos = offset;
   return stream;
 }

@@ -23,6 +23,12 @@ export interface LineInsertion {
   hold?: () => Promise<void>;
 }
 
+/**
+ * Each file line goes through it first when set (cancel-object, src/objects): the lines to send in its place, `[]`
+ * to drop it, or `[line]` (the same string) to keep it. Progress still moves by the file line's bytes.
+ */
+export type JobLineFilter = (line: string, end: number) => readonly string[];
+
 /** Asked with each file line (not tool-change lines, not its own lines): lines to send before it, or null. */
 export type LineInjector = (line: string) => LineInsertion | null;
 export type JobOutcome = 'done' | 'cancelled' | 'error';
@@ -56,6 +62,8 @@ export interface JobStreamOptions {
   transfer?: boolean;
   /** Asked for every file line when set (one branch per line when not); never used for transfers. */
   injector?: LineInjector | null;
+  /** Every file line goes through it when set, before the tool-change and injector checks; never for transfers. */
+  lineFilter?: JobLineFilter | null;
 }
 
 /** What the streamer needs besides the engine: the lifecycle it drives and the tool-change scripts. */
@@ -89,6 +97,7 @@ export class JobStreamer implements JobFeed {
   private hold: (() => Promise<void>) | null = null;
   private holding = false;
   private readonly injector: LineInjector | null;
+  private readonly lineFilter: JobLineFilter | null;
   private pauseWaiters: Array<() => void> = [];
   private resolveDone!: (o: JobOutcome) => void;
   readonly done: Promise<JobOutcome>;
@@ -113,6 +122,7 @@ export class JobStreamer implements JobFeed {
       failed: (err) => this.abort(`Reading the job file failed: ${err.message}`),
     });
     this.injector = opts.transfer ? null : (opts.injector ?? null);
+    this.lineFilter = opts.transfer ? null : (opts.lineFilter ?? null);
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
@@ -146,7 +156,21 @@ export class JobStreamer implements JobFeed {
   next(): string | null {
     if (this.phase !== 'PRINTING') return null;
     if (this.inserted !== null) return this.nextInserted(this.inserted);
-    const line = this.lines.next();
+    let line = this.lines.next();
+    while (line !== null && this.lineFilter !== null) {
+      const out = this.lineFilter(line, this.lines.end);
+      if (out.length === 1 && out[0] === line) break;
+      if (out.length > 0) {
+        this.inserted = out.slice();
+        this.insertedIdx = 0;
+        this.insertedAt = 0;
+        this.insertedEnd = this.lines.end;
+        return this.nextInserted(this.inserted);
+      }
+      // Dropped: its bytes count as done.
+      this.filepos = this.lines.end;
+      line = this.lines.next();
+    }
     if (line === null) {
       // The end comes once the link has written every line it was handed (a link thread holds some ahead).
       if (this.lines.atEnd && !this.engine.unsentLines) this.finish();

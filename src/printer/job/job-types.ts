@@ -8,6 +8,7 @@ import type { FileService } from '../../files/file-service.ts';
 import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
 import type { ScriptSource } from './job-scripts.ts';
 import type { JobStream, Printer } from '../types.ts';
+import type { JobLineFilter } from './job-stream.ts';
 
 export type JobOrigin = 'local' | 'sdcard';
 
@@ -104,4 +105,8 @@ export interface JobRunnerDeps {
   beforeStart?: (file: SelectedFile) => Promise<void>;
   /** What the print history records besides the job's own fields (the spools of the print, src/spools/). */
   historyExtras?: () => Pick<PrintHistoryEntry, 'spools'>;
+  /** A filter for the lines of a local print starting at `offset` (cancel-object, src/objects), or null. */
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
+  /** Names of the objects cancelled in the print that is ending (its history entry). */
+  cancelledObjects?: () => string[];
 }

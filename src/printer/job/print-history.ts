@@ -18,6 +18,8 @@ export interface PrintHistoryEntry {
   user?: string | null;
   printerProfile?: string;
   /** A failed print: why and where it stopped (cause, filepos, line; see src/recovery/). */
+  /** Objects cancelled during the print (cancel-object), by name. */
+  cancelledObjects?: string[];
   interruption?: { cause: string; filepos: number | null; line: number | null; [key: string]: unknown };
   /** The Spoolman spool of each tool that printed, and the filament (mm) it gave (src/spools/). */
   spools?: Array<{ tool: number; spool_id: number; used: number }>;

@@ -7,6 +7,7 @@ import { messageOf } from '../lib/api.ts';
 import { cycleTheme, theme } from '../lib/theme.ts';
 import { ConnectionPanel } from './ConnectionPanel.tsx';
 import { JobPanel } from './JobPanel.tsx';
+import { CancelObjects } from './CancelObjects.tsx';
 import { RecoveryOffer } from './RecoveryOffer.tsx';
 import { PowerControls } from './PowerControls.tsx';
 import { FilesPanel } from './FilesPanel.tsx';
@@ -94,6 +95,7 @@ export function App() {
             <ConnectionPanel />
             <RecoveryOffer />
             <JobPanel />
+            <CancelObjects />
             {can('FILES_LIST') && <FilesPanel />}
           </aside>
           <main class="main">

@@ -5,6 +5,10 @@ import { encodePath } from '../lib/api.ts';
 import type { ParsedGcode } from '../lib/gcode-layers.ts';
 import { currentProfile, currentZ, files, job, previewPath, printerState } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
+import { cancelObject, insideOutline, objectOutlines, type ObjectOutline } from './CancelObjects.tsx';
+
+/** Canvas pixels → bed mm, as the last draw laid the bed out (the click on an object's outline). */
+type ToBed = (cx: number, cy: number) => [number, number];
 
 function gcodeFiles(entries: FileEntry[], out: FileEntry[] = []): FileEntry[] {
   for (const e of entries) {
@@ -14,13 +18,14 @@ function gcodeFiles(entries: FileEntry[], out: FileEntry[] = []): FileEntry[] {
   return out;
 }
 
-function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, showTravel: boolean, fitPart: boolean): void {
+function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, showTravel: boolean, fitPart: boolean,
+  objects: ObjectOutline[], active: number): ToBed | null {
   const dpr = window.devicePixelRatio || 1;
   const size = canvas.clientWidth;
   canvas.width = size * dpr;
   canvas.height = size * dpr;
   const ctx = canvas.getContext('2d');
-  if (!ctx) return;
+  if (!ctx) return null;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, size, size);
 
@@ -63,10 +68,25 @@ function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, sho
   stroke(index - 1, '#ced4da', 1, true);
   if (showTravel) stroke(index, '#74c0fc', 0.5, false);
   stroke(index, '#e8590c', 1.5, true);
+  // The objects' outlines (cancel-object): click one to cancel it; cancelled ones hatched grey.
+  for (const o of objects) {
+    if (o.polygon.length < 3) continue;
+    ctx.beginPath();
+    o.polygon.forEach(([x, y], i) => (i === 0 ? ctx.moveTo(px(x), py(y)) : ctx.lineTo(px(x), py(y))));
+    ctx.closePath();
+    ctx.setLineDash(o.cancelled ? [2, 3] : [5, 3]);
+    ctx.strokeStyle = o.cancelled ? '#868e96' : o.id === active ? '#2f9e44' : '#1c7ed6';
+    ctx.lineWidth = 1.5;
+    ctx.stroke();
+    if (o.cancelled) { ctx.fillStyle = 'rgba(134,142,150,0.25)'; ctx.fill(); }
+    ctx.setLineDash([]);
+  }
+  return (cx, cy) => [minX + (cx - pad) / scale, minY + (size - pad - cy) / scale];
 }
 
 export function PreviewTab() {
   const canvas = useRef<HTMLCanvasElement>(null);
+  const toBed = useRef<ToBed | null>(null);
   const [parsed, setParsed] = useState<ParsedGcode | null>(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState('');
@@ -105,9 +125,21 @@ export function PreviewTab() {
     if (i >= 0) shown = i;
   }
 
+  // Outlines only for the file the object list is about (the selected or printing one).
+  const outlines = objectOutlines.value;
+  const objects = path !== null && outlines.path === path ? outlines.objects : [];
   useEffect(() => {
-    if (canvas.current && parsed) draw(canvas.current, parsed, shown, travel, fitPart);
-  }, [parsed, shown, travel, fitPart]);
+    if (canvas.current && parsed) toBed.current = draw(canvas.current, parsed, shown, travel, fitPart, objects, outlines.active);
+  }, [parsed, shown, travel, fitPart, objects, outlines.active]);
+  const printingThis = path === printingPath && (f.printing || f.paused || f.pausing);
+  const onCanvasClick = (e: MouseEvent) => {
+    const map = toBed.current;
+    if (!map || !printingThis || !canvas.current) return;
+    const r = canvas.current.getBoundingClientRect();
+    const [x, y] = map(e.clientX - r.left, e.clientY - r.top);
+    const hit = objects.find((o) => !o.cancelled && !o.ignore && insideOutline(o.polygon, x, y));
+    if (hit) void cancelObject(hit);
+  };
 
   return (
     <div class="preview">
@@ -122,7 +154,8 @@ export function PreviewTab() {
       {parsed && parsed.layers.length === 0 && <p class="muted">No extruding moves in this file.</p>}
       {parsed && parsed.layers.length > 0 && (
         <>
-          <canvas ref={canvas} class="layer-canvas" data-testid="preview-canvas" data-layers={parsed.layers.length} />
+          <canvas ref={canvas} class="layer-canvas" data-testid="preview-canvas" data-layers={parsed.layers.length} onClick={onCanvasClick}
+            title={printingThis && objects.length > 0 ? 'Click an object\'s outline to cancel it' : undefined} />
           <div class="rate">
             <input type="range" min="0" max={parsed.layers.length - 1} value={shown} aria-label="Layer"
               onInput={(e) => { setFollow(false); setLayer(Number(e.currentTarget.value)); }} />

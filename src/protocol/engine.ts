@@ -73,7 +73,7 @@ export class ProtocolEngine {
       otherLine: (isReport) => this.sender.acks.otherLine(isReport), fail: (text, reason, stop) => this.fail(text, reason, stop),
       firmwareDetected: (name) => fw.detected(name), capabilityEnabled: (name) => fw.capabilityEnabled(name),
       invalidTool: () => fw.invalidTool(),
-    }, hooks, timers, current);
+    }, hooks, timers, current, this.supervisor.targets);
   }
 
   get state(): LinkStateId { return this.stateId; }
@@ -111,8 +111,6 @@ export class ProtocolEngine {
 
   /** A job streams: its lines are numbered, send-ahead applies, timeouts probe. */
   setJobActive(active: boolean): void { this.sender.jobActive = active; }
-  /** A heater has a target: idle temperature polls come faster. */
-  setTargetsActive(active: boolean): void { this.supervisor.targetsActive = active; }
   /** The owner's rewrites, expansions and move listener on the line path (null removes them). */
   setLineRules(rules: LineRules | null): void { this.sender.setRules(rules); }
   setFeed(feed: JobFeed | null): void { this.sender.setFeed(feed); }
@@ -247,6 +245,7 @@ export class ProtocolEngine {
     this.sender.wire.attach(t);
     this.sender.clear();
     this.supervisor.reset();
+    this.supervisor.targets.clear();
     this.fw.reset();
     this.busySeen = false;
     this.replies.reset();
@@ -332,7 +331,7 @@ export class ProtocolEngine {
       if (s !== null && Number.isFinite(s)) this.supervisor.autoreportTemp = s > 0 && this.replies.hasCapability('AUTOREPORT_TEMP');
     } else if (code === 'M113') {
       this.supervisor.busyConfirmed = true;
-    }
+    } else this.supervisor.targets.commandWritten(cmd, code, this.fw.tool);
     this.hooks.commandSent?.(cmd, code);
   }
 }

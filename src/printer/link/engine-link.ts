@@ -47,7 +47,6 @@ export interface EngineLink {
   marker(fn: () => void): void;
   setFeed(feed: JobFeed | null): void;
   setJobActive(active: boolean): void;
-  setTargetsActive(active: boolean): void;
   setOffsets(offsets: Record<string, number>): void;
   pump(): void;
   plannedTool(): number;
@@ -104,7 +103,6 @@ export class LocalLink implements EngineLink {
   marker(fn: () => void): void { this.engine.marker(fn); }
   setFeed(feed: JobFeed | null): void { this.engine.setFeed(feed); }
   setJobActive(active: boolean): void { this.engine.setJobActive(active); }
-  setTargetsActive(active: boolean): void { this.engine.setTargetsActive(active); }
   setOffsets(offsets: Record<string, number>): void { this.rules.setOffsets(offsets); }
   pump(): void { this.engine.pump(); }
   plannedTool(): number { return this.engine.plannedTool(); }

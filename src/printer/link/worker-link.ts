@@ -5,7 +5,7 @@ import type { EnqueueOptions, JobFeed } from '../../protocol/engine.ts';
 import type { DetectionCandidate } from '../../protocol/detection.ts';
 import type { LinkStateId } from '../../protocol/connection-state.ts';
 import { commandCode, toolNumber } from '../../gcode/line.ts';
-import { PrinterLineRules } from './printer-line-rules.ts';
+import { PrinterLineRules, type ToolChangeLines } from './printer-line-rules.ts';
 import type { EngineLink, LinkOptions, SentTail } from './engine-link.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import {
@@ -281,6 +281,7 @@ export class WorkerLink implements EngineLink {
   setOffsets(offsets: Record<string, number>): void { this.post('setOffsets', offsets); }
   pump(): void { this.fill(); }
   plannedTool(): number { return this.pendingTool ?? this.m.currentTool; }
+  toolChange(line: string, plannedTool: number): ToolChangeLines | null { return this.rules.toolChange(line, plannedTool); }
 
   /** Tops the thread's stream up to STREAM_HIGH lines with what the feed has ready now. */
   private fill(): void {

@@ -21,6 +21,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGantry, type Gantry } from '../src/main.ts';
 import { fileLineSource } from '../src/printer/job/file-line-source.ts';
+import { stripComment } from '../src/gcode/line.ts';
 import { BENCH_SRC_DIR, GCODE_DIR } from '../test/helpers/shared-data.ts';
 import { LOAD_NICE, POLL_MS, POLLERS, PUSH_CLIENTS, WRK_CONNS, withPollers, withPushAndWrk } from './print-load.ts';
 
@@ -37,9 +38,12 @@ const LINK_THREADS: Array<'worker' | 'main' | undefined> = (process.env.BENCH_LI
 if (LINK_THREADS.length === 0) LINK_THREADS.push(undefined);
 /** serial.linkThread for the runs that follow (undefined: the configured default). */
 let linkThread: 'worker' | 'main' | undefined;
-/** BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'). */
+/**
+ * BENCH_SCENARIOS=substring,... runs only matching scenarios ('-d 200', 'ping-pong', 'pollers', '-c 1000', 'rss'); an
+ * entry starting with '=' matches one label exactly ('=-d 0 ping-pong': not its pollers or push+wrk variants).
+ */
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => label.includes(s));
+const wanted = (label: string): boolean => SCENARIOS.length === 0 || SCENARIOS.some((s) => (s.startsWith('=') ? label === s.slice(1) : label.includes(s)));
 
 type Mode = 'pingpong' | 'sendahead';
 type Summary = Record<string, string>;
@@ -88,6 +92,27 @@ async function countMoves(file: string): Promise<number> {
   const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
   for await (const line of rl) if (/^[Gg]0?[0-3](?![0-9])/.test(line.replace(/;.*/, '').trim())) n++;
   return n;
+}
+
+/**
+ * The most bytes one line of the file can take on the wire (numbered and checksummed, newline included): in ping-pong
+ * the firmware's count of bytes received and not yet acknowledged (fakefw's max_inflight_bytes) never exceeds it.
+ */
+async function longestWireLine(file: string): Promise<number> {
+  let longest = 0, lines = 0;
+  const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of rl) {
+    lines++;
+    longest = Math.max(longest, stripComment(line).length);
+  }
+  // `N<n> ` before, `*<checksum>\n` after; connect-time commands (M110 N0, M115, M21, M105) are shorter.
+  return longest + `N${lines + 1000} `.length + '*255\n'.length;
+}
+
+/** Ping-pong means one line in flight: more bytes than one line's at the firmware at once is a window bug. */
+function oneLineInFlight(s: Summary, longest: number): string | null {
+  const max = Number(s.max_inflight_bytes ?? NaN);
+  return Number.isFinite(max) && max <= longest ? null : `IN FLIGHT ${s.max_inflight_bytes} bytes > one line (${longest})`;
 }
 
 async function truncated(file: string, maxLines: number, dir: string): Promise<string> {
@@ -167,6 +192,27 @@ function check(s: Summary, moves: number): string {
   return s.why === 'expected_moves' && Number(s.moves) >= moves ? 'complete' : `INCOMPLETE (${s.why} moves=${s.moves}/${moves})`;
 }
 
+/** Issue 57's table: each row's ratio per file (in the order the files ran) against its goal. */
+function printTable(totals: Record<string, number[]>): void {
+  const rows: Array<[string, (k: string) => boolean, number]> = [
+    ['`-d 200` ping-pong', (k) => k === '-d 200 ping-pong', 0.95],
+    ['`-d 200` send-ahead', (k) => k === '-d 200 send-ahead', 0.95],
+    ['`-d 0` ping-pong', (k) => k === '-d 0 ping-pong', 0.95],
+    ['`-d 0` send-ahead', (k) => k === '-d 0 send-ahead', 0.9],
+    ['loaded (push + wrk) ÷ unloaded', (k) => k.includes('push +wrk'), 0.95],
+  ];
+  const lines = rows.flatMap(([row, match, goal]) => {
+    const keys = Object.keys(totals).filter(match);
+    if (keys.length === 0) return [];
+    const cells = keys.map((k) => totals[k].map((v) => v.toFixed(2)).join(' / ')).join(' · ');
+    const all = keys.flatMap((k) => totals[k]);
+    return [`| ${row} | ${cells} | ≥ ${goal} | ${all.every((v) => v >= goal) ? 'met' : 'not met'} |`];
+  });
+  if (lines.length === 0) return;
+  console.log('\n| scenario | ratio (per file) | goal | |\n|---|---|---|---|');
+  for (const l of lines) console.log(l);
+}
+
 export async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'gantry-bench-'));
   const tools = await build(work);
@@ -183,7 +229,8 @@ export async function main(): Promise<void> {
     for (const name of files) {
       const file = QUICK ? await truncated(join(DATA, name), 20_000, work) : join(DATA, name);
       const moves = await countMoves(file);
-      console.log(`\n${name}: ${moves} moves`);
+      const longest = await longestWireLine(file);
+      console.log(`\n${name}: ${moves} moves, longest line ${longest} bytes on the wire`);
       for (const [label, fw, mode] of ([
         ['-d 200 ping-pong', ['-d', '200'], 'pingpong'],
         ['-d 200 send-ahead', ['-d', '200'], 'sendahead'],
@@ -191,16 +238,21 @@ export async function main(): Promise<void> {
         ['-d 0 send-ahead', [], 'sendahead'],
       ] as [string, string[], Mode][]).filter(([l]) => wanted(l))) {
         const problems = new Set<string>();
+        let maxFlight = 0;
         const r = await pairs(
           async () => rate(await runIdeal(tools, work, file, moves, mode, fw)),
           async () => {
             const gan = await runGantry(g, tools.fakefw, work, file, moves, mode, fw);
             const c = check(gan.summary, moves);
             if (c !== 'complete' || gan.outcome !== 'done') problems.add(`${c} ${gan.outcome}`);
+            const flight = mode === 'pingpong' ? oneLineInFlight(gan.summary, longest) : null;
+            if (flight) problems.add(flight);
+            else if (mode === 'pingpong') maxFlight = Math.max(maxFlight, Number(gan.summary.max_inflight_bytes));
             return rate(gan.summary);
           });
         add(label, r.ratio);
-        console.log(`  ${label.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  idealhost ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ${problems.size ? [...problems].join('; ') : 'complete done'}`);
+        const flightNote = mode === 'pingpong' && maxFlight > 0 ? `, one line in flight (≤ ${maxFlight} bytes)` : '';
+        console.log(`  ${label.padEnd(30)} gantry ${fmtRate(r.cand)} l/s  idealhost ${fmtRate(r.ref)} l/s  ratio ${r.ratio.toFixed(2)}  ${problems.size ? [...problems].join('; ') : `complete done${flightNote}`}`);
         if (!FLOOR || mode !== 'pingpong') continue;
         for (const kind of ['loop', 'blocking'] as const) {
           const name = `${label} node floor (${kind})`;
@@ -228,6 +280,8 @@ export async function main(): Promise<void> {
             seconds += loaded.seconds;
             const c = check(loaded.result.summary, moves);
             if (c !== 'complete') problems.add(c);
+            const flight = mode === 'pingpong' ? oneLineInFlight(loaded.result.summary, longest) : null;
+            if (flight) problems.add(flight);
             return rate(loaded.result.summary);
           });
         add(name, r.ratio);
@@ -254,6 +308,8 @@ export async function main(): Promise<void> {
             messages += loaded.messages;
             const c = check(loaded.result.summary, moves);
             if (c !== 'complete') problems.add(c);
+            const flight = mode === 'pingpong' ? oneLineInFlight(loaded.result.summary, longest) : null;
+            if (flight) problems.add(flight);
             return rate(loaded.result.summary);
           });
         add(name, r.ratio);
@@ -270,6 +326,7 @@ export async function main(): Promise<void> {
     }
     console.log('\nper scenario over the files (median of the per-file ratios, range):');
     for (const [k, v] of Object.entries(totals)) console.log(`  ${k.padEnd(40)} ratio ${median(v).toFixed(2)}  (${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}, ${v.length} file(s))`);
+    printTable(totals);
 
     const big = QUICK ? await truncated(join(DATA, BIG), 300_000, work) : join(DATA, BIG);
     if ((!process.env.BENCH_FILES || filter.some((x) => BIG.includes(x)) || QUICK) && wanted('rss')) {

@@ -1,6 +1,6 @@
 // The send window's bookkeeping: lines in flight, the flow-control strategy, the resend history and cursor, and what
 // oks, resend requests and `wait` replies do to them.
-import { AdvancedOkWindow, FLAG_HEATING, FLAG_PROBE, FLAG_TEMP_QUERY, InFlight, LineHistory, PingPong, SendAhead, type FlowControl } from './send-window.ts';
+import { FLAG_HEATING, FLAG_PROBE, FLAG_TEMP_QUERY, InFlight, LineHistory, PingPong, SendAhead, type FlowControl } from './send-window.ts';
 import { parseAdvancedOk, parseResend } from './replies/control.ts';
 import { isTemperatureLine } from './replies/temperature.ts';
 import type { EngineSettings, Timers } from './settings.ts';
@@ -54,7 +54,7 @@ export class AckTracker {
   get activeFlags(): number { return this.flags; }
   get holding(): boolean { return this.held; }
   /** Ping-pong with a line in flight and no resend: the next write waits on the firmware's reply. */
-  get awaitingReply(): boolean { return this.flow.name === 'ping-pong' && this.inFlight.count > 0 && !this.held; }
+  get awaitingReply(): boolean { return !this.held && this.flow.awaitsReply(this.inFlight); }
   has(flag: number): boolean { return this.inFlight.has(flag); }
 
   snapshot(): WindowSnapshot {
@@ -137,12 +137,7 @@ export class AckTracker {
     }
     const s = this.settings();
     const adv = line.length > 4 ? parseAdvancedOk(line) : null;
-    if (adv) {
-      if (adv.buffer >= 0 && this.flow.name === 'ping-pong' && s.advancedOk) {
-        this.flow = new AdvancedOkWindow(s.rxBufferSize > 0 ? s.rxBufferSize : 127, s.maxLinesInFlight);
-      }
-      if (adv.buffer >= 0) this.flow.observeBufferFree?.(adv.buffer);
-    }
+    if (adv && adv.buffer >= 0) this.flow = this.flow.bufferFree(adv.buffer, s);
     if (adv && adv.line >= 0) {
       // ADVANCED_OK names its line: an ok for a line older than the oldest in flight is stale (already counted).
       const head = this.inFlight.peekNumber();

@@ -68,18 +68,17 @@ export class ProtocolEngine {
       operational: () => this.isOperational(), failed: () => this.stateId === 'ERROR' || this.stateId === 'CLOSED_WITH_ERROR',
       handshakeAnswered: () => this.onConnected(), startWhileConnecting: () => this.supervisor.startWhileConnecting(),
       externalReset: () => this.onExternalReset(), ok: (line) => this.ok(line),
-      resend: (line) => this.sender.acks.resend(line, this.sender.next, this.sender.jobActive),
-      wait: () => this.sender.acks.wait(this.sender.wire.epoch, this.sender.jobActive), busy: () => this.onBusy(),
-      otherLine: (isReport) => this.sender.acks.otherLine(isReport), fail: (text, reason, stop) => this.fail(text, reason, stop),
+      resend: (line) => this.sender.resendRequested(line), wait: () => this.sender.waitReceived(), busy: () => this.onBusy(),
+      otherLine: (isReport) => this.sender.otherLine(isReport), fail: (text, reason, stop) => this.fail(text, reason, stop),
       firmwareDetected: (name) => fw.detected(name), capabilityEnabled: (name) => fw.capabilityEnabled(name),
       invalidTool: () => fw.invalidTool(),
-    }, hooks, timers, current);
+    }, hooks, timers, current, this.supervisor.targets);
   }
 
   get state(): LinkStateId { return this.stateId; }
   get error(): string { return this.errorText; }
   get effectiveSettings(): EngineSettings { return this.fw.effective; }
-  get flowControl(): string { return this.sender.acks.flowControl; }
+  get flowControl(): string { return this.sender.flowControl; }
   get connectedPort(): string { return this.port; }
   get connectedBaudrate(): number { return this.baudrate; }
   get linesInFlight(): number { return this.sender.linesInFlight; }
@@ -87,7 +86,7 @@ export class ProtocolEngine {
   get queuedCommands(): number { return this.sender.snapshot().queued; }
   /** See LineSender.sentTail: the recovery's re-sync after a dropped link reads which lines the firmware holds. */
   sentTail(max: number): { lines: Array<{ n: number; wire: string }>; staged: boolean } { return this.sender.sentTail(max); }
-  get strayOks(): number { return this.sender.acks.strayOks; }
+  get strayOks(): number { return this.sender.strayOks; }
   get firmwareName(): string { return this.fw.name; }
   get firmwareInfoReceived(): boolean { return this.fw.known; }
   get currentTool(): number { return this.fw.tool; }
@@ -104,15 +103,13 @@ export class ProtocolEngine {
   communicationTimeoutMs(): number { return this.supervisor.communicationTimeoutMs(); }
 
   resendStats(): { count: number; transmitted: number; ratio: number } {
-    const count = this.sender.acks.resendRequests;
+    const count = this.sender.resendRequests;
     const sent = this.sender.sentCount;
     return { count, transmitted: sent, ratio: sent ? Math.round((count * 100) / sent) : 0 };
   }
 
   /** A job streams: its lines are numbered, send-ahead applies, timeouts probe. */
   setJobActive(active: boolean): void { this.sender.jobActive = active; }
-  /** A heater has a target: idle temperature polls come faster. */
-  setTargetsActive(active: boolean): void { this.supervisor.targetsActive = active; }
   /** The owner's rewrites, expansions and move listener on the line path (null removes them). */
   setLineRules(rules: LineRules | null): void { this.sender.setRules(rules); }
   setFeed(feed: JobFeed | null): void { this.sender.setFeed(feed); }
@@ -244,19 +241,17 @@ export class ProtocolEngine {
   }
 
   private attach(t: LineTransport): void {
-    this.sender.wire.attach(t);
-    this.sender.clear();
+    this.sender.attach(t);
     this.supervisor.reset();
+    this.supervisor.targets.clear();
     this.fw.reset();
     this.busySeen = false;
     this.replies.reset();
   }
 
   private detach(): void {
-    this.sender.wire.flush();
     this.supervisor.stop();
-    this.sender.acks.stopTimers();
-    this.sender.wire.attach(null);
+    this.sender.detach();
   }
 
   private onClose = (error?: Error): void => {
@@ -303,7 +298,7 @@ export class ProtocolEngine {
     this.hooks.received?.(line);
     if (line === '') return;
     try {
-      this.sender.acks.lineReceived();
+      this.sender.lineReceived();
       this.replies.handle(line);
     } catch (err) {
       this.hooks.message?.(`Internal error while handling "${line}": ${(err as Error).message}`);
@@ -312,7 +307,7 @@ export class ProtocolEngine {
 
   private ok(line: string): void {
     this.supervisor.okReceived();
-    this.sender.acks.ok(line, this.sender.wire.epoch);
+    this.sender.okReceived(line);
   }
 
   private onBusy(): void {
@@ -332,7 +327,7 @@ export class ProtocolEngine {
       if (s !== null && Number.isFinite(s)) this.supervisor.autoreportTemp = s > 0 && this.replies.hasCapability('AUTOREPORT_TEMP');
     } else if (code === 'M113') {
       this.supervisor.busyConfirmed = true;
-    }
+    } else this.supervisor.targets.commandWritten(cmd, code, this.fw.tool);
     this.hooks.commandSent?.(cmd, code);
   }
 }

@@ -91,6 +91,30 @@ export class LineSender {
   }
 
   setRules(rules: LineRules | null): void { this.rules = rules ?? NO_RULES; }
+
+  /** A new link (or a reset one): lines go to `t`, numbering starts again. */
+  attach(t: LineTransport): void {
+    this.wire.attach(t);
+    this.clear();
+  }
+
+  /** The link is gone: what the turn collected goes out first, the resend hold's timer stops. */
+  detach(): void {
+    this.wire.flush();
+    this.acks.stopTimers();
+    this.wire.attach(null);
+  }
+
+  // What the firmware's replies do to the window (the engine's reply handler calls these).
+  okReceived(line: string): void { this.acks.ok(line, this.wire.epoch); }
+  resendRequested(line: string): void { this.acks.resend(line, this.nextNumber, this.jobActive); }
+  waitReceived(): void { this.acks.wait(this.wire.epoch, this.jobActive); }
+  lineReceived(): void { this.acks.lineReceived(); }
+  otherLine(isReport: boolean): void { this.acks.otherLine(isReport); }
+
+  get flowControl(): string { return this.acks.flowControl; }
+  get strayOks(): number { return this.acks.strayOks; }
+  get resendRequests(): number { return this.acks.resendRequests; }
   get transport(): LineTransport | null { return this.wire.attached; }
   get linesInFlight(): number { return this.acks.count; }
   get sentCount(): number { return this.linesSent; }

@@ -1,4 +1,5 @@
 // Watches the link: the connect handshake (hellos, `start`), communication timeouts, probes and temperature polling.
+import { HeaterTargets } from './heater-targets.ts';
 import type { EngineSettings, Timers } from './settings.ts';
 import { FLAG_LONG } from './send-window.ts';
 import type { LineSender } from './line-sender.ts';
@@ -30,8 +31,8 @@ export class LinkSupervisor {
   autoreportTemp = false;
   /** M113 was sent: `busy:` keepalives come every communicationBusy seconds. */
   busyConfirmed = false;
-  /** A heater has a target (polls come faster while idle). */
-  targetsActive = false;
+  /** The heaters' targets as the replies and commands tell them (polls come faster while idle and one is set). */
+  readonly targets = new HeaterTargets();
 
   constructor(private readonly settings: () => EngineSettings, private readonly timers: Timers, private readonly sender: LineSender,
     private readonly host: SupervisorHost) {}
@@ -112,7 +113,7 @@ export class LinkSupervisor {
 
   private pollInterval(): number {
     const t = this.settings().timeout;
-    return !this.sender.jobActive && this.targetsActive ? t.temperatureTargetSet : t.temperature;
+    return !this.sender.jobActive && this.targets.active ? t.temperatureTargetSet : t.temperature;
   }
 
   private schedule(): void {

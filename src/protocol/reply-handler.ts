@@ -1,5 +1,6 @@
 // Handles firmware lines: control replies (ok, resend, errors, busy, wait, start) go to the engine's narrow interface,
 // informational ones (temperatures, positions, M115, capabilities, SD, actions) through the parsers to the hooks.
+import type { HeaterTargets } from './heater-targets.ts';
 import type { EngineHooks } from './hooks.ts';
 import { ReplyKind, replyKind, classifyError } from './replies/control.ts';
 import type { Timers } from './settings.ts';
@@ -67,7 +68,7 @@ export class ReplyHandler {
   private pendingKill: string | null = null;
 
   constructor(private readonly host: ReplyHost, private readonly hooks: EngineHooks, private readonly timers: Timers,
-    private readonly policy: () => ErrorPolicy) {}
+    private readonly policy: () => ErrorPolicy, private readonly targets: HeaterTargets) {}
 
   reset(): void {
     this.caps.clear();
@@ -210,7 +211,10 @@ export class ReplyHandler {
     }
     if (isTemperatureLine(line)) {
       const raw = parseTemperatureLine(line);
-      if (raw.size > 0) this.hooks.temperatures?.(canonicalTemperatures(raw, this.host.currentTool()), fromOk);
+      if (raw.size === 0) return;
+      const temps = canonicalTemperatures(raw, this.host.currentTool());
+      this.targets.report(temps);
+      this.hooks.temperatures?.(temps, fromOk);
       return;
     }
     if (fromOk) return;
@@ -244,6 +248,7 @@ export class ReplyHandler {
     if (line.startsWith('Target')) {
       const t = parseRepetierTarget(line);
       if (t) {
+        this.targets.reported(t.heater, t.target);
         this.hooks.targetReported?.(t.heater, t.target);
         return;
       }

@@ -105,19 +105,35 @@ export const FLAG_TEMP_QUERY = 4;
 /** The M105 sent after a communication timeout, outside the window, to learn whether an ok was lost. */
 export const FLAG_PROBE = 8;
 
+/** The settings a strategy may change to when the firmware tells more (settings.ts's names). */
+export interface FlowSettings {
+  advancedOk: boolean;
+  rxBufferSize: number;
+  maxLinesInFlight: number;
+}
+
 /** Decides whether a line of `bytes` (including the newline) may be written now. */
 export interface FlowControl {
   readonly name: 'ping-pong' | 'send-ahead' | 'advanced-ok';
   canSend(inFlight: InFlight, bytes: number): boolean;
-  /** ADVANCED_OK `B` value (free command slots) seen in an ok. */
-  observeBufferFree?(free: number): void;
+  /** Nothing more may go until the firmware replies (the transport may keep reading instead of sleeping). */
+  awaitsReply(inFlight: InFlight): boolean;
+  /** An ADVANCED_OK `B` value (free command slots) seen in an ok: the strategy from now on (itself, or another). */
+  bufferFree(free: number, s: FlowSettings): FlowControl;
 }
 
-/** One line per ok: safe for every firmware, the default. */
+/** One line per ok: safe for every firmware, the default. An ok telling its free slots switches to AdvancedOkWindow. */
 export class PingPong implements FlowControl {
   readonly name = 'ping-pong' as const;
   canSend(inFlight: InFlight): boolean {
     return inFlight.count === 0;
+  }
+  awaitsReply(inFlight: InFlight): boolean {
+    return inFlight.count > 0;
+  }
+  bufferFree(free: number, s: FlowSettings): FlowControl {
+    if (!s.advancedOk) return this;
+    return new AdvancedOkWindow(s.rxBufferSize > 0 ? s.rxBufferSize : 127, s.maxLinesInFlight).bufferFree(free);
   }
 }
 
@@ -127,6 +143,12 @@ export class SendAhead implements FlowControl {
   constructor(private readonly rxBytes: number, private readonly maxLines: number) {}
   canSend(inFlight: InFlight, bytes: number): boolean {
     return inFlight.count === 0 || (inFlight.count < this.maxLines && inFlight.totalBytes + bytes <= this.rxBytes);
+  }
+  awaitsReply(_inFlight: InFlight): boolean {
+    return false;
+  }
+  bufferFree(_free: number, _s: FlowSettings): FlowControl {
+    return this;
   }
 }
 
@@ -138,8 +160,12 @@ export class AdvancedOkWindow implements FlowControl {
   readonly name = 'advanced-ok' as const;
   private slots = 1;
   constructor(private readonly rxBytes: number, private readonly maxLines: number) {}
-  observeBufferFree(free: number): void {
+  bufferFree(free: number): FlowControl {
     if (free > this.slots) this.slots = Math.min(free, this.maxLines);
+    return this;
+  }
+  awaitsReply(_inFlight: InFlight): boolean {
+    return false;
   }
   canSend(inFlight: InFlight, bytes: number): boolean {
     if (inFlight.count === 0) return true;

@@ -72,7 +72,7 @@ test('ADVANCED_OK window: one slot until the firmware tells more, never above th
   const f = new InFlight();
   f.push(1, 10, 0);
   assert.equal(w.canSend(f, 10), false, 'one slot before any B value');
-  w.observeBufferFree(7);
+  w.bufferFree(7);
   assert.equal(w.canSend(f, 10), true);
   f.push(2, 10, 0);
   f.push(3, 10, 0);
@@ -81,8 +81,28 @@ test('ADVANCED_OK window: one slot until the firmware tells more, never above th
   f.shift();
   assert.equal(w.canSend(f, 71), false, '30 + 71 > 100');
   assert.equal(w.canSend(f, 70), true);
-  w.observeBufferFree(1);
+  w.bufferFree(1);
   assert.equal(w.canSend(f, 10), true, 'a smaller B later (a busy queue) does not shrink the learned size');
+});
+
+test('each strategy owns its branching: ping-pong awaits the reply and turns into the ADVANCED_OK window only when allowed', () => {
+  const f = new InFlight();
+  const pp = new PingPong();
+  assert.equal(pp.awaitsReply(f), false, 'nothing in flight');
+  f.push(1, 10, 0);
+  assert.equal(pp.awaitsReply(f), true);
+  assert.equal(pp.bufferFree(3, { advancedOk: false, rxBufferSize: 0, maxLinesInFlight: 4 }), pp, 'advancedOk off: stays');
+  const adv = pp.bufferFree(3, { advancedOk: true, rxBufferSize: 0, maxLinesInFlight: 4 });
+  assert.equal(adv.name, 'advanced-ok');
+  assert.equal(adv.awaitsReply(f), false);
+  f.push(2, 10, 0);
+  f.push(3, 10, 0);
+  assert.equal(adv.canSend(f, 10), false, 'the 3 free slots told at the switch are the window');
+  f.shift();
+  assert.equal(adv.canSend(f, 10), true);
+  const sa = new SendAhead(127, 8);
+  assert.equal(sa.bufferFree(5, { advancedOk: true, rxBufferSize: 127, maxLinesInFlight: 8 }), sa, 'send-ahead keeps counting bytes');
+  assert.equal(sa.awaitsReply(f), false);
 });
 
 test('LineHistory keeps the last `capacity` lines by number; older, future and negative numbers are unknown', () => {

@@ -6,7 +6,7 @@ import type { DetectionCandidate } from '../../protocol/detection.ts';
 import type { TransportFactory } from '../../protocol/line-transport.ts';
 import type { EngineSettings, Timers } from '../../protocol/settings.ts';
 import type { LinkStateId } from '../../protocol/connection-state.ts';
-import { PrinterLineRules, type LineRulesEvents } from './printer-line-rules.ts';
+import { PrinterLineRules, type LineRulesEvents, type ToolChangeLines } from './printer-line-rules.ts';
 
 /** Which lines the firmware may hold after a dropped link, and whether a job line was pulled but not written. */
 export interface SentTail {
@@ -47,10 +47,11 @@ export interface EngineLink {
   marker(fn: () => void): void;
   setFeed(feed: JobFeed | null): void;
   setJobActive(active: boolean): void;
-  setTargetsActive(active: boolean): void;
   setOffsets(offsets: Record<string, number>): void;
   pump(): void;
   plannedTool(): number;
+  /** The tool-change script lines for a job line about to be fed (PrinterLineRules.toolChange, the link's own rules). */
+  toolChange(line: string, plannedTool: number): ToolChangeLines | null;
 }
 
 export interface LinkOptions {
@@ -104,8 +105,8 @@ export class LocalLink implements EngineLink {
   marker(fn: () => void): void { this.engine.marker(fn); }
   setFeed(feed: JobFeed | null): void { this.engine.setFeed(feed); }
   setJobActive(active: boolean): void { this.engine.setJobActive(active); }
-  setTargetsActive(active: boolean): void { this.engine.setTargetsActive(active); }
   setOffsets(offsets: Record<string, number>): void { this.rules.setOffsets(offsets); }
   pump(): void { this.engine.pump(); }
   plannedTool(): number { return this.engine.plannedTool(); }
+  toolChange(line: string, plannedTool: number): ToolChangeLines | null { return this.rules.toolChange(line, plannedTool); }
 }

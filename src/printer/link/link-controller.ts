@@ -11,7 +11,7 @@ import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES
 import { engineSettingsFrom, planConnection, type ConnectPlan } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from '../job/job-stream.ts';
 import { JobLifecycle, displayState, type JobState } from '../job/job-lifecycle.ts';
-import { PrinterLineRules, type LineRulesEvents, type ToolChangeLines } from './printer-line-rules.ts';
+import type { LineRulesEvents, ToolChangeLines } from './printer-line-rules.ts';
 import type { EngineLink, LinkOptions } from './engine-link.ts';
 import { WorkerLink, type LinkThreadSpawner } from './worker-link.ts';
 import type { LinkThreadInit } from './link-messages.ts';
@@ -356,7 +356,6 @@ export class LinkController {
 
   streamJob(source: JobLineSource, listener: JobStreamListener, opts: JobStreamOptions = {}): JobStream {
     const engine = this.link();
-    const toolChanges = new PrinterLineRules(this.lineRules());
     if (this.streamer || this.isBusy()) throw conflict('Printer is already printing');
     const serial = this.deps.serial();
     const streamer = new JobStreamer(engine, afterSettled(this.refreshToolScripts(), source), {
@@ -370,7 +369,7 @@ export class LinkController {
         listener.finished(outcome, pos, error);
       },
     }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts },
-    { lifecycle: this.lifecycle, toolChange: (line, planned) => toolChanges.toolChange(line, planned), hostWord: (cmd) => this.deps.hostWord?.(cmd) });
+    { lifecycle: this.lifecycle, toolChange: (line, planned) => engine.toolChange(line, planned), hostWord: (cmd) => this.deps.hostWord?.(cmd) });
     this.streamer = streamer;
     // Set before the first state change, so PrinterStateChanged already says what is going on.
     this.sdStreaming = opts.transfer === true;

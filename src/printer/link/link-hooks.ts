@@ -50,7 +50,6 @@ export function readingHooks(h: ReadingsSink): EngineHooks {
     disconnected: () => events.emit('Disconnected', {}),
     temperatures: (t) => {
       const entry = readings.applyReport(t, h.profile(), Date.now());
-      h.engine()?.setTargetsActive(readings.anyTargetActive());
       h.notify((l) => l.temperature?.(entry));
     },
     targetReported: (heater, target) => readings.setTarget(heater === 'bed' ? 'bed' : `tool${heater}`, target),
@@ -86,7 +85,6 @@ export function readingHooks(h: ReadingsSink): EngineHooks {
     commandSent: (cmd, code) => {
       const engine = h.engine();
       readings.commandSent(cmd, code, engine?.currentTool ?? 0);
-      engine?.setTargetsActive(readings.anyTargetActive());
       const triggered = GCODE_EVENTS.get(code);
       if (triggered) events.emit(triggered, {});
     },

@@ -1,7 +1,8 @@
 // The messages between the main thread's WorkerLink and the printer link thread (src/printer/link/link-thread.ts), both ways.
 import type { Config } from '../../config/schema.ts';
 import type { DetectionCandidate } from '../../protocol/detection.ts';
-import type { MachineShape } from '../../protocol/engine.ts';
+import type { EnqueueOptions, MachineShape, ProtocolEngine } from '../../protocol/engine.ts';
+import type { EngineHooks } from '../../protocol/hooks.ts';
 import type { EngineSettings } from '../../protocol/settings.ts';
 
 /** What the thread starts with (workerData). */
@@ -22,48 +23,73 @@ export interface LinkThreadInit {
  */
 export type StreamItem = string | { e: string; once?: true } | { m: number } | { off: 1 };
 
-export type ToLinkThread =
-  | { t: 'connect'; id: number; port: string; baudrate: number }
-  | { t: 'auto'; id: number; candidates: DetectionCandidate[] }
-  | { t: 'disconnect'; id: number }
-  | { t: 'enqueue'; cmd: string; poll?: boolean; once?: boolean }
-  | { t: 'marker'; id: number }
-  | { t: 'stream'; items: StreamItem[] }
+/**
+ * What the main thread asks of the thread, as methods: the messages below are derived from it, and the thread answers
+ * them with an object implementing it, so a renamed command or a wrong argument is a compile error on both sides.
+ */
+export interface LinkCommands {
+  connect(id: number, port: string, baudrate: number): void;
+  connectAuto(id: number, candidates: DetectionCandidate[]): void;
+  disconnect(id: number): void;
+  enqueue(cmd: string, opts: EnqueueOptions): void;
+  marker(id: number): void;
+  stream(items: StreamItem[]): void;
   /** `reset`: a new job's feed, whatever the old one left in the stream is dropped. */
-  | { t: 'feed'; on: boolean; reset?: boolean }
-  | { t: 'job'; active: boolean }
-  | { t: 'targets'; active: boolean }
-  | { t: 'offsets'; offsets: Record<string, number> }
-  | { t: 'pump' }
-  | { t: 'fakeAck' };
+  setFeed(on: boolean, reset: boolean): void;
+  setJobActive(active: boolean): void;
+  setOffsets(offsets: Record<string, number>): void;
+  pump(): void;
+  fakeAck(): void;
+}
 
-/** The link's getters as of the end of the thread's last turn. */
-export interface LinkMirror {
-  state: string;
-  error: string;
-  port: string;
-  baudrate: number;
-  inFlight: number;
+/** One message per command: its name and its arguments, checked against LinkCommands. */
+export type ToLinkThread = { [K in keyof LinkCommands]: { t: K; args: Parameters<LinkCommands[K]> } }[keyof LinkCommands];
+
+/** Calls the command a message names (the one place a message becomes a call). */
+export function runCommand(commands: LinkCommands, msg: ToLinkThread): void {
+  (commands[msg.t] as (...args: ToLinkThread['args']) => void)(...msg.args);
+}
+
+/**
+ * The link's getters as of the end of the thread's last turn, under the engine's own names (ProtocolEngine and
+ * EngineLink): one name per piece of link state.
+ */
+export interface LinkMirror extends Pick<ProtocolEngine, 'state' | 'error' | 'connectedPort' | 'connectedBaudrate' | 'linesInFlight'
+  | 'firmwareName' | 'flowControl' | 'currentTool' | 'sawStart'> {
   /** Stream lines taken by the feed, or dropped with the stream, so far (the main thread counts those it sent). */
   consumed: number;
-  queued: number;
+  /** Commands queued in the engine and not yet written. */
+  queuedCommands: number;
   /** Commands the main thread sent that reached the engine's queue, so far (the main thread counts those it sent). */
   enqueued: number;
+  /** A job line was pulled ahead and is not written yet. */
   staged: boolean;
-  tool: number;
-  firmware: string;
-  flow: string;
-  sawStart: boolean;
   resends: { count: number; transmitted: number; ratio: number };
-  z: number | null;
-  f: number | null;
+  currentZ: number | null;
+  currentF: number | null;
   /** The last numbered lines written; sent with every state change (recovery reads it after a link dropped). */
   tail?: Array<{ n: number; wire: string }>;
 }
 
+/** The hooks that cross as hook events: every engine hook but the terminal's two (see TerminalEvent). */
+export type RelayedHook = Exclude<keyof EngineHooks, 'sent' | 'received'>;
+
+/** A hook call, its arguments checked against EngineHooks. */
+export type HookEvent = { [K in RelayedHook]: ['hook', K, Parameters<NonNullable<EngineHooks[K]>>] }[RelayedHook];
+
+/**
+ * The terminal's lines (`sent` and `received` hooks) since the last event, as one string: each line starts with
+ * TERMINAL_SENT or TERMINAL_RECEIVED and ends with `\n` (a firmware line has no `\n` of its own). One string per batch
+ * instead of three objects per line, on both sides of the thread.
+ */
+export type TerminalEvent = ['terminal', string];
+export const TERMINAL_SENT = '>';
+export const TERMINAL_RECEIVED = '<';
+
 /** In the order they happened in the thread. */
 export type LinkEvent =
-  | ['hook', string, unknown[]]
+  | HookEvent
+  | TerminalEvent
   | ['marker', number]
   | ['reply', number]
   | ['host', string]

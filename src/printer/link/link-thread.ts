@@ -8,7 +8,10 @@ import { capHeapHeadroomAsLaunched } from '../../core/gc.ts';
 import { ProtocolEngine, type JobFeed } from '../../protocol/engine.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import { PrinterLineRules } from './printer-line-rules.ts';
-import { STREAM_LOW, type FromLinkThread, type LinkEvent, type LinkMirror, type LinkThreadInit, type StreamItem, type ToLinkThread } from './link-messages.ts';
+import {
+  runCommand, STREAM_LOW, TERMINAL_RECEIVED, TERMINAL_SENT, type FromLinkThread, type HookEvent, type LinkCommands, type LinkEvent,
+  type LinkMirror, type LinkThreadInit, type RelayedHook, type StreamItem, type ToLinkThread,
+} from './link-messages.ts';
 import { createTransportFactory } from '../../transports/transport-factory.ts';
 
 const port = parentPort!;
@@ -45,6 +48,7 @@ let stateChanged = false;
 
 /** Markers, replies and state changes go at the end of this turn; the terminal's lines may wait a few ms to batch. */
 function emit(ev: LinkEvent, urgent: boolean): void {
+  takeTerminal();
   events.push(ev);
   if (urgent) {
     if (scheduled === 'now') return;
@@ -52,32 +56,71 @@ function emit(ev: LinkEvent, urgent: boolean): void {
     timer = null;
     scheduled = 'now';
     setImmediate(flush);
-  } else if (scheduled === null) {
-    scheduled = 'soon';
-    timer = setTimeout(flush, 5);
-  }
+  } else if (scheduled === null) schedule();
+}
+
+/** A batch a few ms from now. */
+function schedule(): void {
+  scheduled = 'soon';
+  timer = setTimeout(flush, 5);
 }
 
 function flush(): void {
   if (timer) clearTimeout(timer);
   timer = null;
   scheduled = null;
+  takeTerminal();
   const out: FromLinkThread = { at: Date.now(), events, mirror: mirror() };
   events = [];
   port.postMessage(out);
 }
 
-const hookNames: Array<keyof EngineHooks> = ['stateChanged', 'sent', 'received', 'connected', 'disconnected', 'temperatures',
-  'targetReported', 'firmware', 'capability', 'position', 'sdReply', 'sdList', 'commandSent', 'toolChanged', 'action',
-  'cancelOnError', 'firmwareError', 'error', 'commandSuppressed', 'printerReset', 'emergencyStop', 'message', 'invalidTool'];
-const QUIET = new Set<string>(['sent', 'received', 'commandSent', 'temperatures', 'position']);
-const hooks: EngineHooks = {};
-for (const name of hookNames) {
-  (hooks as Record<string, (...args: unknown[]) => void>)[name] = (...args: unknown[]) => {
+/**
+ * The terminal's lines since the last event (see TerminalEvent): appended per line, moved into the events as one string
+ * before any other event, so the order stays the thread's.
+ */
+let terminal = '';
+
+function takeTerminal(): void {
+  if (terminal === '') return;
+  events.push(['terminal', terminal]);
+  terminal = '';
+}
+
+/** Whether a hook's batch goes at the end of this turn (true) or may wait a few ms for more (see emit). */
+const URGENT: { [K in RelayedHook]: boolean } = {
+  stateChanged: true, connected: true, disconnected: true, temperatures: false, targetReported: true, firmware: true,
+  capability: true, position: false, sdReply: true, sdList: true, commandSent: false, toolChanged: true, action: true,
+  cancelOnError: true, firmwareError: true, error: true, commandSuppressed: true, printerReset: true, emergencyStop: true,
+  message: true, invalidTool: true,
+};
+
+function relay<K extends RelayedHook>(name: K): (...args: Parameters<NonNullable<EngineHooks[K]>>) => void {
+  const urgent = URGENT[name];
+  return (...args) => {
     if (name === 'stateChanged') stateChanged = true;
-    emit(['hook', name, args], !QUIET.has(name));
+    takeTerminal();
+    emit(['hook', name, args] as HookEvent, urgent);
   };
 }
+
+const hooks: Required<EngineHooks> = {
+  sent: (wire) => {
+    terminal += TERMINAL_SENT + wire + '\n';
+    if (scheduled === null) schedule();
+  },
+  received: (line) => {
+    terminal += TERMINAL_RECEIVED + line + '\n';
+    if (scheduled === null) schedule();
+  },
+  stateChanged: relay('stateChanged'), connected: relay('connected'), disconnected: relay('disconnected'),
+  temperatures: relay('temperatures'), targetReported: relay('targetReported'), firmware: relay('firmware'),
+  capability: relay('capability'), position: relay('position'), sdReply: relay('sdReply'), sdList: relay('sdList'),
+  commandSent: relay('commandSent'), toolChanged: relay('toolChanged'), action: relay('action'),
+  cancelOnError: relay('cancelOnError'), firmwareError: relay('firmwareError'), error: relay('error'),
+  commandSuppressed: relay('commandSuppressed'), printerReset: relay('printerReset'), emergencyStop: relay('emergencyStop'),
+  message: relay('message'), invalidTool: relay('invalidTool'),
+};
 
 const engine = new ProtocolEngine(hooks, init.settings, undefined, init.machine);
 // Urgent: a layer change is a timelapse frame, and frames closer than minDelay are skipped, so batching them would merge layers.
@@ -190,10 +233,10 @@ let enqueued = 0;
 function mirror(): LinkMirror {
   const snap = engine.snapshot();
   const m: LinkMirror = {
-    state: engine.state, error: engine.error, port: engine.connectedPort, baudrate: engine.connectedBaudrate,
-    inFlight: engine.linesInFlight, consumed, queued: snap.queued, enqueued, staged: snap.staged, tool: engine.currentTool,
-    firmware: engine.firmwareName, flow: engine.flowControl, sawStart: engine.sawStart, resends: engine.resendStats(),
-    z: rules.currentZ, f: rules.currentF,
+    state: engine.state, error: engine.error, connectedPort: engine.connectedPort, connectedBaudrate: engine.connectedBaudrate,
+    linesInFlight: engine.linesInFlight, consumed, queuedCommands: snap.queued, enqueued, staged: snap.staged,
+    currentTool: engine.currentTool, firmwareName: engine.firmwareName, flowControl: engine.flowControl, sawStart: engine.sawStart,
+    resends: engine.resendStats(), currentZ: rules.currentZ, currentF: rules.currentF,
   };
   if (stateChanged) {
     stateChanged = false;
@@ -206,38 +249,40 @@ function reply(id: number): void {
   emit(['reply', id], true);
 }
 
-port.on('message', (msg: ToLinkThread) => {
-  switch (msg.t) {
-    case 'connect': void engine.connect({ transport: create(msg.port, msg.baudrate), port: msg.port, baudrate: msg.baudrate }).finally(() => reply(msg.id)); break;
-    case 'auto': void engine.connectAuto(msg.candidates, create).finally(() => reply(msg.id)); break;
-    case 'disconnect': void engine.disconnect().finally(() => reply(msg.id)); break;
-    case 'enqueue': engine.enqueue(msg.cmd, { poll: msg.poll, once: msg.once }); enqueued++; break;
-    case 'marker': marker(msg.id); break;
-    case 'stream':
-      for (const item of msg.items) if (typeof item === 'string') lines++;
-      batches.push(msg.items);
-      asked = false;
-      engine.pump();
-      break;
-    case 'feed':
-      if (msg.reset) {
-        dropStream();
-        feed = makeFeed();
-      }
-      feedOn = msg.on;
-      engine.setFeed(msg.on ? feed : null);
-      break;
-    case 'job':
-      engine.setJobActive(msg.active);
-      if (!msg.active) {
-        feedOn = false;
-        engine.setFeed(null);
-        dropStream();
-      }
-      break;
-    case 'targets': engine.setTargetsActive(msg.active); break;
-    case 'offsets': rules.setOffsets(msg.offsets); break;
-    case 'pump': engine.pump(); break;
-    case 'fakeAck': engine.fakeAck(); break;
-  }
-});
+const commands: LinkCommands = {
+  connect: (id, name, baudrate) => void engine.connect({ transport: create(name, baudrate), port: name, baudrate }).finally(() => reply(id)),
+  connectAuto: (id, candidates) => void engine.connectAuto(candidates, create).finally(() => reply(id)),
+  disconnect: (id) => void engine.disconnect().finally(() => reply(id)),
+  enqueue: (cmd, opts) => {
+    engine.enqueue(cmd, opts);
+    enqueued++;
+  },
+  marker,
+  stream: (items) => {
+    for (const item of items) if (typeof item === 'string') lines++;
+    batches.push(items);
+    asked = false;
+    engine.pump();
+  },
+  setFeed: (on, reset) => {
+    if (reset) {
+      dropStream();
+      feed = makeFeed();
+    }
+    feedOn = on;
+    engine.setFeed(on ? feed : null);
+  },
+  setJobActive: (active) => {
+    engine.setJobActive(active);
+    if (!active) {
+      feedOn = false;
+      engine.setFeed(null);
+      dropStream();
+    }
+  },
+  setOffsets: (offsets) => rules.setOffsets(offsets),
+  pump: () => engine.pump(),
+  fakeAck: () => engine.fakeAck(),
+};
+
+port.on('message', (msg: ToLinkThread) => runCommand(commands, msg));

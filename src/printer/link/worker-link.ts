@@ -5,9 +5,13 @@ import type { EnqueueOptions, JobFeed } from '../../protocol/engine.ts';
 import type { DetectionCandidate } from '../../protocol/detection.ts';
 import type { LinkStateId } from '../../protocol/connection-state.ts';
 import { commandCode, toolNumber } from '../../gcode/line.ts';
-import { PrinterLineRules } from './printer-line-rules.ts';
+import { PrinterLineRules, type ToolChangeLines } from './printer-line-rules.ts';
 import type { EngineLink, LinkOptions, SentTail } from './engine-link.ts';
-import { STREAM_HIGH, type FromLinkThread, type LinkMirror, type LinkThreadInit, type StreamItem, type ToLinkThread } from './link-messages.ts';
+import type { EngineHooks } from '../../protocol/hooks.ts';
+import {
+  STREAM_HIGH, TERMINAL_SENT, type FromLinkThread, type HookEvent, type LinkCommands, type LinkMirror, type LinkThreadInit, type StreamItem,
+  type ToLinkThread,
+} from './link-messages.ts';
 
 /** Starts a link thread with its init data (main.ts knows where its code is). */
 export type LinkThreadSpawner = (init: LinkThreadInit) => Promise<Worker>;
@@ -16,8 +20,9 @@ const CLOSED: ReadonlySet<string> = new Set(['OFFLINE', 'CLOSED', 'CLOSED_WITH_E
 
 export class WorkerLink implements EngineLink {
   private m: LinkMirror = {
-    state: 'OFFLINE', error: '', port: '', baudrate: 0, inFlight: 0, consumed: 0, queued: 0, enqueued: 0, staged: false, tool: 0, firmware: '',
-    flow: 'ping-pong', sawStart: false, resends: { count: 0, transmitted: 0, ratio: 0 }, z: null, f: null,
+    state: 'OFFLINE', error: '', connectedPort: '', connectedBaudrate: 0, linesInFlight: 0, consumed: 0, queuedCommands: 0, enqueued: 0,
+    staged: false, currentTool: 0, firmwareName: '', flowControl: 'ping-pong', sawStart: false,
+    resends: { count: 0, transmitted: 0, ratio: 0 }, currentZ: null, currentF: null,
   };
   private stateId: LinkStateId = 'OFFLINE';
   private errorText = '';
@@ -36,7 +41,6 @@ export class WorkerLink implements EngineLink {
   private posted = 0;
   /** Commands sent to the thread so far (see LinkMirror.enqueued). */
   private commandsPosted = 0;
-  private targetsActive = false;
   /** The thread asked for more lines and has not had any since. */
   private wanted = false;
   /** The last T queued or streamed, until the thread reports it selected. */
@@ -52,15 +56,15 @@ export class WorkerLink implements EngineLink {
   get state(): LinkStateId { return this.stateId; }
   get error(): string { return this.errorText; }
   isOperational(): boolean { return this.stateId === 'OPERATIONAL'; }
-  get connectedPort(): string { return this.m.port; }
-  get connectedBaudrate(): number { return this.m.baudrate; }
-  get linesInFlight(): number { return this.m.inFlight + this.unsentLines; }
-  get firmwareName(): string { return this.m.firmware; }
-  get currentTool(): number { return this.m.tool; }
+  get connectedPort(): string { return this.m.connectedPort; }
+  get connectedBaudrate(): number { return this.m.connectedBaudrate; }
+  get linesInFlight(): number { return this.m.linesInFlight + this.unsentLines; }
+  get firmwareName(): string { return this.m.firmwareName; }
+  get currentTool(): number { return this.m.currentTool; }
   get sawStart(): boolean { return this.m.sawStart; }
-  get flowControl(): string { return this.m.flow; }
-  get currentZ(): number | null { return this.m.z; }
-  get currentF(): number | null { return this.m.f; }
+  get flowControl(): string { return this.m.flowControl; }
+  get currentZ(): number | null { return this.m.currentZ; }
+  get currentF(): number | null { return this.m.currentF; }
   /** The thread, for tests that end it the hard way. */
   get thread(): Worker | null { return this.worker; }
   resendStats(): { count: number; transmitted: number; ratio: number } { return { ...this.m.resends }; }
@@ -70,7 +74,7 @@ export class WorkerLink implements EngineLink {
   }
 
   get unsentLines(): number { return Math.max(0, this.posted - this.m.consumed); }
-  get queuedCommands(): number { return this.m.queued + Math.max(0, this.commandsPosted - this.m.enqueued); }
+  get queuedCommands(): number { return this.m.queuedCommands + Math.max(0, this.commandsPosted - this.m.enqueued); }
 
   // ---------------------------------------------------------------- the link's lifecycle
 
@@ -87,16 +91,20 @@ export class WorkerLink implements EngineLink {
     return this.starting;
   }
 
-  private post(msg: ToLinkThread): void {
+  /** Asks the thread to run one of its commands (LinkCommands): the name and the arguments are checked against it. */
+  private post<K extends keyof LinkCommands>(t: K, ...args: Parameters<LinkCommands[K]>): void {
+    const msg = { t, args } as ToLinkThread;
     if (this.worker) this.worker.postMessage(msg);
     else void this.start().then((w) => w.postMessage(msg), () => {});
   }
 
-  private request(msg: (id: number) => ToLinkThread): Promise<void> {
+  /** A command whose first argument is the id of the thread's reply, once it has run. */
+  private request<K extends 'connect' | 'connectAuto' | 'disconnect'>(t: K, ...rest: Parameters<LinkCommands[K]> extends [number, ...infer R] ? R : never): Promise<void> {
     const id = this.nextId++;
+    const msg = { t, args: [id, ...rest] } as unknown as ToLinkThread;
     return new Promise<void>((resolve) => {
       this.replies.set(id, resolve);
-      this.start().then((w) => w.postMessage(msg(id)), (err: unknown) => {
+      this.start().then((w) => w.postMessage(msg), (err: unknown) => {
         this.replies.delete(id);
         this.failed(`The printer link thread did not start: ${(err as Error).message}`);
         resolve();
@@ -105,18 +113,18 @@ export class WorkerLink implements EngineLink {
   }
 
   connect(port: string, baudrate: number): Promise<void> {
-    return this.request((id) => ({ t: 'connect', id, port, baudrate }));
+    return this.request('connect', port, baudrate);
   }
 
   connectAuto(candidates: DetectionCandidate[]): Promise<void> {
-    return this.request((id) => ({ t: 'auto', id, candidates }));
+    return this.request('connectAuto', candidates);
   }
 
   async disconnect(): Promise<void> {
     if (this.disposed) return;
     // Never started: nothing to tell a thread, but nothing may start one later either.
     if (!this.starting) return this.dispose();
-    await this.request((id) => ({ t: 'disconnect', id }));
+    await this.request('disconnect');
     this.dispose();
   }
 
@@ -156,18 +164,19 @@ export class WorkerLink implements EngineLink {
   private receive(msg: FromLinkThread): void {
     this.m = msg.mirror;
     if (msg.mirror.tail) this.tail = msg.mirror.tail;
-    if (this.pendingTool === this.m.tool || (this.m.queued === 0 && this.unsentLines === 0)) this.pendingTool = null;
-    const hooks = this.opts.hooks as Record<string, ((...args: unknown[]) => void) | undefined>;
+    if (this.pendingTool === this.m.currentTool || (this.m.queuedCommands === 0 && this.unsentLines === 0)) this.pendingTool = null;
+    const hooks = this.opts.hooks;
     for (const ev of msg.events) {
       try {
         switch (ev[0]) {
           case 'hook':
             if (ev[1] === 'stateChanged') {
               this.stateId = ev[2][0] as LinkStateId;
-              this.errorText = ev[2][1] as string;
+              this.errorText = ev[2][1];
             }
-            hooks[ev[1]]?.(...ev[2]);
+            callHook(hooks, ev);
             break;
+          case 'terminal': this.terminal(ev[1]); break;
           case 'marker': {
             const fn = this.markers.get(ev[1]);
             this.markers.delete(ev[1]);
@@ -203,27 +212,39 @@ export class WorkerLink implements EngineLink {
     if (this.wanted) this.fill();
   }
 
+  /** The terminal's lines of a batch, back into the `sent` and `received` hooks, in order. */
+  private terminal(text: string): void {
+    const { sent, received } = this.opts.hooks;
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      const line = text.slice(start + 1, nl);
+      if (text[start] === TERMINAL_SENT) sent?.(line);
+      else received?.(line);
+      start = nl + 1;
+    }
+  }
+
   /** The thread stops its feed at a pausing line; when the streamer did not pause after all, it goes on. */
   private resumeFeedIfKept(): void {
-    if (this.feed !== null) this.post({ t: 'feed', on: true });
+    if (this.feed !== null) this.post('setFeed', true, false);
   }
 
   // ---------------------------------------------------------------- driving the link
 
-  fakeAck(): void { this.post({ t: 'fakeAck' }); }
+  fakeAck(): void { this.post('fakeAck'); }
 
   enqueue(cmd: string, opts: EnqueueOptions = {}): void {
     const code = commandCode(cmd);
     let cmds = [cmd];
     if (code === 'T') {
-      cmds = this.rules.expand(cmd, code, { jobActive: false, tool: this.m.tool, plannedTool: this.plannedTool() }) ?? cmds;
+      cmds = this.rules.expand(cmd, code, { jobActive: false, tool: this.m.currentTool, plannedTool: this.plannedTool() }) ?? cmds;
       for (const c of cmds) if (commandCode(c) === 'T') this.pendingTool = toolNumber(c) ?? this.pendingTool;
     }
     for (const c of cmds) {
       if (this.filling) this.filling.push(opts.once ? { e: c, once: true } : { e: c });
       else {
         this.commandsPosted++;
-        this.post({ t: 'enqueue', cmd: c, poll: opts.poll, once: opts.once });
+        this.post('enqueue', c, { poll: opts.poll, once: opts.once });
       }
     }
   }
@@ -232,7 +253,7 @@ export class WorkerLink implements EngineLink {
     const id = this.nextId++;
     this.markers.set(id, fn);
     if (this.filling) this.filling.push({ m: id });
-    else this.post({ t: 'marker', id });
+    else this.post('marker', id);
   }
 
   setFeed(feed: JobFeed | null): void {
@@ -240,12 +261,12 @@ export class WorkerLink implements EngineLink {
       if (this.feed === null) return;
       this.feed = null;
       if (this.filling) this.filling.push({ off: 1 });
-      else this.post({ t: 'feed', on: false });
+      else this.post('setFeed', false, false);
       return;
     }
     const reset = feed !== this.lastFeed;
     this.feed = this.lastFeed = feed;
-    this.post({ t: 'feed', on: true, reset });
+    this.post('setFeed', true, reset);
     this.fill();
   }
 
@@ -254,18 +275,13 @@ export class WorkerLink implements EngineLink {
       this.feed = null;
       this.lastFeed = null;
     }
-    this.post({ t: 'job', active });
+    this.post('setJobActive', active);
   }
 
-  setTargetsActive(active: boolean): void {
-    // Asked after every temperature report and command written: only a change is worth a message.
-    if (active === this.targetsActive) return;
-    this.targetsActive = active;
-    this.post({ t: 'targets', active });
-  }
-  setOffsets(offsets: Record<string, number>): void { this.post({ t: 'offsets', offsets }); }
+  setOffsets(offsets: Record<string, number>): void { this.post('setOffsets', offsets); }
   pump(): void { this.fill(); }
-  plannedTool(): number { return this.pendingTool ?? this.m.tool; }
+  plannedTool(): number { return this.pendingTool ?? this.m.currentTool; }
+  toolChange(line: string, plannedTool: number): ToolChangeLines | null { return this.rules.toolChange(line, plannedTool); }
 
   /** Tops the thread's stream up to STREAM_HIGH lines with what the feed has ready now. */
   private fill(): void {
@@ -295,6 +311,11 @@ export class WorkerLink implements EngineLink {
     }
     if (items.length === 0) return;
     this.wanted = false;
-    this.post({ t: 'stream', items });
+    this.post('stream', items);
   }
+}
+
+/** Calls the hook a hook event names with its arguments (the one place an event becomes a call). */
+function callHook(hooks: EngineHooks, ev: HookEvent): void {
+  (hooks[ev[1]] as ((...args: HookEvent[2]) => void) | undefined)?.(...ev[2]);
 }

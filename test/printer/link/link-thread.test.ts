@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { fileLineSource } from '../../../src/printer/job/file-line-source.ts';
-import type { FromLinkThread } from '../../../src/printer/link/link-messages.ts';
+import { TERMINAL_RECEIVED, type FromLinkThread } from '../../../src/printer/link/link-messages.ts';
 import type { WorkerLink } from '../../../src/printer/link/worker-link.ts';
 import { printerOnFakeFw } from '../../transports/fakefw-printer.ts';
 import { needs } from '../../helpers/tools.ts';
@@ -65,7 +65,8 @@ test('the link thread keeps printing while the main thread is blocked for 200 ms
 
   // What the thread reported while the main thread could not listen: sent during the block, delivered after it.
   const inside = batches.filter((b) => b.at >= from && b.at <= to);
-  const oks = inside.flatMap((b) => b.events).filter((e) => e[0] === 'hook' && e[1] === 'received' && String(e[2][0]).startsWith('ok')).length;
+  const oks = inside.flatMap((b) => b.events).flatMap((e) => (e[0] === 'terminal' ? e[1].split('\n') : []))
+    .filter((l) => l.startsWith(`${TERMINAL_RECEIVED}ok`)).length;
   const before = batches.filter((b) => b.at < from).at(-1)?.mirror.resends.transmitted ?? 0;
   const during = (inside.at(-1)?.mirror.resends.transmitted ?? before) - before;
   const what = `during the ${blockMs} ms block (free: ${Math.round(perMs * 1000)} lines/s, so at least ${expected} expected)`;

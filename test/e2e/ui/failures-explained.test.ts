@@ -103,5 +103,39 @@ test('failures explained: login expired, first-run help, lockout countdown', { s
     await fresh.close();
   });
 
+  await step('5. dark mode: primary and danger buttons at 4.5:1 or more, the preview bed dark', async () => {
+    const dark = await browser.newContext({ colorScheme: 'dark' });
+    const p = await dark.newPage();
+    await p.goto(server.url + '/login');
+    await p.getByRole('button', { name: 'Log in' }).waitFor();
+    const ratios = await p.evaluate<Record<string, number>>(`(() => {
+      const rgb = (c) => c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number);
+      const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+        .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const ratio = (a, b) => { const [x, y] = [lum(rgb(a)), lum(rgb(b))].sort((m, n) => n - m); return (x + 0.05) / (y + 0.05); };
+      const out = {};
+      for (const cls of ['primary', 'danger solid']) {
+        const b = document.createElement('button');
+        b.className = cls;
+        b.textContent = 'x';
+        document.body.append(b);
+        const cs = getComputedStyle(b);
+        out[cls] = ratio(cs.color, cs.backgroundColor);
+        b.remove();
+      }
+      const bed = getComputedStyle(document.documentElement).getPropertyValue('--bed').trim();
+      const probe = document.createElement('div');
+      probe.style.color = bed;
+      document.body.append(probe);
+      out.bedLuminance = lum(rgb(getComputedStyle(probe).color));
+      probe.remove();
+      return out;
+    })()`);
+    assert.ok(ratios.primary >= 4.5, `primary button ${ratios.primary.toFixed(2)}:1`);
+    assert.ok(ratios['danger solid'] >= 4.5, `danger button ${ratios['danger solid'].toFixed(2)}:1`);
+    assert.ok(ratios.bedLuminance < 0.1, `the preview bed is dark (${ratios.bedLuminance.toFixed(2)})`);
+    await dark.close();
+  });
+
   assert.deepEqual(errors.filter((e) => !/40[13]|Failed to load resource/.test(e)), []);
 });

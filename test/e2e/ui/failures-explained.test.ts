@@ -83,6 +83,20 @@ test('failures explained: login expired, first-run help, lockout countdown', { s
     await page.getByRole('dialog', { name: 'Login expired' }).waitFor();
   });
 
+  await step('9. a user\'s Password and Delete buttons stand apart', async () => {
+    await server.access.users.addUser({ name: 'bob', password: 'pw-bob-12345', groups: ['users'] });
+    // All cookies were cleared above, the CSRF cookie too: a fresh page load issues a new one.
+    await logIn(page, server.url);
+    await openTab(page, 'Settings');
+    await page.getByRole('button', { name: 'Access control', exact: true }).click();
+    const row = page.getByRole('row').filter({ hasText: 'bob' });
+    const pw = await row.getByRole('button', { name: 'Password', exact: true }).boundingBox();
+    const del = await row.getByRole('button', { name: 'Delete', exact: true }).boundingBox();
+    assert.ok(pw && del, 'both buttons shown');
+    const gap = del.x - (pw.x + pw.width);
+    assert.ok(gap >= 8, `at least 8 px between them (${gap.toFixed(1)})`);
+  });
+
   await step('8. a lockout counts down to the second', async () => {
     const fresh = await browser.newContext();
     const p = await fresh.newPage();

@@ -29,6 +29,20 @@ export function LoginPage() {
   const [remember, setRemember] = useState(false);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  /** Epoch ms until which the server refuses logins (its Retry-After); the form counts down to it. */
+  const [lockedUntil, setLockedUntil] = useState(0);
+  const [now, setNow] = useState(Date.now());
+  const left = Math.max(0, Math.ceil((lockedUntil - now) / 1000));
+
+  useEffect(() => {
+    if (!lockedUntil) return;
+    const t = setInterval(() => {
+      const n = Date.now();
+      setNow(n);
+      if (n >= lockedUntil) { setLockedUntil(0); setError(''); clearInterval(t); }
+    }, 250);
+    return () => clearInterval(t);
+  }, [lockedUntil]);
 
   useEffect(() => {
     post<LoginResponse>('/api/login', { passive: true })
@@ -47,8 +61,9 @@ export function LoginPage() {
     } catch (err) {
       if (err instanceof ApiError && err.status === 403) setError('Wrong user name or password.');
       else if (err instanceof ApiError && err.status === 429) {
-        const s = err.retryAfter;
-        setError(`Too many failed attempts: logging in is locked ${s ? `for ${s >= 90 ? `${Math.ceil(s / 60)} minutes` : `${s} seconds`}` : 'for a while'}. Wait, then try again.`);
+        setNow(Date.now());
+        setLockedUntil(Date.now() + (err.retryAfter ?? 60) * 1000);
+        setError('');
       }
       else setError(err instanceof Error ? err.message : String(err));
       setBusy(false);
@@ -64,7 +79,19 @@ export function LoginPage() {
         <label>Password<input name="pass" type="password" autocomplete="current-password" value={pass} onInput={(e) => setPass(e.currentTarget.value)} required /></label>
         <label class="check"><input name="remember" type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Remember me</label>
         {error && <p class="error" role="alert">{error}</p>}
-        <button class="primary" type="submit" disabled={busy}>Log in</button>
+        {left > 0 && (
+          <p class="error" role="alert" data-testid="lockout">
+            Too many failed attempts: logging in is locked. Try again in <strong data-testid="lockout-seconds">{left >= 90 ? `${Math.ceil(left / 60)} min` : `${left} s`}</strong>.
+          </p>
+        )}
+        <button class="primary" type="submit" disabled={busy || left > 0}>Log in</button>
+        {firstVisit() && (
+          <div class="muted first-run" data-testid="first-run-help">
+            <p><strong>First start?</strong> The account is <code>admin</code>. Its password was printed once in Gantry's
+              console when it first started (the terminal you started it in, or <code>journalctl -u gantry</code> for the
+              service). Lost it? Run <code>gantry user password admin --password NEW</code> on this machine.</p>
+          </div>
+        )}
         {firstVisit() && (
           <p class="muted first-run" data-testid="import-hint">
             Moving from OctoPrint? Stop Gantry and run <code>gantry import-octoprint --from ~/.octoprint --merge</code>

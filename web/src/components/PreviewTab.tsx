@@ -39,7 +39,7 @@ function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, sho
     maxX = Math.max(maxX, centered ? vol.width / 2 : vol.width);
     minY = Math.min(minY, centered ? -vol.depth / 2 : 0);
     maxY = Math.max(maxY, centered ? vol.depth / 2 : vol.depth);
-    ctx.fillStyle = '#f1f3f5';
+    ctx.fillStyle = cssColor('--bed', '#f1f3f5');
     const pad0 = 8;
     const s0 = (size - 2 * pad0) / Math.max(maxX - minX, maxY - minY, 1);
     const bx = centered ? -vol.width / 2 : 0;
@@ -65,7 +65,7 @@ function draw(canvas: HTMLCanvasElement, parsed: ParsedGcode, index: number, sho
     ctx.lineWidth = width;
     ctx.stroke();
   };
-  stroke(index - 1, '#ced4da', 1, true);
+  stroke(index - 1, cssColor('--bed-line', '#ced4da'), 1, true);
   if (showTravel) stroke(index, '#74c0fc', 0.5, false);
   stroke(index, '#e8590c', 1.5, true);
   // The objects' outlines (cancel-object): click one to cancel it; cancelled ones hatched grey.
@@ -170,4 +170,9 @@ export function PreviewTab() {
       )}
     </div>
   );
+}
+
+/** A colour from the theme's custom properties, so the bed follows light and dark. */
+function cssColor(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 }

@@ -58,6 +58,15 @@ async function errorFrom(res: Response): Promise<ApiError> {
   return err;
 }
 
+/**
+ * Called on a 401/403 from any API call but the login itself: the store checks whether the login is still there (a
+ * 403 may only be a missing right) and, if not, shows the "login expired" overlay.
+ */
+let onDenied: ((status: number) => void) | undefined;
+export function whenDenied(fn: (status: number) => void): void {
+  onDenied = fn;
+}
+
 export async function request<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(at(path), {
     method,
@@ -65,7 +74,10 @@ export async function request<T = unknown>(method: string, path: string, body?: 
     headers: headersFor(method, body !== undefined),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok) throw await errorFrom(res);
+  if (!res.ok) {
+    if ((res.status === 401 || res.status === 403) && !path.startsWith('/api/login')) onDenied?.(res.status);
+    throw await errorFrom(res);
+  }
   if (res.status === 204) return undefined as T;
   const type = res.headers.get('Content-Type') ?? '';
   if (type.includes('json')) return (await res.json()) as T;
@@ -106,6 +118,7 @@ export function upload<T>(path: string, form: FormData, onProgress: (fraction: n
         resolve(body as T);
       } else {
         const msg = body && typeof body === 'object' && 'error' in body ? String((body as { error: unknown }).error) : `${xhr.status} ${xhr.statusText}`;
+        if (xhr.status === 401 || xhr.status === 403) onDenied?.(xhr.status);
         reject(new ApiError(xhr.status, msg));
       }
     };

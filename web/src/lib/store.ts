@@ -2,7 +2,7 @@
 // files and pending app-key requests, as signals the components read.
 import { at } from './base.ts';
 import { signal, computed } from '@preact/signals';
-import { get, post, messageOf } from './api.ts';
+import { get, post, messageOf, whenDenied } from './api.ts';
 import { PushClient } from './push.ts';
 import { newestWins } from './newest-wins.ts';
 import { printEnded } from './notifications.ts';
@@ -267,7 +267,7 @@ function onPush(type: string, payload: unknown): void {
       const before = userName.value;
       void refreshSession().then((ok) => {
         if (ok) void push?.reauth();
-        else if (reason !== 'modified') { expiredUser.value = before; link.value = 'expired'; }
+        else if (reason !== 'modified') expire(before);
       });
       break;
     }
@@ -275,6 +275,26 @@ function onPush(type: string, payload: unknown): void {
 }
 
 let push: PushClient | undefined;
+
+/**
+ * The login is gone (logged out in another tab, the session ended on the server): the overlay asks for the password
+ * in place and the push channel stops meanwhile, so nothing on the page streams on as if it were still live.
+ */
+function expire(user: string | null): void {
+  if (link.value === 'expired') return;
+  expiredUser.value = user;
+  link.value = 'expired';
+  push?.stop();
+}
+
+let checking: Promise<void> | undefined;
+/** A 401/403 from an API call: expired only when the passive login says nobody is logged in any more. */
+function denied(): void {
+  if (!userName.value && !expiredUser.value) return;
+  const before = userName.value;
+  checking ??= refreshSession().then((ok) => { if (!ok) expire(before); }, () => undefined).finally(() => { checking = undefined; });
+}
+whenDenied(denied);
 
 export function startPush(): void {
   let user: string | null = userName.value;
@@ -286,8 +306,7 @@ export function startPush(): void {
       // The session is gone (server restarted without remember-me, or logged out elsewhere): ask in place, keeping
       // the page, rather than throwing the user out to the login page.
       if (!ok && user) {
-        expiredUser.value = user;
-        link.value = 'expired';
+        expire(user);
         return null;
       }
       user = userName.value;
@@ -317,8 +336,9 @@ export function startPush(): void {
 export async function relogin(user: string, pass: string, remember: boolean): Promise<void> {
   await post<LoginResponse>('/api/login', { user, pass, remember });
   await refreshSession();
-  link.value = 'online';
-  await push?.reauth();
+  link.value = 'connecting';
+  // The socket was stopped while the login was gone: a fresh one greets, sends the full state and logs in.
+  push?.start();
   await loadAll();
 }
 

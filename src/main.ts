@@ -13,17 +13,15 @@ import { AccessService } from './access/access-service.ts';
 import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
-import { SdCardFiles } from './files/sd-card.ts';
-import { JobRunner } from './printer/job/job-runner.ts';
-import { PrintHistory } from './printer/job/print-history.ts';
-import { sdTransfer } from './printer/job/sd-transfer.ts';
-import { jobStatusFrom } from './push/sources.ts';
 import { PushService } from './push/push-service.ts';
 import { bridgeAppKeys } from './push/appkeys-bridge.ts';
-import { EventSubscriptions } from './event-actions/event-subscriptions.ts';
-import { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
-import { PrinterService, type PortProvider } from './printer/printer-service.ts';
-import { FirmwareLimits } from './printer/readings/firmware-limits.ts';
+import type { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
+import type { PrinterService, PortProvider } from './printer/printer-service.ts';
+import type { LinkThreadSpawner } from './printer/link/worker-link.ts';
+import type { TimelapseService } from './timelapse/timelapse-service.ts';
+import { buildPrinterUnit } from './farm/printer-unit.ts';
+import { PrinterFarm, DEFAULT_PRINTER } from './farm/printer-farm.ts';
+import { mqttFileMetadata } from './mqtt/printer-view.ts';
 import type { TransportFactory } from './protocol/line-transport.ts';
 import { startThread } from './core/thread-code.ts';
 import { listPorts, baudrateOptions, detectionBaudrates } from './transports/port-discovery.ts';
@@ -37,12 +35,9 @@ import { SystemCommands } from './system/system-commands.ts';
 import { LanguagePacks } from './system/language-packs.ts';
 import { LogFiles, ReopenableLogStream } from './system/log-files.ts';
 import { ensureInstallationId } from './system/installation.ts';
-import { TimelapseService } from './timelapse/timelapse-service.ts';
 import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
-import { PrintJournal } from './recovery/print-journal.ts';
-import { AutoReconnect } from './recovery/auto-reconnect.ts';
 
 export interface StartOptions {
   baseDir: string;
@@ -68,6 +63,8 @@ export interface Gantry {
   slicing: SlicingService;
   printerProfiles: PrinterProfiles;
   printer: PrinterService;
+  /** The printers by name (a one-printer install: `default`, which is `printer`). */
+  farm: PrinterFarm;
   timelapse: TimelapseService;
   mqtt: MqttService;
   logger: Logger;
@@ -108,9 +105,34 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   if (staleTemps.length > 0) logger.warn({ files: staleTemps }, 'removed temp files left by an interrupted save');
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
 
-  const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
+  // Serial ports plus the built-in virtual printer as port VIRTUAL, as a printer's config sees them. The transports load
+  // on first use: the link usually runs in its own thread (printer/link/link-thread.ts), with the transports made there.
+  const portsFor = (printerConfig: ConfigStore): PortProvider => {
+    let transportFactory: Promise<TransportFactory> | undefined;
+    const current = () => printerConfig.current;
+    return {
+      listPorts: () => listPorts({
+        additionalPorts: current().serial.additionalPorts, blacklistedPorts: current().serial.blacklistedPorts,
+        virtualPrinter: current().devel.virtualPrinter.enabled,
+      }),
+      baudrates: () => baudrateOptions(current().serial),
+      detectionBaudrates: (portCount) => detectionBaudrates(current().serial, { lastUsed: current().serial.baudrate, portCount }),
+      transports: () => (transportFactory ??= import('./transports/transport-factory.ts')
+        .then(({ createTransportFactory }) => createTransportFactory({ settings: current, virtualSdFolder: null }))),
+    };
+  };
+  // serial.linkThread: worker runs a printer's link in src/printer/link/link-thread.ts, with transports made there as here.
+  const spawnLinkThread: LinkThreadSpawner = (init) => startThread(new URL('./printer/link/link-thread.ts', import.meta.url), 'link-worker.js', {
+    name: 'printer-link', workerData: init,
+    // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
+    // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.
+    trackUnmanagedFds: false,
+    // A thread's isolate gets V8's default young generation (16 MB+), whatever the launcher set: streaming RSS
+    // 121 → 108 MB (bench/memory.ts), streaming ratios unchanged.
+    resourceLimits: { maxYoungGenerationSizeMb: 2 },
+  });
 
-  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
+  const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
 
   const slicing = new SlicingService(
     [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
@@ -125,115 +147,41 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     idleTimeoutMs: 2000,
   });
   const fileTypes = new FileTypes();
-  // What the firmware reported of its limits (fed from the printer's replies below), for estimates made later.
-  const firmwareLimits = new FirmwareLimits();
+  // The printers by name: the library holds a file any of them prints, and analyses uploads for the default one.
+  const farm = new PrinterFarm();
   const files = new FileService({
     types: fileTypes, root: paths.uploads, config: config.slice('gcodeAnalysis', 'feature', 'server'), events, logger: logger.child({ svc: 'files' }), analyser: analysisQueue,
-    analysisOptions: () => {
-      const profile = printerProfiles.getCurrentOrDefault();
-      const diameter = profile.extruder.filamentDiameter;
-      return {
-        defaultFeedrate: profile.axes.x.speed,
-        bedZ: config.current.gcodeAnalysis.bedZ,
-        g90InfluencesExtruder: config.current.feature.g90InfluencesExtruder,
-        ...(diameter !== undefined ? { filamentDiameter: [diameter] } : {}),
-        ...(profile.machineLimits ? { limits: profile.machineLimits } : {}),
-        firmwareLimits: firmwareLimits.report(),
-      };
-    },
+    analysisOptions: () => farm.analysisOptions(), usage: farm,
   });
 
-  // The printer link: serial ports plus the built-in virtual printer as port VIRTUAL.
-  // Loaded on first use: the link usually runs in its own thread (printer/link/link-thread.ts), with the transports made there.
-  let transportFactory: Promise<TransportFactory> | undefined;
-  const ports: PortProvider = {
-    listPorts: () => listPorts({
-      additionalPorts: config.current.serial.additionalPorts, blacklistedPorts: config.current.serial.blacklistedPorts,
-      virtualPrinter: config.current.devel.virtualPrinter.enabled,
-    }),
-    baudrates: () => baudrateOptions(config.current.serial),
-    detectionBaudrates: (portCount) => detectionBaudrates(config.current.serial, { lastUsed: config.current.serial.baudrate, portCount }),
-    transports: () => (transportFactory ??= import('./transports/transport-factory.ts')
-      .then(({ createTransportFactory }) => createTransportFactory({ settings: () => config.current, virtualSdFolder: null }))),
-  };
-  const printer = new PrinterService({
-    config, events, logger: logger.child({ svc: 'printer' }), profiles: printerProfiles, ports, logsDir: paths.logs, scriptsDir: paths.scripts,
-    // serial.linkThread: worker runs the link in src/printer/link/link-thread.ts, with transports made there as here.
-    linkThread: {
-      spawn: (init) => startThread(new URL('./printer/link/link-thread.ts', import.meta.url), 'link-worker.js', {
-        name: 'printer-link', workerData: init,
-        // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
-        // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.
-        trackUnmanagedFds: false,
-        // A thread's isolate gets V8's default young generation (16 MB+), whatever the launcher set: streaming RSS
-        // 121 → 108 MB (bench/memory.ts), streaming ratios unchanged.
-        resourceLimits: { maxYoungGenerationSizeMb: 2 },
-      }),
-      config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
-    },
+  // The printer of this install: everything of one printer, built by one call (src/farm/printer-unit.ts).
+  const unit = buildPrinterUnit({
+    name: DEFAULT_PRINTER, config, paths, events, clock, logger, files, ports: portsFor, spawnLinkThread,
   });
-  printer.watchReplies((line) => firmwareLimits.observe(line));
+  farm.add(unit);
+  const { printer, jobs, timelapse, journal, sdFiles } = unit;
 
-  const jobRunner: JobRunner = new JobRunner({
-    printer, files, events, clock, logger: logger.child({ svc: 'jobs' }),
-    history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
-    scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
-    sdPollInterval: () => config.current.serial.timeout.sdStatus,
-    sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
-    logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
-    interruption: (error) => journal.interruption(error),
+  const push = new PushService({
+    config, events, access, clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
+    timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
   });
-  // Where a streamed print is, on disk, so it can be resumed after a reset, a halt, a pulled cable or a host crash.
-  const journal: PrintJournal = new PrintJournal({
-    jobs: jobRunner, files, temperatures: () => printer.temperatures(), events, logger: logger.child({ svc: 'recovery' }),
-    now: () => clock.now() / 1000, dataDir: paths.data,
-    scripts: { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() },
-    settings: () => config.current.recovery,
-  });
-  const autoReconnect = new AutoReconnect({
-    printer, ports, journal, events, logger: logger.child({ svc: 'reconnect' }), settings: () => config.current.recovery,
-  });
-  files.setUsage(jobRunner);
-  const sdFiles = new SdCardFiles({
-    printer, files, events, logger: logger.child({ svc: 'sdcard' }),
-    transfer: (abs, remote) => sdTransfer(printer, abs, remote),
-    afterTransfer: (remote, o) => jobRunner.select('sdcard', remote, { print: o.print, user: o.user }),
-    isInUse: (name) => jobRunner.isInUse('sdcard', name),
-    jobActive: () => jobRunner.isPrinting(),
-  });
-
-  const push = new PushService({ config, events, access, clock, printer, jobs: jobStatusFrom(jobRunner, () => [
-    ...jobRunner.busyFiles(), ...files.analysing().map(({ origin, path }) => ({ origin, path })),
-  ]),
-    logger: logger.child({ svc: 'push' }) });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
-  const eventSubscriptions = new EventSubscriptions({
-    config: config.slice('events'), events, logger: logger.child({ svc: 'events' }), gcode: printer,
-    context: { currentZ: () => printer.currentZ(), selectedFile: () => jobRunner.selected(), progress: () => jobRunner.snapshot().progress?.completion ?? null },
-  });
 
   // Start order matters: later services may use earlier ones; stop runs in reverse.
   const systemCommands = new SystemCommands(config.slice('server', 'system'), logger.child({ svc: 'system' }));
   const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
   const logFiles = new LogFiles(paths.logs, logStream);
-  const timelapse = new TimelapseService({
-    config: config.slice('webcam', 'folder', 'feature'), events, clock, logger: logger.child({ svc: 'timelapse' }), moviesDir: paths.timelapse, baseDir: paths.base,
-    printer, printing: () => jobRunner.isPrinting(),
-  });
   const unbridgeTimelapse = [
     timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
     timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
   ];
-  push.setTimelapseSource({ config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() });
 
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
     { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); unbridgeAnalysis(); await push.stop(); } },
-    { name: 'eventSubscriptions', start: () => eventSubscriptions.start(), stop: () => eventSubscriptions.stop() },
-    { name: 'printerProfiles', start: () => printerProfiles.start(), stop: () => printerProfiles.stop() },
     { name: 'slicing', start: async () => {
       // Uploads accept the model formats of the slicers that are installed; a changed binary path is probed again.
       const registerModelTypes = () => { for (const ext of slicing.modelExtensions()) fileTypes.register({ typePath: ['model', ext], extensions: [ext] }); };
@@ -244,11 +192,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       });
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
-    { name: 'printer', start: () => printer.start(), stop: () => printer.stop() },
-    { name: 'jobs', start: () => jobRunner.start(), stop: () => jobRunner.stop() },
-    { name: 'timelapse', start: () => timelapse.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await timelapse.stop(); } },
-    { name: 'recovery', start: () => journal.start(), stop: () => journal.stop() },
-    { name: 'reconnect', start: () => autoReconnect.start(), stop: () => autoReconnect.stop() },
+    { name: `printer ${unit.name}`, start: () => unit.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); await unit.stop(); } },
   ];
   const started: Service[] = [];
   // A start that fails half-way gives back what it took: the services started so far and the log file's handle (left
@@ -268,7 +212,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     await giveBack(err);
   }
 
-  const slice = createSliceCommand({ slicing, files, profiles: printerProfiles, jobs: jobRunner, logger: logger.child({ svc: 'slicing' }) });
+  const slice = createSliceCommand({ slicing, files, profiles: unit.profiles, jobs, logger: logger.child({ svc: 'slicing' }) });
   // From here on a failure (the port taken, the control file not writable) closes what opened since: the app (its
   // preClose hooks stop MQTT and detach push), then the services and the log.
   let app: GantryApp | undefined;
@@ -277,26 +221,13 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let boundPort: number;
   let url: string;
   try {
-    app = await buildApp({ config, paths, events, access, printerProfiles, slicing, slice, files, jobs: jobRunner, jobRunner, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
+    const ports = unit.ports;
+    app = await buildApp({ config, paths, events, access, printerProfiles: unit.profiles, slicing, slice, files, jobs, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({
       config: config.slice('plugins', 'server', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'mqtt' }), version: VERSION, dispatch: createInjectDispatch(app, access),
-      printer: {
-        state: () => printer.state(), currentZ: () => printer.currentZ(), offsets: () => printer.offsets(), resends: () => printer.resends(),
-        subscribe: (l) => printer.subscribe(l), watchReplies: (w) => printer.watchReplies(w),
-        heaters: () => {
-          const p = printerProfiles.getCurrentOrDefault();
-          return { extruders: p.extruder.count, bed: p.heatedBed, chamber: p.heatedChamber };
-        },
-      },
-      jobs: jobStatusFrom(jobRunner, () => []),
-      fileMetadata: async (origin, path) => {
-        if (origin !== 'local') return null;
-        const f = await files.file(path);
-        const { hashKey: _h, analysisKey: _a, ...meta } = f.meta;
-        return { ...meta, display: f.display, hash: f.hash };
-      },
+      printer: unit.mqttView, jobs: unit.jobStatus, fileMetadata: mqttFileMetadata(files),
     });
     mqtt = service;
     let unbridgeMqttSlicing = (): void => {};
@@ -353,5 +284,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles, slicing, printer, timelapse, mqtt: broker, logger, stop, stopStage: () => stage };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles: unit.profiles, slicing, printer, timelapse, farm, mqtt: broker, logger, stop, stopStage: () => stage };
 }

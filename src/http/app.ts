@@ -81,9 +81,8 @@ export interface AppServices {
   printerProfiles: PrinterProfiles;
   slicing: SlicingService;
   files: FileService;
-  /** The job runner, once the printer link exists. */
-  jobs?: JobControl;
-  jobRunner?: JobApi;
+  /** The printer's job runner: selection for the files API, job control and history for the job API. */
+  jobs?: JobControl & JobApi;
   /** The files API's `slice` command (slicing module); without it `slice` answers 415 "no slicer available". */
   slice?: SliceHook;
   /** The printer's SD card as the `sdcard` files location. */
@@ -265,7 +264,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     registerPrinterRoutes(app, { ...services, printer: services.printer });
     registerSystemInfoRoutes(app, { ...services, printer: services.printer });
   }
-  if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
+  if (services.jobs && services.printer) registerJobRoutes(app, { jobRunner: services.jobs, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
   registerLogRoutes(app, services);

@@ -70,6 +70,8 @@ export interface Gantry {
   printer: PrinterService;
   /** The printers by name (a one-printer install: `default`, which is `printer`). */
   farm: PrinterFarm;
+  /** The file library every printer prints from. */
+  files: FileService;
   timelapse: TimelapseService;
   mqtt: MqttService;
   /** The Moonraker edge (Mainsail, Fluidd); undefined when moonraker.enabled is off. */
@@ -87,6 +89,34 @@ interface Service {
   start(): Promise<void>;
   stop(): Promise<void>;
 }
+
+// A printer's serial ports plus the built-in virtual printer as port VIRTUAL, as its config sees them. The transports load
+// on first use: the link usually runs in its own thread (printer/link/link-thread.ts), with the transports made there.
+export function portsFor(printerConfig: ConfigStore): PortProvider {
+  let transportFactory: Promise<TransportFactory> | undefined;
+  const current = () => printerConfig.current;
+  return {
+    listPorts: () => listPorts({
+      additionalPorts: current().serial.additionalPorts, blacklistedPorts: current().serial.blacklistedPorts,
+      virtualPrinter: current().devel.virtualPrinter.enabled,
+    }),
+    baudrates: () => baudrateOptions(current().serial),
+    detectionBaudrates: (portCount) => detectionBaudrates(current().serial, { lastUsed: current().serial.baudrate, portCount }),
+    transports: () => (transportFactory ??= import('./transports/transport-factory.ts')
+      .then(({ createTransportFactory }) => createTransportFactory({ settings: current, virtualSdFolder: null }))),
+  };
+}
+// serial.linkThread: worker runs a printer's link in src/printer/link/link-thread.ts, with transports made there as here.
+export const spawnLinkThread: LinkThreadSpawner = (init) => startThread(new URL('./printer/link/link-thread.ts', import.meta.url), 'link-worker.js', {
+  name: 'printer-link', workerData: init,
+  // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
+  // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.
+  trackUnmanagedFds: false,
+  // A thread's isolate gets V8's default young generation (16 MB+), whatever the launcher set: streaming RSS
+  // 121 → 108 MB (bench/memory.ts), streaming ratios unchanged.
+  resourceLimits: { maxYoungGenerationSizeMb: 2 },
+});
+
 
 async function createLogger(file: ReopenableLogStream, opts: StartOptions): Promise<pino.Logger> {
   const streams: pino.StreamEntry[] = [{ stream: file, level: 'trace' }];
@@ -111,33 +141,6 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const logger = await createLogger(logStream, opts);
   if (staleTemps.length > 0) logger.warn({ files: staleTemps }, 'removed temp files left by an interrupted save');
   const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
-
-  // Serial ports plus the built-in virtual printer as port VIRTUAL, as a printer's config sees them. The transports load
-  // on first use: the link usually runs in its own thread (printer/link/link-thread.ts), with the transports made there.
-  const portsFor = (printerConfig: ConfigStore): PortProvider => {
-    let transportFactory: Promise<TransportFactory> | undefined;
-    const current = () => printerConfig.current;
-    return {
-      listPorts: () => listPorts({
-        additionalPorts: current().serial.additionalPorts, blacklistedPorts: current().serial.blacklistedPorts,
-        virtualPrinter: current().devel.virtualPrinter.enabled,
-      }),
-      baudrates: () => baudrateOptions(current().serial),
-      detectionBaudrates: (portCount) => detectionBaudrates(current().serial, { lastUsed: current().serial.baudrate, portCount }),
-      transports: () => (transportFactory ??= import('./transports/transport-factory.ts')
-        .then(({ createTransportFactory }) => createTransportFactory({ settings: current, virtualSdFolder: null }))),
-    };
-  };
-  // serial.linkThread: worker runs a printer's link in src/printer/link/link-thread.ts, with transports made there as here.
-  const spawnLinkThread: LinkThreadSpawner = (init) => startThread(new URL('./printer/link/link-thread.ts', import.meta.url), 'link-worker.js', {
-    name: 'printer-link', workerData: init,
-    // The port's fd is opened by the serial binding and closed with fs.close (serial-io.ts): tracking, which only
-    // covers fs.open, warned 'closed but not opened in unmanaged mode' on every disconnect.
-    trackUnmanagedFds: false,
-    // A thread's isolate gets V8's default young generation (16 MB+), whatever the launcher set: streaming RSS
-    // 121 → 108 MB (bench/memory.ts), streaming ratios unchanged.
-    resourceLimits: { maxYoungGenerationSizeMb: 2 },
-  });
 
   const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
 
@@ -323,5 +326,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles: unit.profiles, slicing, printer, timelapse, farm, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles: unit.profiles, slicing, printer, timelapse, farm, files, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
 }

@@ -102,7 +102,7 @@ export class PrinterUnit implements FileUsage {
     this.config = config;
     this.paths = paths;
     this.events = events;
-    this.profiles = new PrinterProfiles(paths.printerProfiles, config, events, logger.child({ svc: 'printerProfiles' }));
+    this.profiles = new PrinterProfiles(paths.printerProfiles, config.slice('printerProfiles'), events, logger.child({ svc: 'printerProfiles' }));
     this.ports = deps.ports(config);
     const ports = this.ports;
     this.printer = new PrinterService({

@@ -178,7 +178,7 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
     { users: paths.users, groups: join(baseDir, 'groups.yaml'), appKeys: join(paths.data, 'appkeys', 'keys.yaml') }, systemClock, logger);
   await access.start();
   t.after(() => access.stop());
-  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger);
+  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config.slice('printerProfiles'), events, logger);
   await printerProfiles.start();
   t.after(() => printerProfiles.stop());
 

@@ -46,6 +46,9 @@ const MAY_IMPORT = {
   push: [...BOTTOM, ...DOMAIN, 'octoprint', 'http/vocabulary'],
   // Moonraker's API (Mainsail, Fluidd): an edge beside http/ and push/, on the same services, using neither's internals.
   moonraker: [...BOTTOM, ...DOMAIN, 'octoprint'],
+  // A printer as one unit and the farm of them: composes a printer's domain services and its push and MQTT views
+  // (below main.ts, which builds the shared services and the HTTP app around them).
+  farm: [...BOTTOM, ...DOMAIN, 'octoprint', 'push'],
 };
 const FOLDERS = Object.keys(MAY_IMPORT);
 // A new top folder without a row would be neither checked nor protected: lint stops until the table says where it sits.

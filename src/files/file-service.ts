@@ -30,6 +30,8 @@ export interface FileServiceDeps {
   analysisOptions?: () => AnalysisOptions;
   /** The file types this server accepts (G-code, plus the installed slicers' model formats). */
   types: FileTypes;
+  /** Who prints from the library (every printer of the farm): a file one of them prints is held against change by all. */
+  usage?: FileUsage;
 }
 
 export interface UploadTarget {
@@ -45,7 +47,7 @@ export interface UploadTarget {
 
 export class FileService {
   readonly storage: LocalStorage;
-  private usage: FileUsage = noUsage;
+  private readonly usage: FileUsage;
   private readonly holds = new FileHolds();
   // Changes to the tree run one at a time, each checking then acting: at once, parallel moves of one file answered 500
   // and two uploads of one name under noOverwrite both went in.
@@ -58,6 +60,7 @@ export class FileService {
 
   constructor(private readonly deps: FileServiceDeps) {
     this.types = deps.types;
+    this.usage = deps.usage ?? noUsage;
     this.storage = new LocalStorage(deps.root, deps.logger, deps.types);
     this.analysis = new AnalysisRunner({
       storage: this.storage, events: deps.events, logger: deps.logger, analyser: deps.analyser,
@@ -94,11 +97,6 @@ export class FileService {
   /** Local files being analysed, with the fraction done. */
   analysing(): Array<{ origin: 'local'; path: string; progress: number }> {
     return this.analysis.analysing().map((a) => ({ origin: 'local', ...a }));
-  }
-
-  /** The job side plugs in here (in-use checks, deselect on delete, reload on overwrite). */
-  setUsage(usage: FileUsage): void {
-    this.usage = usage;
   }
 
   /** Called by the job runner when a job starts or ends (analysis waits for idle with runAt `idle`). */

@@ -88,9 +88,8 @@ export interface AppServices {
   printerProfiles: PrinterProfiles;
   slicing: SlicingService;
   files: FileService;
-  /** The job runner, once the printer link exists. */
-  jobs?: JobControl;
-  jobRunner?: JobApi;
+  /** The printer's job runner: selection for the files API, job control and history for the job API. */
+  jobs?: JobControl & JobApi;
   /** The files API's `slice` command (slicing module); without it `slice` answers 415 "no slicer available". */
   slice?: SliceHook;
   /** The printer's SD card as the `sdcard` files location. */
@@ -278,7 +277,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
     registerPrinterRoutes(app, { ...services, printer: services.printer });
     registerSystemInfoRoutes(app, { ...services, printer: services.printer });
   }
-  if (services.jobRunner && services.printer) registerJobRoutes(app, { jobRunner: services.jobRunner, printer: services.printer });
+  if (services.jobs && services.printer) registerJobRoutes(app, { jobRunner: services.jobs, printer: services.printer });
   registerSettingsRoutes(app, services);
   registerSystemRoutes(app, services);
   registerLogRoutes(app, services);
@@ -292,8 +291,8 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
   if (services.spools) registerSpoolmanRoutes(app, { spools: services.spools });
   if (services.queue) registerFarmQueueRoutes(app, { queue: services.queue });
-  if (services.jobRunner && services.printer) {
-    registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobRunner, snapshotUrl: () => config.current.webcam.snapshot || null });
+  if (services.jobs && services.printer) {
+    registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobs, snapshotUrl: () => config.current.webcam.snapshot || null });
   }
   if (services.cancelObjects) registerCancelObjectRoutes(app, { cancelObjects: services.cancelObjects });
 

@@ -227,7 +227,7 @@ async function applyPlan(plan: Plan, staging: string, opts: ImportOptions, repor
   await new AppKeyService(join(paths.data, 'appkeys', 'keys.yaml'), systemClock).importKeys(appKeys);
   await failAt('users');
 
-  const profiles = new PrinterProfiles(paths.printerProfiles, config, new EventBus(), silentLogger);
+  const profiles = new PrinterProfiles(paths.printerProfiles, config.slice('printerProfiles'), new EventBus(), silentLogger);
   await profiles.start();
   for (const p of plan.content.profiles) await profiles.save({ ...p }, { allowOverwrite: true });
   if (plan.content.defaultProfile) await profiles.setDefault(plan.content.defaultProfile);

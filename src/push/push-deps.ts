@@ -28,6 +28,8 @@ export interface PushServiceDeps {
   clock: Clock;
   printer?: PrinterStatusSource;
   jobs?: JobStatusSource;
+  /** Where the `timelapse` message and a running render come from when a client registers (absent: `null`). */
+  timelapse?: TimelapseSource;
   limits?: Partial<ClientLimits>;
   /** Base period of `current` (OctoPrint: 500 ms); a client's throttle multiplies it. */
   intervalMs?: number;

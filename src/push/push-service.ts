@@ -35,12 +35,13 @@ export class PushService {
   private readonly fanout = new EventFanout(this.clients);
   private stateFlush: NodeJS.Immediate | undefined;
   /** The timelapse config and render under way, for the `timelapse` message on registration (none: `null`). */
-  private timelapse: TimelapseSource | undefined;
+  private readonly timelapse: TimelapseSource | undefined;
   /** Event-bus owner name, unique per instance (tests run several channels on one bus). */
   private readonly owner = `push#${++instances}`;
 
   constructor(private readonly deps: PushServiceDeps) {
     this.logger = deps.logger;
+    this.timelapse = deps.timelapse;
     this.addressCap = new AddressCap(() => deps.config.current.server.connections, deps.logger);
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
     this.intervalMs = deps.intervalMs ?? 500;
@@ -118,11 +119,6 @@ export class PushService {
   /** Slicing progress for the slicing feature: `{slicer, source_location, source_path, dest_location, dest_path, progress}`. */
   slicingProgress(p: { slicer: string; source_location: string; source_path: string; dest_location: string; dest_path: string; progress: number }): void {
     this.broadcastGated(encode('slicingProgress', p), ['STATUS'], () => true);
-  }
-
-  /** Where the `timelapse` message and a running render come from when a client registers. */
-  setTimelapseSource(source: TimelapseSource): void {
-    this.timelapse = source;
   }
 
   /** The timelapse config changed: `{"timelapse": null | {type, options}}` to every registered client. */

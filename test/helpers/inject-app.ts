@@ -178,7 +178,7 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
     { users: paths.users, groups: join(baseDir, 'groups.yaml'), appKeys: join(paths.data, 'appkeys', 'keys.yaml') }, systemClock, logger);
   await access.start();
   t.after(() => access.stop());
-  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config, events, logger);
+  const printerProfiles = new PrinterProfiles(paths.printerProfiles, config.slice('printerProfiles'), events, logger);
   await printerProfiles.start();
   t.after(() => printerProfiles.stop());
 
@@ -196,7 +196,8 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
     slicing: unused('slicing'), files: unused('files'), systemCommands: unused('systemCommands'),
     languagePacks: unused('languagePacks'), logFiles: unused('logFiles'),
     // The boundary: fakes that implement what the routes take.
-    printer, ports, jobRunner,
+    // The files API (the selection side of `jobs`) is not built over fakes here: only the job API reaches it.
+    printer, ports, jobs: jobRunner as AppServices['jobs'],
   };
   const app = await buildApp(services);
   await app.ready();

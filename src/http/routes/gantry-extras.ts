@@ -15,9 +15,9 @@ const NotFound = Type.Object({ error: Type.String() });
 /** Recently served previews by `path@size:date`: a list of files asks for each one at once. */
 const CACHE_MAX = 64;
 
-export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobRunner?: JobApi }): void {
-  if (deps.jobRunner) {
-    const jobs = deps.jobRunner;
+export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileService; jobs?: JobApi }): void {
+  if (deps.jobs) {
+    const jobs = deps.jobs;
     app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' }, schema: { response: { 200: History } } }, async () => ({ prints: await jobs.printHistory() }));
   }
 

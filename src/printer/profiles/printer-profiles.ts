@@ -9,7 +9,7 @@ import { isPlain, type Plain } from '../../core/plain.ts';
 import { conflict, invalid } from '../../core/errors.ts';
 import type { EventBus } from '../../core/event-bus.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { ConfigStore } from '../../config/config-store.ts';
+import type { ConfigSlice } from '../../config/config-slice.ts';
 import { DEFAULT_PROFILE_ID, builtinDefaultProfile, normalizeProfile, sanitizeProfileId, type PrinterProfile } from './printer-profile-shape.ts';
 import { shown } from '../../core/text.ts';
 
@@ -48,7 +48,7 @@ export class PrinterProfiles {
 
   constructor(
     private readonly folder: string,
-    private readonly config: ConfigStore,
+    private readonly config: ConfigSlice<'printerProfiles'>,
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {}
@@ -102,7 +102,7 @@ export class PrinterProfiles {
 
   /** Id of the default profile (`printerProfiles.default`, falling back to `_default` when that profile is gone). */
   get defaultId(): string {
-    const configured = this.config.current.printerProfiles.default;
+    const configured = this.config.get().printerProfiles.default;
     return configured && this.profiles.has(configured) ? configured : DEFAULT_PROFILE_ID;
   }
 
@@ -199,7 +199,7 @@ export class PrinterProfiles {
 
   private async makeDefault(id: string): Promise<void> {
     if (!this.profiles.has(id)) throw invalid(`Unknown printer profile ${shown(id)}`);
-    if (this.config.current.printerProfiles.default === id) return;
+    if (this.config.get().printerProfiles.default === id) return;
     await this.config.patch({ printerProfiles: { default: id } });
     this.modifiedAt = Date.now();
   }

@@ -149,7 +149,8 @@ test('status card, file manager and graph labels at both sizes', { skip: needs('
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
       assert.ok(overflow <= 1, `no horizontal scrolling (${overflow}px)`);
       const longName = files.locator(`li[data-file="${names[2]}"] button.name`);
-      assert.equal(await longName.evaluate((el) => getComputedStyle(el).wordBreak), 'normal', 'long names wrap between words');
+      assert.equal(await longName.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { wordBreak: string } }).getComputedStyle(el).wordBreak), 'normal',
+        'long names wrap between words');
       await screenshot(page, `file-manager-selected-${size.name}`);
       const bulk = page.getByTestId('bulk-bar');
       await bulk.getByText('3 selected').waitFor();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 // The loop this guards against ran at about 3 reloads a second, each set off by a push message. The idle window is
@@ -87,6 +87,9 @@ test('two idle tabs send no file-list requests and no M20 beyond the first load'
   const form = new FormData();
   form.append('file', new Blob(['G28\nG1 Z0.2\n']), 'idle.gcode');
   assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
+  // The file manager is a page of its own; showing it asks the server for nothing (the listing is already loaded).
+  await openTab(first, 'Files');
+  await openTab(second, 'Files');
   await first.locator('li[data-file="idle.gcode"]').waitFor();
   await second.locator('li[data-file="idle.gcode"]').waitFor();
 

@@ -69,6 +69,9 @@ test('two idle tabs send no file-list requests and no M20 beyond the first load'
   watchTerminal(first);
   await first.reload();
   await first.getByTestId('printer-state').filter({ hasText: /^Operational$/ }).waitFor();
+  // The file manager is a page of its own; showing it asks the server for nothing (the listing is already loaded).
+  await openTab(first, 'Files');
+  await openTab(second, 'Files');
 
   // The user's own refresh asks the printer once (so the counter can see an M20 at all) and reloads each tab at most once.
   // (The reload's history message replays the M20 sent on connecting; count from here.)
@@ -87,9 +90,6 @@ test('two idle tabs send no file-list requests and no M20 beyond the first load'
   const form = new FormData();
   form.append('file', new Blob(['G28\nG1 Z0.2\n']), 'idle.gcode');
   assert.equal((await server.api('/api/files/local', { method: 'POST', body: form })).status, 201);
-  // The file manager is a page of its own; showing it asks the server for nothing (the listing is already loaded).
-  await openTab(first, 'Files');
-  await openTab(second, 'Files');
   await first.locator('li[data-file="idle.gcode"]').waitFor();
   await second.locator('li[data-file="idle.gcode"]').waitFor();
 

@@ -196,19 +196,20 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('tabs follow the arrow keys and name their panels; upload is reachable by keyboard', async () => {
-    await openTab(page, 'Files');
     await openTab(page, 'Temperature');
     await page.getByRole('tab', { name: 'Temperature' }).focus();
+    // The file manager is the tab after Temperature.
     await page.keyboard.press('ArrowRight');
-    const control = page.getByRole('tab', { name: 'Control' });
+    const control = page.getByRole('tab', { name: 'Files', exact: true });
     assert.equal(await control.getAttribute('aria-selected'), 'true');
-    assert.equal(await focusedText(page), 'Control');
+    assert.equal(await focusedText(page), 'Files');
     const panel = await control.getAttribute('aria-controls');
     assert.equal(await page.locator(`#${panel}[role=tabpanel]`).count(), 1);
     await page.keyboard.press('End');
     assert.equal(await page.getByRole('tab', { name: 'Settings' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('Home');
     assert.equal(await page.getByRole('tab', { name: 'Temperature' }).getAttribute('aria-selected'), 'true');
+    await openTab(page, 'Files');
     await files.getByRole('button', { name: 'Upload…' }).focus();
     await page.keyboard.press('Enter');
     await until('the file picker', async () => choosers === 1);

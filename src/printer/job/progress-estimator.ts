@@ -47,6 +47,11 @@ export function parseM73(line: string): { percent?: number; remainingMin?: numbe
 export class ProgressEstimator {
   private readonly marks: M73Mark[] = [];
   private m73: { percent?: number; remainingMin?: number; atPrintTime: number } | undefined;
+  /**
+   * Set once an M73 line promised far more time than the file holds: the lines describe another file (a truncated or
+   * cut-down copy keeps the slicer's `M73 P0 R37` of the whole print), so the estimate goes on without them.
+   */
+  private m73Ignored = false;
 
   constructor(private readonly input: EstimatorInput) {}
 
@@ -60,6 +65,12 @@ export class ProgressEstimator {
     let i = 0;
     while (i < this.marks.length && this.marks[i].offset <= filepos) {
       const m = this.marks[i++];
+      if (this.m73Ignored) continue;
+      if (m.remainingMin !== undefined && !this.plausible(m.remainingMin * 60, m.offset)) {
+        this.m73Ignored = true;
+        this.m73 = undefined;
+        continue;
+      }
       this.m73 = {
         percent: m.percent ?? this.m73?.percent,
         remainingMin: m.remainingMin ?? (m.percent !== undefined ? undefined : this.m73?.remainingMin),
@@ -96,6 +107,18 @@ export class ProgressEstimator {
     const total = (1 - w) * prior + w * linearTotal;
     const origin = this.input.averageTime ? 'mixed-average' : 'mixed-analysis';
     return { seconds: Math.max(0, Math.round(total - printTime)), origin };
+  }
+
+  /**
+   * Whether a slicer's remaining time fits the file as analysed: at most twice the analysis' planned time left plus two
+   * minutes (slicers and the analysis differ by tens of percent, not by a factor of a hundred). Without an analysis
+   * there is nothing to check against.
+   */
+  private plausible(remaining: number, offset: number): boolean {
+    const planned = this.input.analysisTime;
+    if (!planned || planned <= 0) return true;
+    const done = this.plannedFraction(offset) ?? (this.input.size > 0 ? Math.min(1, offset / this.input.size) : 0);
+    return remaining <= 2 * planned * (1 - done) + 120;
   }
 
   /** Share of the planned print time done at `filepos` (interpolated in the timeline), or undefined without one. */

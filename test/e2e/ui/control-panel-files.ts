@@ -8,11 +8,12 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Page } from 'playwright-core';
 import type { TestServer } from '../../helpers/server.ts';
 import { GCODE_DIR } from '../../helpers/shared-data.ts';
-import { screenshot, type stepper } from './browser.ts';
+import { openTab, screenshot, type stepper } from './browser.ts';
 
 /** Runs on a logged-in admin's page with the printer connected and `gcode` uploaded and analysed. */
 export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page, server: TestServer, gcode: string): Promise<void> {
   await step('files: analysis shown, drag-and-drop upload, new folder, move into it, delete', async () => {
+    await openTab(page, 'Files');
     const files = page.getByRole('region', { name: 'Files' });
     await files.locator('li[data-file="prusaslicer-2.6.1_small.gcode"] button.name').click();
     await files.getByText('Estimated time').waitFor();
@@ -67,6 +68,7 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
   });
 
   await step('files: a file without analysis says pending, then shows the progress the server reports', async () => {
+    await openTab(page, 'Files');
     const files = page.getByRole('region', { name: 'Files' });
     // With analysis off the upload stays unanalysed; the progress comes from the server's push channel as it would
     // for a long analysis (the server side of it is tested in test/files/analysis/machine-limits.test.ts).
@@ -86,6 +88,7 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
   });
 
   await step('a file still being analysed says so, and can be loaded, printed, moved and deleted', async () => {
+    await openTab(page, 'Files');
     // The server prints a file under analysis (it sets the analysis aside) and deletes or moves one (it cancels the
     // analysis), so only a running job may turn those buttons off. They were off while the file was analysed (it is in
     // the push's busyFiles then): a click right after an upload landed on a disabled button and did nothing. The
@@ -117,6 +120,7 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
   });
 
   await step('files: a folder of 230 files shows 200 rows and the rest on request; a search or another order starts over', async () => {
+    await openTab(page, 'Files');
     const dir = join(server.baseDir, 'uploads', 'many');
     await mkdir(dir);
     for (let i = 0; i < 230; i++) await writeFile(join(dir, `part_${i}.gcode`), 'G28\n');
@@ -149,6 +153,7 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
   });
 
   await step('files: free space below server.diskspace is said, as a warning and then an alert', async () => {
+    await openTab(page, 'Files');
     const free = page.getByTestId('free-space');
     await free.filter({ hasText: /^Free: / }).waitFor();
     assert.doesNotMatch(await free.innerText(), /low|full/, 'this machine has more than 500 MiB free');

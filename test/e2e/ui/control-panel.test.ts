@@ -105,6 +105,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('uploads a G-code file with a progress bar', async () => {
+    await openTab(page, 'Files');
     // Slow the upload down so the progress bar is observable.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
@@ -122,6 +123,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('starts a print and shows its progress', async () => {
+    await openTab(page, 'Files');
     const row = page.locator('li[data-file="prusaslicer-2.6.1_small.gcode"]');
     await row.getByRole('button', { name: 'Print' }).click();
     await waitForState(page, /^(Starting|Printing)/);
@@ -146,6 +148,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   await fileListSteps(step, page, server, GCODE);
 
   await step('uploads to the printer\'s SD card and lists the SD files', async () => {
+    await openTab(page, 'Files');
     const dir = await tempDir(t, 'gantry-ui-sd-');
     const file = join(dir, 'sdpart.gcode');
     await writeFile(file, 'G28\nG1 Z0.2\nG1 X10 Y10 E1\n');
@@ -321,6 +324,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('a read-only user sees the printer but not the controls they may not use', async () => {
+    await openTab(page, 'Files');
     await page.setViewportSize({ width: 1280, height: 900 });
     // The remember-me cookie of the previous user must not log anyone back in after a logout.
     await page.getByLabel('User name').fill(VIEWER);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 // The loop this guards against ran at about 3 reloads a second, each set off by a push message. The idle window is
@@ -69,6 +69,9 @@ test('two idle tabs send no file-list requests and no M20 beyond the first load'
   watchTerminal(first);
   await first.reload();
   await first.getByTestId('printer-state').filter({ hasText: /^Operational$/ }).waitFor();
+  // The file manager is a page of its own; showing it asks the server for nothing (the listing is already loaded).
+  await openTab(first, 'Files');
+  await openTab(second, 'Files');
 
   // The user's own refresh asks the printer once (so the counter can see an M20 at all) and reloads each tab at most once.
   // (The reload's history message replays the M20 sent on connecting; count from here.)

@@ -62,12 +62,14 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('a PrusaSlicer file shows its embedded thumbnail', async () => {
+    await openTab(page, 'Files');
     const img = files.locator('li[data-file="benchy.gcode"] img[data-testid=file-thumb]');
     await img.waitFor();
     await until('the thumbnail to load', () => img.evaluate((el) => { const i = el as unknown as { complete: boolean; naturalWidth: number }; return i.complete && i.naturalWidth > 0; }));
   });
 
   await step('an STL offers Slice (not Print/Load, no "Analysis: pending"); the dialog slices with a profile choice', async () => {
+    await openTab(page, 'Files');
     const row = files.locator('li[data-file="cube.stl"]');
     assert.equal(await row.getByRole('button', { name: /^(Print|Load)$/ }).count(), 0);
     await row.locator('button.name').click();
@@ -83,6 +85,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('files: search and sort', async () => {
+    await openTab(page, 'Files');
     await files.getByLabel('Search files').fill('cube');
     await until('only matches listed', async () => (await files.locator('[data-testid=file-list] li.file').count()) === 2);
     await files.getByLabel('Sort files by').selectOption('name');
@@ -94,6 +97,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('Delete asks with the harmless choice focused; Enter and Escape keep the file; focus returns', async () => {
+    await openTab(page, 'Files');
     const row = files.locator('li[data-file="benchy.gcode"]');
     await row.locator('button.name').click();
     const del = row.getByRole('button', { name: 'Delete' });
@@ -114,6 +118,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('a finished print is announced in the page and by the browser', async () => {
+    await openTab(page, 'Files');
     await page.getByRole('button', { name: 'System' }).click();
     await page.getByRole('menuitem', { name: 'Notify me when prints end' }).click();
     await files.locator('li[data-file="benchy.gcode"]').getByRole('button', { name: 'Print' }).click();
@@ -123,6 +128,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   });
 
   await step('Stop asks "Keep printing" first, Escape keeps printing; after a stop the job panel is not stale', async () => {
+    await openTab(page, 'Files');
     await files.locator('li[data-file="long.gcode"]').getByRole('button', { name: 'Print' }).click();
     await page.getByTestId('printer-state').filter({ hasText: /^Printing/ }).waitFor();
     await waitForNumber(page, '[data-testid=job-progress]', { above: 0 }, 60_000);
@@ -192,16 +198,18 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
   await step('tabs follow the arrow keys and name their panels; upload is reachable by keyboard', async () => {
     await openTab(page, 'Temperature');
     await page.getByRole('tab', { name: 'Temperature' }).focus();
+    // The file manager is the tab after Temperature.
     await page.keyboard.press('ArrowRight');
-    const control = page.getByRole('tab', { name: 'Control' });
+    const control = page.getByRole('tab', { name: 'Files', exact: true });
     assert.equal(await control.getAttribute('aria-selected'), 'true');
-    assert.equal(await focusedText(page), 'Control');
+    assert.equal(await focusedText(page), 'Files');
     const panel = await control.getAttribute('aria-controls');
     assert.equal(await page.locator(`#${panel}[role=tabpanel]`).count(), 1);
     await page.keyboard.press('End');
     assert.equal(await page.getByRole('tab', { name: 'Settings' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('Home');
     assert.equal(await page.getByRole('tab', { name: 'Temperature' }).getAttribute('aria-selected'), 'true');
+    await openTab(page, 'Files');
     await files.getByRole('button', { name: 'Upload…' }).focus();
     await page.keyboard.press('Enter');
     await until('the file picker', async () => choosers === 1);

@@ -81,7 +81,7 @@ test('M73 progress lines from the file take over once the print passes them', ()
   assert.deepEqual(parseM73('m73 p5'), { percent: 5, remainingMin: undefined });
   assert.equal(parseM73('M730 P1'), undefined);
   assert.equal(parseM73('G1 X1'), undefined);
-  const est = new ProgressEstimator({ size: 1000, analysisTime: 100 });
+  const est = new ProgressEstimator({ size: 1000, analysisTime: 1000 });
   est.noteM73({ offset: 500, percent: 50, remainingMin: 10 });
   est.advance(400, 40);
   assert.equal(est.timeLeft(400, 40).origin, 'mixed-analysis');
@@ -89,6 +89,21 @@ test('M73 progress lines from the file take over once the print passes them', ()
   assert.deepEqual(est.timeLeft(520, 60), { seconds: 600, origin: 'estimate' });
   assert.deepEqual(est.timeLeft(600, 90), { seconds: 570, origin: 'estimate' }, 'counts down from when the line was reached');
   assert.equal(est.fraction(520), 0.5);
+});
+
+test('M73 lines promising far more time than the file holds (a truncated file) are ignored, not shown as "Left 37 m"', () => {
+  // A 20 s file (by its analysis) that kept the slicer's `M73 P0 R37` of the whole print it was cut from.
+  const est = new ProgressEstimator({ size: 1000, analysisTime: 20 });
+  est.noteM73({ offset: 10, percent: 0, remainingMin: 37 });
+  est.noteM73({ offset: 300, percent: 1, remainingMin: 36 });
+  est.advance(297, 6);
+  const left = est.timeLeft(297, 6);
+  assert.notEqual(left.origin, 'estimate');
+  assert.ok(left.seconds !== null && left.seconds < 30, `time left ${left.seconds} s`);
+  assert.ok(Math.abs(est.fraction(297) - 0.297) < 1e-9, 'progress in bytes, not the foreign M73 P');
+  // A plausible later line does not bring them back: the file's M73 lines as a whole describe another print.
+  est.advance(400, 8);
+  assert.notEqual(est.timeLeft(400, 8).origin, 'estimate');
 });
 
 const profile: LinkProfile = {

@@ -6,17 +6,18 @@ import { can, link, loadAll, logout, printerState, refreshSession, settings, sta
 import { messageOf } from '../lib/api.ts';
 import { cycleTheme, theme } from '../lib/theme.ts';
 import { ConnectionPanel } from './ConnectionPanel.tsx';
-import { JobPanel } from './JobPanel.tsx';
+import { StatusCard } from './StatusCard.tsx';
+import { RecentFiles } from './RecentFiles.tsx';
 import { CancelObjects } from './CancelObjects.tsx';
 import { RecoveryOffer } from './RecoveryOffer.tsx';
 import { PowerControls } from './PowerControls.tsx';
-import { FilesPanel } from './FilesPanel.tsx';
 import { AppKeysPrompt } from './AppKeysPrompt.tsx';
 import { DialogHost, Notices } from './Dialogs.tsx';
 import { LinkOverlay } from './LinkOverlay.tsx';
 import { SystemMenu } from './SystemMenu.tsx';
 import { BottomBar, TabRow } from './Nav.tsx';
 import { activePage, allPages, narrow } from '../lib/pages.ts';
+import { followInTab } from '../lib/job-status.ts';
 import './pages/index.ts';
 
 const LINK_TEXT = { connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Server offline', expired: 'Login expired', online: '' };
@@ -52,10 +53,8 @@ export function App() {
 
   const online = link.value === 'online';
   const stateText = online ? printerState.value.text : LINK_TEXT[link.value];
-  useEffect(() => {
-    const name = settings.value?.appearance?.name;
-    document.title = `${name ? `${name} – ` : ''}${stateText} – Gantry`;
-  }, [settings.value, stateText]);
+  // The tab's title and icon follow the print (its progress) or the state; read through a signal-tracking effect.
+  useEffect(() => followInTab(() => (link.value === 'online' ? printerState.value.text : LINK_TEXT[link.value])), []);
 
   if (phase === 'loading') return <p class="loading">Loading…</p>;
   if (phase === 'failed') return <p class="loading error">Could not reach the server: {failure}</p>;
@@ -90,19 +89,21 @@ export function App() {
       {phone ? (
         <main class={`layout phone${online ? '' : ' stale'}`} inert={inert} aria-busy={!online}>{body}</main>
       ) : (
+        <>
+        <div class={online ? 'card-row' : 'card-row stale'} inert={inert}><StatusCard /></div>
         <div class={`layout${online ? '' : ' stale'}`} inert={inert} aria-busy={!online}>
           <aside class="sidebar">
             <ConnectionPanel />
             <RecoveryOffer />
-            <JobPanel />
             <CancelObjects />
-            {can('FILES_LIST') && <FilesPanel />}
+            {can('FILES_LIST') && <RecentFiles />}
           </aside>
           <main class="main">
             {current && <TabRow pages={pages} current={current.id} />}
             {body}
           </main>
         </div>
+        </>
       )}
       {phone && current && <div inert={inert}><BottomBar pages={pages} current={current.id} /></div>}
       <AppKeysPrompt />

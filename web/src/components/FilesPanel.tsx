@@ -1,10 +1,13 @@
-// Files panel: local files with folders, search and sort, SD card files, upload by drag-and-drop or keyboard with
-// progress, slicer thumbnails, and per-file actions (models get Slice instead of Print).
+// The file manager (the Files page): local files as a table (thumbnail, name, size, print time, filament, last printed
+// and its result) with folders and breadcrumbs, search and sort, multi-select with move and delete, SD card files, upload
+// by drag-and-drop or keyboard with progress, a larger thumbnail on hover, and per-file actions (models get Slice).
 import { at } from '../lib/base.ts';
 import { useRef, useState } from 'preact/hooks';
 import { post, del, upload, encodePath } from '../lib/api.ts';
 import { confirmDialog, promptDialog } from '../lib/dialogs.ts';
 import { bytes, date, duration, filament } from '../lib/format.ts';
+import { fileEstimate } from '../lib/job-status.ts';
+import './file-manager.css';
 import { analysisProgress, attempt, busyFiles, can, files, job, loadFiles, notify, previewPath, printerState, settings } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
 import { goTo } from '../lib/pages.ts';
@@ -73,6 +76,7 @@ export function FilesPanel() {
   const [sortKey, setSortKey] = useState<SortKey>(() => (localStorage.getItem('gantry.sort') as SortKey | null) ?? 'date');
   const [slicing, setSlicing] = useState<FileEntry | null>(null);
   const [more, setMore] = useState({ view: '', rows: ROWS });
+  const [picked, setPicked] = useState<Set<string>>(new Set());
   const picker = useRef<HTMLInputElement>(null);
   const all = files.value?.files ?? [];
   const local = all.filter((e) => e.origin === 'local');
@@ -125,6 +129,39 @@ export function FilesPanel() {
     if (folder) form.append('path', folder);
     if (await attempt('Create folder', () => upload('/api/files/local', form, () => undefined))) void loadFiles();
   };
+  // Multi-select: paths of local files and folders in the folder shown; another folder or search starts afresh.
+  const shownPaths = new Set(entries.map((e) => e.path));
+  const chosen = [...picked].filter((p) => shownPaths.has(p));
+  const toggle = (path: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(path); else next.delete(path);
+    setPicked(next);
+  };
+  const moveChosen = async () => {
+    const dest = await promptDialog('Move files', `Move ${chosen.length} item${chosen.length === 1 ? '' : 's'} into the folder (empty: the top folder):`, folder, 'Move');
+    if (dest === null) return;
+    const target = dest.split('/').filter(Boolean).join('/');
+    let moved = 0;
+    for (const path of chosen) {
+      const name = path.split('/').pop() ?? path;
+      const destination = target ? `${target}/${name}` : name;
+      if (destination === path) continue;
+      if (await attempt(`Move of ${name}`, () => post(`/api/files/local/${encodePath(path)}`, { command: 'move', destination }))) moved++;
+    }
+    setPicked(new Set());
+    if (moved) notify(`Moved ${moved} item${moved === 1 ? '' : 's'}`);
+    void loadFiles();
+  };
+  const deleteChosen = async () => {
+    if (!(await confirmDialog('Delete files', `Delete ${chosen.length} item${chosen.length === 1 ? '' : 's'} (folders with everything in them)?`, 'Delete', { cancel: 'Keep', danger: true }))) return;
+    for (const path of chosen) await attempt(`Delete of ${path}`, () => del(`/api/files/local/${encodePath(path)}`));
+    setPicked(new Set());
+    void loadFiles();
+  };
+  const canBulk = can('FILES_DELETE');
+  const check = (e: FileEntry) => e.origin === 'local' && canBulk
+    ? <input type="checkbox" class="pick" aria-label={`Select ${e.display ?? e.name}`} checked={chosen.includes(e.path)} onChange={(ev) => toggle(e.path, ev.currentTarget.checked)} />
+    : <span class="pick" />;
   const preview = (e: FileEntry) => {
     previewPath.value = e.path;
     goTo('preview');
@@ -142,9 +179,12 @@ export function FilesPanel() {
     const inUse = busy.has(`${e.origin}:${e.path}`);
     if (e.type === 'folder') {
       return (
-        <li key={e.path} class="file folder">
+        <li key={e.path} class="file folder" data-folder={e.path}>
+          {check(e)}
+          <span class="thumb-cell" aria-hidden="true">📁</span>
           <button class="link name" onClick={() => setFolder(e.path)}>📁 {e.display ?? e.name}</button>
-          <span class="muted">{bytes(e.size)}</span>
+          <span class="muted col-size">{bytes(e.size)}</span>
+          <span class="col-time" /><span class="col-fil" /><span class="col-last" />
           {can('FILES_DELETE') && <span class="actions">
             {can('FILES_UPLOAD') && <button class="small" onClick={() => move(e)}>Move</button>}
             <button class="small danger" disabled={inUse} onClick={() => remove(e)}>Delete</button>
@@ -155,15 +195,24 @@ export function FilesPanel() {
     const a = e.gcodeAnalysis;
     const expanded = open === `${e.origin}:${e.path}`;
     const model = isModel(e);
+    const estimate = fileEstimate(e);
     // busyFiles lists the running job's file and the files being analysed. The server prints a file under analysis (it
     // sets the analysis aside), and deletes or moves one (it cancels the analysis): only the job holds a file here.
     const jobFile = isSel && !flags.ready && !flags.closedOrError;
     const underAnalysis = inUse && !jobFile;
     return (
       <li key={`${e.origin}:${e.path}`} class={`file${isSel ? ' selected' : ''}${e.thumbnail ? ' has-thumb' : ''}`} data-file={e.path}>
-        {e.thumbnail && <img class="thumb" src={at(`/${e.thumbnail}`)} alt="" loading="lazy" data-testid="file-thumb" />}
+        {check(e)}
+        <span class="thumb-cell">{e.thumbnail
+          ? <img class="thumb" src={at(`/${e.thumbnail}`)} alt="" loading="lazy" data-testid="file-thumb" />
+          : <span class="thumb-none" aria-hidden="true">{model ? '⬡' : '▤'}</span>}</span>
         <button class="link name" title={e.path} aria-expanded={expanded} onClick={() => setOpen(expanded ? null : `${e.origin}:${e.path}`)}>{q ? e.path : (e.display ?? e.name)}</button>
-        <span class="muted">{bytes(e.size)}{a?.estimatedPrintTime ? ` · ${duration(a.estimatedPrintTime)}` : ''}{model ? ' · model' : ''}{underAnalysis ? ' · analysing…' : ''}</span>
+        <span class="muted col-size">{bytes(e.size)}{model ? ' · model' : ''}{underAnalysis ? ' · analysing…' : ''}</span>
+        <span class="col-time" data-testid="file-estimate" title={estimate ? `From the ${estimate.source}` : undefined}>{estimate ? duration(estimate.seconds) : '–'}</span>
+        <span class="col-fil">{a ? filament(a.filament as Record<string, unknown>).replace(/ \/ [^,]*/g, '') : '–'}</span>
+        <span class="col-last" data-testid="file-last">{e.prints?.last
+          ? <>{new Date(e.prints.last.date * 1000).toLocaleDateString()} <span class={e.prints.last.success ? 'good-text' : 'error'}>{e.prints.last.success ? '✓ done' : '✗ failed'}</span></>
+          : <span class="muted">never</span>}</span>
         <span class="actions">
           {model ? can('SLICE') && <button class="small primary" onClick={() => setSlicing(e)}>Slice…</button> : <>
             {can('FILES_SELECT') && <button class="small" disabled={!flags.ready} onClick={() => select(e, false)}>Load</button>}
@@ -175,7 +224,8 @@ export function FilesPanel() {
             <dl class="facts">
               <dt>Uploaded</dt><dd>{date(e.date)}</dd>
               {a ? <>
-                <dt>Estimated time</dt><dd>{duration(a.estimatedPrintTime)}</dd>
+                <dt>Estimated time</dt><dd>{duration(estimate?.seconds ?? a.estimatedPrintTime)}{estimate ? <span class="muted"> ({estimate.source})</span> : null}</dd>
+                {a.gantry?.slicer?.estimatedPrintTime ? <><dt>Slicer's estimate</dt><dd>{duration(a.gantry.slicer.estimatedPrintTime)}</dd></> : null}
                 <dt>Filament</dt><dd>{filament(a.filament as Record<string, unknown>)}</dd>
                 {a.dimensions && <><dt>Size</dt><dd>{a.dimensions.width.toFixed(1)} × {a.dimensions.depth.toFixed(1)} × {a.dimensions.height.toFixed(1)} mm</dd></>}
               </> : e.origin === 'local' && !model ? <><dt>Analysis</dt><dd class="muted">{analysing(e.path, underAnalysis)}</dd></> : null}
@@ -201,37 +251,6 @@ export function FilesPanel() {
       onDrop={(e) => { e.preventDefault(); setDragging(false); if (e.dataTransfer?.files.length) void uploadFiles(e.dataTransfer.files); }}
     >
       <h2>Files <button class="icon" title="Refresh (also asks the printer for its SD card listing)" aria-label="Refresh files" onClick={() => void loadFiles(true)}>↻</button></h2>
-      <div class="file-tools">
-        <input type="search" placeholder="Search files" aria-label="Search files" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
-        <select aria-label="Sort files by" value={sortKey} onChange={(e) => { const k = e.currentTarget.value as SortKey; setSortKey(k); localStorage.setItem('gantry.sort', k); }}>
-          <option value="date">Newest</option><option value="name">Name</option><option value="size">Size</option><option value="printed">Last printed</option>
-        </select>
-      </div>
-      {!q && <nav class="crumbs" aria-label="Folder">
-        <button class="link" onClick={() => setFolder('')}>local</button>
-        {crumbs.map((c, i) => <span key={i}> / <button class="link" onClick={() => setFolder(crumbs.slice(0, i + 1).join('/'))}>{c}</button></span>)}
-      </nav>}
-      <ul class="file-list" data-testid="file-list">
-        {folder && !q && <li class="file folder"><button class="link name" onClick={() => setFolder(crumbs.slice(0, -1).join('/'))}>⬑ up</button></li>}
-        {entries.length === 0 && <li class="muted empty">{q ? 'No file matches.' : 'No files here yet.'}</li>}
-        {entries.slice(0, rows).map(row)}
-        {entries.length > rows && (
-          <li class="file more">
-            <button class="link" onClick={() => setMore({ view, rows: rows + ROWS })}>
-              Show {Math.min(ROWS, entries.length - rows)} more ({entries.length - rows} not shown)
-            </button>
-          </li>
-        )}
-      </ul>
-      {sdAvailable && (
-        <>
-          <h3>SD card</h3>
-          <ul class="file-list" data-testid="sd-list">
-            {sd.length === 0 && <li class="muted empty">No files on the SD card.</li>}
-            {sorted(sd, sortKey).map(row)}
-          </ul>
-        </>
-      )}
       {can('FILES_UPLOAD') && (
         <div class="upload">
           {uploadState ? (
@@ -252,6 +271,51 @@ export function FilesPanel() {
           {sdAvailable && <label class="check small"><input type="checkbox" checked={toSd} disabled={!flags.ready} onChange={(e) => setToSd(e.currentTarget.checked)} /> Upload to the printer's SD card</label>}
           {files.value?.free !== undefined && <FreeSpace free={files.value.free} />}
         </div>
+      )}
+      <div class="file-tools">
+        <input type="search" placeholder="Search files" aria-label="Search files" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <select aria-label="Sort files by" value={sortKey} onChange={(e) => { const k = e.currentTarget.value as SortKey; setSortKey(k); localStorage.setItem('gantry.sort', k); }}>
+          <option value="date">Newest</option><option value="name">Name</option><option value="size">Size</option><option value="printed">Last printed</option>
+        </select>
+      </div>
+      {!q && <nav class="crumbs" aria-label="Folder" data-testid="crumbs">
+        <button class="link" aria-current={crumbs.length === 0 ? 'location' : undefined} onClick={() => setFolder('')}>local</button>
+        {crumbs.map((c, i) => <span key={i}> / <button class="link" aria-current={i === crumbs.length - 1 ? 'location' : undefined}
+          onClick={() => setFolder(crumbs.slice(0, i + 1).join('/'))}>{c}</button></span>)}
+      </nav>}
+      {chosen.length > 0 && (
+        <div class="bulk" role="toolbar" aria-label="Selected files" data-testid="bulk-bar">
+          <span>{chosen.length} selected</span>
+          {can('FILES_UPLOAD') && <button class="small" onClick={() => void moveChosen()}>Move selected…</button>}
+          <button class="small danger" onClick={() => void deleteChosen()}>Delete selected</button>
+          <button class="small" onClick={() => setPicked(new Set())}>Clear selection</button>
+        </div>
+      )}
+      <div class="file-head" aria-hidden="true">
+        <span class="pick">{canBulk && entries.length > 0 && <input type="checkbox" tabIndex={-1} checked={entries.length > 0 && chosen.length === entries.filter((e) => e.origin === 'local').length}
+          onChange={(ev) => setPicked(new Set(ev.currentTarget.checked ? entries.filter((e) => e.origin === 'local').map((e) => e.path) : []))} />}</span>
+        <span class="thumb-cell" /><span>Name</span><span class="col-size">Size</span><span class="col-time">Print time</span><span class="col-fil">Filament</span><span class="col-last">Last printed</span><span class="actions" />
+      </div>
+      <ul class="file-list" data-testid="file-list">
+        {folder && !q && <li class="file folder up"><span class="pick" /><span class="thumb-cell" aria-hidden="true">⬑</span><button class="link name" onClick={() => setFolder(crumbs.slice(0, -1).join('/'))}>⬑ up</button></li>}
+        {entries.length === 0 && <li class="muted empty">{q ? 'No file matches.' : 'No files here yet.'}</li>}
+        {entries.slice(0, rows).map(row)}
+        {entries.length > rows && (
+          <li class="file more">
+            <button class="link" onClick={() => setMore({ view, rows: rows + ROWS })}>
+              Show {Math.min(ROWS, entries.length - rows)} more ({entries.length - rows} not shown)
+            </button>
+          </li>
+        )}
+      </ul>
+      {sdAvailable && (
+        <>
+          <h3>SD card</h3>
+          <ul class="file-list" data-testid="sd-list">
+            {sd.length === 0 && <li class="muted empty">No files on the SD card.</li>}
+            {sorted(sd, sortKey).map(row)}
+          </ul>
+        </>
       )}
       {slicing && <SliceDialog file={slicing} onClose={() => setSlicing(null)} />}
     </section>

@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { markings, temps, tempsVersion } from '../lib/store.ts';
 import { heaterLabel } from '../lib/format.ts';
+import './temp-graph.css';
 
 const COLORS: Record<string, string> = { tool0: '#d9480f', tool1: '#e67700', tool2: '#862e9c', tool3: '#5f3dc4', bed: '#1971c2', chamber: '#2b8a3e' };
 const colorOf = (key: string) => COLORS[key] ?? '#495057';
@@ -16,19 +17,64 @@ export function heaterKeys(): string[] {
   });
 }
 
-/** Vertical lines for the push channel's markings (print started, paused, done, …). */
+const LABEL_FONT = '12px system-ui, sans-serif';
+const TICK_FONT = '12px system-ui, sans-serif';
+let measurer: CanvasRenderingContext2D | null = null;
+function textWidth(text: string, font: string): number {
+  measurer ??= document.createElement('canvas').getContext('2d');
+  if (!measurer) return text.length * 7;
+  measurer.font = font;
+  return measurer.measureText(text).width;
+}
+/** Rows of event labels above each other; more events that close together are merged into the last row's label. */
+const LABEL_ROWS = 3;
+const GAP = 6;
+const clockTime = (t: number) => new Date(t * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+
+export interface PlacedLabel { text: string; title: string; left: number; row: number; width: number }
+
+/**
+ * Places the event labels (print started, paused, resumed, cancelled, …) so that none touches another: each goes to the
+ * first row where it has room, to the left of its line near the right edge; when all rows are taken at that spot it is
+ * merged into the nearest label there ("Pause +2", every event in its tooltip). Pure, so it is the same at every width.
+ */
+export function placeLabels(marks: { x: number; text: string; title: string }[], plotWidth: number, widthOf: (t: string) => number): PlacedLabel[] {
+  const placed: PlacedLabel[] = [];
+  const free = (row: number, a: number, b: number, except?: PlacedLabel) =>
+    placed.every((p) => p === except || p.row !== row || b + GAP <= p.left || a >= p.left + p.width + GAP);
+  const position = (x: number, w: number) => Math.max(0, Math.min(plotWidth - w, x + 3 + w > plotWidth ? x - 3 - w : x + 3));
+  for (const m of marks) {
+    const w = widthOf(m.text);
+    const left = position(m.x, w);
+    let row = 0;
+    while (row < LABEL_ROWS && !free(row, left, left + w)) row++;
+    if (row < LABEL_ROWS) {
+      placed.push({ text: m.text, title: m.title, left, row, width: w });
+      continue;
+    }
+    // No room: merged into the label nearest to it in any row, which grows by a "+n" only if that still fits.
+    let best: PlacedLabel | undefined;
+    for (const p of placed) if (!best || Math.abs(p.left - left) < Math.abs(best.left - left)) best = p;
+    if (!best) continue;
+    const base = best.text.replace(/ \+\d+$/, '');
+    const n = Number(/ \+(\d+)$/.exec(best.text)?.[1] ?? 0) + 1;
+    const text = `${base} +${n}`;
+    const nw = widthOf(text);
+    const nl = Math.max(0, Math.min(plotWidth - nw, best.left));
+    if (free(best.row, nl, nl + nw, best)) { best.text = text; best.width = nw; best.left = nl; }
+    best.title += `\n${m.title}`;
+  }
+  return placed;
+}
+
+/** Vertical lines for the push channel's markings (print started, paused, done, …); their labels are DOM elements. */
 function drawMarkings(u: uPlot): void {
   const ctx = u.ctx;
   const { left, top, width, height } = u.bbox;
   ctx.save();
-  ctx.strokeStyle = 'rgba(73, 80, 87, 0.6)';
-  ctx.fillStyle = 'rgba(73, 80, 87, 0.9)';
+  ctx.strokeStyle = 'rgba(120, 128, 140, 0.8)';
   ctx.lineWidth = 1;
-  ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
-  // Each label goes to the first row where it does not run into the previous one (pause and resume are often seconds
-  // apart, a cancel, a finish and the next start too).
-  const rowEnds: number[] = [];
-  const line = 12 * devicePixelRatio;
+  const marks: { x: number; text: string; title: string }[] = [];
   for (const m of markings.value) {
     const x = Math.round(u.valToPos(m.time, 'x', true));
     if (x < left || x > left + width) continue;
@@ -38,15 +84,41 @@ function drawMarkings(u: uPlot): void {
     ctx.lineTo(x, top + height);
     ctx.stroke();
     const text = m.label ?? m.type;
-    const w = ctx.measureText(text).width;
-    // Labels near the right edge are drawn to the left of their line so they stay inside the plot.
-    const start = x + 3 + w > left + width ? x - 3 - w : x + 3;
-    let row = rowEnds.findIndex((end) => start > end + 4);
-    if (row < 0) row = rowEnds.length;
-    rowEnds[row] = start + w;
-    ctx.fillText(text, start, top + line * (1 + row));
+    marks.push({ x: u.valToPos(m.time, 'x'), text, title: `${text} at ${clockTime(m.time)}` });
   }
   ctx.restore();
+  let layer = u.over.querySelector<HTMLDivElement>('.event-labels');
+  if (!layer) {
+    layer = document.createElement('div');
+    layer.className = 'event-labels';
+    u.over.append(layer);
+  }
+  const placed = placeLabels(marks, u.over.clientWidth || width / devicePixelRatio, (t) => textWidth(t, LABEL_FONT) + 6);
+  layer.replaceChildren(...placed.map((p) => {
+    const span = document.createElement('span');
+    span.className = 'event-label';
+    span.textContent = p.text;
+    span.title = p.title;
+    span.style.left = `${p.left}px`;
+    span.style.top = `${2 + p.row * 17}px`;
+    return span;
+  }));
+}
+
+/**
+ * The time axis' tick spacing: the width of its widest label plus a gap, so neighbouring times never run into each other
+ * whatever the font or the screen (a fixed 70 px let "08:51:30" labels touch on a phone).
+ */
+const tickSpace = () => textWidth(clockTime(0).replace(/\d/g, '8'), TICK_FONT) + 18;
+
+/** The drawn time labels' boxes (CSS px from the plot's left), for the tests and for anyone inspecting the graph. */
+function recordTicks(u: uPlot, splits: number[], labels: string[]): void {
+  const boxes = splits.map((v, i) => {
+    const w = textWidth(labels[i], TICK_FONT);
+    const x = u.valToPos(v, 'x');
+    return [Math.round((x - w / 2) * 10) / 10, Math.round((x + w / 2) * 10) / 10];
+  });
+  u.root.dataset.ticks = JSON.stringify(boxes);
 }
 
 /** Dots only while there are too few samples for a line. */
@@ -121,8 +193,14 @@ export function TempGraph() {
         // Room on the right for half of the last time label, centred on its tick (uPlot's own is half the °C axis: the
         // label was cut to "08:51:30 A").
         padding: [null, 45, null, null],
-        axes: [{ space: 70, values: (_u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })) },
-          { label: '°C', size: 50 }],
+        axes: [{
+          space: tickSpace, font: TICK_FONT,
+          values: (u, splits) => {
+            const labels = splits.map(clockTime);
+            recordTicks(u, splits, labels);
+            return labels;
+          },
+        }, { label: '°C', size: 50, font: TICK_FONT }],
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
         hooks: { draw: [drawMarkings, latestInLegend] },

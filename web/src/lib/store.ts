@@ -53,6 +53,17 @@ export const renderProgress = signal<number | null>(null);
 export const slicingProgress = signal<{ source_path: string; progress: number } | null>(null);
 /** How the last print this page saw ended, so the job panel does not show a stopped print's time left as live. */
 export const lastOutcome = signal<'done' | 'cancelled' | 'failed' | null>(null);
+/**
+ * The running print's layer and height from the layer progress push (DisplayLayerProgress's payload, src/layer-progress)
+ * or its /values on load; null until either has been seen.
+ */
+export interface LayerInfo { current: number | null; total: number | null; height: number | null; totalHeight: number | null; feedrate: number | null; fan: string | null }
+export const layerInfo = signal<LayerInfo | null>(null);
+/**
+ * The speed (M220) and flow (M221) factors in percent, followed from the `Send:` lines of the terminal log (what the
+ * firmware was told, from the file or a client); null until one was seen (the firmware's default is 100 %).
+ */
+export const factors = signal<{ speed: number | null; flow: number | null }>({ speed: null, flow: null });
 /** File chosen for the G-code preview. */
 export const previewPath = signal<string | null>(null);
 
@@ -187,10 +198,57 @@ function applyState(p: Partial<StatePayload>, full: boolean): void {
     tempsVersion.value++;
   }
   if (p.logs?.length || full) {
+    followFactors(p.logs ?? []);
     for (const l of p.logs ?? []) terminal.push(l);
     if (terminal.length > TERMINAL_MAX) terminal.splice(0, terminal.length - TERMINAL_MAX);
     terminalVersion.value++;
   }
+}
+
+const FACTOR = /^Send: (?:N\d+ )?M22([01])\b[^;*]*?\bS(\d+(?:\.\d+)?)/i;
+function followFactors(lines: string[]): void {
+  let { speed, flow } = factors.value;
+  for (const l of lines) {
+    if (l.charCodeAt(6) !== 77 && l.charCodeAt(6) !== 78 && l.charCodeAt(6) !== 109) continue;
+    const m = FACTOR.exec(l);
+    if (!m) continue;
+    if (m[1] === '0') speed = Number(m[2]);
+    else flow = Number(m[2]);
+  }
+  if (speed !== factors.value.speed || flow !== factors.value.flow) factors.value = { speed, flow };
+}
+
+const num = (v: unknown): number | null => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? parseFloat(v) : NaN;
+  return Number.isFinite(n) ? n : null;
+};
+/** The plugin's push payload (flat) or its /values (nested) as one shape; "-" means unknown. */
+function layerFrom(v: Record<string, unknown>): LayerInfo {
+  const layer = (v.layer ?? {}) as Record<string, unknown>;
+  const height = (v.height ?? {}) as Record<string, unknown>;
+  const fan = v.fanspeed ?? v.fanSpeed;
+  return {
+    current: num(v.currentLayer ?? layer.current), total: num(v.totalLayer ?? layer.total),
+    height: num(v.currentHeight ?? height.current), totalHeight: num(v.totalHeight ?? height.total),
+    feedrate: num(v.feedrate), fan: typeof fan === 'string' && fan !== '-' ? fan : null,
+  };
+}
+
+export async function loadLayerInfo(): Promise<void> {
+  if (!can('STATUS')) return;
+  layerInfo.value = layerFrom(await get<Record<string, unknown>>('/plugin/DisplayLayerProgress/values'));
+}
+
+/**
+ * The newest print of the history (its file and how it ended), so a reload does not forget the last result (the push
+ * tells of an end only as it happens); the status card shows it when it is the selected file's and nothing prints.
+ */
+export const lastPrinted = signal<{ path: string; origin: string; result: 'success' | 'failed' | 'cancelled' } | null>(null);
+export async function loadLastPrinted(): Promise<void> {
+  if (!can('FILES_LIST')) return;
+  const { prints } = await get<{ prints: { path: string; origin: string; result: 'success' | 'failed' | 'cancelled' }[] }>('/plugin/gantry/history');
+  const last = prints[prints.length - 1];
+  lastPrinted.value = last ? { path: last.path, origin: last.origin, result: last.result } : null;
 }
 
 function addAppKeyRequest(r: AppKeyRequest): void {
@@ -234,6 +292,7 @@ function onPush(type: string, payload: unknown): void {
       if (ev.type.startsWith('Print')) {
         if (ev.type !== 'PrintStarted') historyVersion.value++;
         printEnded(ev.type, ev.payload, notify);
+        if (ev.type === 'PrintStarted') lastPrinted.value = null;
         lastOutcome.value = ev.type === 'PrintStarted' ? null
           : ev.type === 'PrintDone' ? 'done' : ev.type === 'PrintCancelled' ? 'cancelled'
           : ev.type === 'PrintFailed' && ev.payload?.reason !== 'cancelled' ? 'failed' : lastOutcome.value;
@@ -249,6 +308,10 @@ function onPush(type: string, payload: unknown): void {
       break;
     case 'plugin': {
       const msg = payload as { plugin: string; data: { type?: string } & Partial<AppKeyRequest> };
+      if (msg.plugin === 'DisplayLayerProgress-websocket-payload') {
+        layerInfo.value = layerFrom(msg.data as Record<string, unknown>);
+        break;
+      }
       if (msg.plugin === 'gantry' && msg.data.type === 'analysisProgress') {
         const { path, progress: fraction } = msg.data as unknown as { path: string; progress: number };
         analysisProgress.value = { ...analysisProgress.value, [path]: fraction };
@@ -349,5 +412,6 @@ export function retryNow(): void {
 
 /** Loads everything the panels need after login; each part fails on its own (missing permission or endpoint). */
 export async function loadAll(): Promise<void> {
-  await Promise.all([quiet(loadSettings()), quiet(loadConnection()), quiet(loadProfiles()), quiet(loadFiles()), quiet(loadPendingAppKeys())]);
+  await Promise.all([quiet(loadSettings()), quiet(loadConnection()), quiet(loadProfiles()), quiet(loadFiles()), quiet(loadPendingAppKeys()),
+    quiet(loadLayerInfo()), quiet(loadLastPrinted())]);
 }

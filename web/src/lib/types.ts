@@ -109,6 +109,8 @@ export interface Analysis {
   dimensions?: { width: number; depth: number; height: number };
   printingArea?: { minX: number; maxX: number; minY: number; maxY: number; minZ: number; maxZ: number };
   _empty?: boolean;
+  /** Gantry's additions: what the slicer wrote about its own result. */
+  gantry?: { slicer?: { name?: string | null; estimatedPrintTime?: number | null; filamentLength?: number[] | null } };
 }
 
 export interface FileEntry {
@@ -124,6 +126,8 @@ export interface FileEntry {
   refs?: { resource?: string; download?: string };
   gcodeAnalysis?: Analysis;
   prints?: { success: number; failure: number; last?: { success: boolean; date: number; printTime?: number } };
+  /** Average and last print time per printer profile id, from the print history. */
+  statistics?: { averagePrintTime?: Record<string, number>; lastPrintTime?: Record<string, number> };
   /** Relative URL of the slicer's embedded preview (as OctoPrint's PrusaSlicer-thumbnails plugin gives it). */
   thumbnail?: string;
   thumbnail_src?: string;

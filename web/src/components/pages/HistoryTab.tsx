@@ -1,9 +1,9 @@
 // History & statistics: every finished, failed or cancelled print from the server's print history, with success rate,
 // time and filament (from each file's analysis) per file and per day.
 import { useEffect, useState } from 'preact/hooks';
-import { get } from '../../lib/api.ts';
+import { encodePath, get, post } from '../../lib/api.ts';
 import { duration } from '../../lib/format.ts';
-import { files, historyVersion } from '../../lib/store.ts';
+import { attempt, can, files, historyVersion, printerState } from '../../lib/store.ts';
 import type { FileEntry, HistoryEntry } from '../../lib/types.ts';
 
 const RESULT = { success: 'done', failed: 'failed', cancelled: 'cancelled' };
@@ -76,10 +76,14 @@ export function HistoryTab() {
         <section class="section wide" aria-label="Recent prints">
           <h3>Recent prints</h3>
           <div class="scroll"><table>
-            <thead><tr><th>Ended</th><th>File</th><th>Result</th><th>Time</th><th>User</th></tr></thead>
+            <thead><tr><th>Ended</th><th>File</th><th>Result</th><th>Time</th><th>User</th><th aria-label="Actions" /></tr></thead>
             <tbody>{[...list].reverse().slice(0, 50).map((h) => (
               <tr key={`${h.end}-${h.path}`}><td>{new Date(h.end * 1000).toLocaleString()}</td><td>{h.name}</td>
-                <td class={h.result === 'success' ? '' : 'error'} title={h.error}>{RESULT[h.result]}</td><td>{duration(h.duration)}</td><td>{h.user ?? '–'}</td></tr>
+                <td class={h.result === 'success' ? '' : 'error'} title={h.error}>{RESULT[h.result]}</td><td>{duration(h.duration)}</td><td>{h.user ?? '–'}</td>
+                <td>{h.origin === 'local' && can('PRINT') && can('FILES_SELECT') && (
+                  <button class="small" disabled={!printerState.value.flags.ready} aria-label={`Print ${h.name} again`}
+                    onClick={() => void attempt('Print', () => post(`/api/files/local/${encodePath(h.path)}`, { command: 'select', print: true }))}>Print again</button>
+                )}</td></tr>
             ))}</tbody>
           </table></div>
         </section>

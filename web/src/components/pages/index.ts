@@ -15,7 +15,7 @@ import { LazySpoolsTab } from '../spools/LazySpoolsTab.tsx';
 import { LazyFarmPage } from '../farm/LazyFarmPage.tsx';
 
 registerPage({ id: 'status', label: 'Status', icon: '◉', perm: 'STATUS', view: StatusPage, order: 0, bar: 1, phoneOnly: true });
-registerPage({ id: 'files', label: 'Files', icon: '🗀', perm: 'FILES_LIST', view: FilesPage, order: 5, bar: 2, phoneOnly: true });
+registerPage({ id: 'files', label: 'Files', icon: '🗀', perm: 'FILES_LIST', view: FilesPage, order: 15, bar: 2 });
 registerPage({ id: 'temperature', label: 'Temperature', icon: '🌡', perm: 'STATUS', view: TemperatureTab, order: 10, bar: 3 });
 registerPage({ id: 'control', label: 'Control', icon: '✥', perm: 'CONTROL', view: ControlTab, order: 20, bar: 4 });
 registerPage({ id: 'terminal', label: 'Terminal', icon: '›_', perm: 'MONITOR_TERMINAL', view: TerminalTab, order: 30 });

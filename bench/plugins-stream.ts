@@ -1,10 +1,12 @@
 // Streaming with the built-in plugins on versus off: the same file printed on fakefw (-d 0, a real pty) by a Gantry with
 // layer progress's M117/M73 on (1 s interval) and by one with both off, and a labelled file with an object cancelled
-// versus nothing cancelled (the skip filter runs either way); interleaved pairs, the median ratio of lines per second.
+// versus nothing cancelled (the skip filter runs either way), and notifications to a target that never answers versus
+// none (#55: a dead target changes nothing for the print); interleaved pairs, the median ratio of lines per second.
 // Usage: npx tsx bench/plugins-stream.ts [file.gcode]   Env: BENCH_REPEATS (3), GANTRY_SHARED (where bench/fakefw.c is).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { startGantry } from '../src/main.ts';
 import { startFakeFw } from '../test/transports/bench-tools.ts';
 import { SMALL_GCODE } from '../test/helpers/shared-data.ts';
@@ -64,4 +66,19 @@ if (/; printing object /.test(gcode)) {
   }
   console.log(`object 0 cancelled / none (time ratio, > 1 is faster; fewer lines go out) median: ${median(r2).toFixed(3)}`);
 }
+// A target that accepts the connection and never answers: every notification waits for its timeout.
+const dead = createServer(() => {});
+await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+const deadUrl = `http://127.0.0.1:${(dead.address() as { port: number }).port}/hook`;
+const notifyOn = { ...off, notifications: { progressStep: 1, layerStep: 1, retries: 0, timeout: 300,
+  targets: [{ url: deadUrl, events: ['PrintStarted', 'PrintProgress', 'PrintLayer', 'PrintDone'] }] } };
+const r3: number[] = [];
+for (let i = 0; i < REPEATS; i++) {
+  const a = await printOnce(gcode, off, null);
+  const b = await printOnce(gcode, notifyOn, null);
+  r3.push(a / b);
+  console.log(`notifications pair ${i + 1}: none ${a.toFixed(0)} ms, a dead target ${b.toFixed(0)} ms, rate ${(a / b).toFixed(3)}`);
+}
+console.log(`notifications to a dead target / none, lines per second (median of ${REPEATS}): ${median(r3).toFixed(3)}`);
+dead.close();
 process.exit(0);

@@ -98,7 +98,8 @@ function run(groups, concurrency) {
 // The longest files start first, so the run does not end with one of them alone on a core while the rest is done
 // (ordered by their time in a grouped run on 2 cores, 2026-11; then folders whose files are slow on the whole).
 const SLOW_FIRST = ['test/e2e/runtime/install', 'test/import/compat-sequences', 'test/push/channel', 'test/printer/job/firmware-actions',
-  'test/access/cli.test', 'test/http/settings', 'test/printer/job/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
+  'test/access/cli.test', 'test/e2e/ui/second-generation', 'test/e2e/ui/status-files-graph', 'test/e2e/ui/failures-explained',
+  'test/objects/cancel-object-print', 'test/spools/spoolman-print', 'test/http/settings', 'test/printer/job/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
   'test/import/import-safety', 'test/http/fuzz', 'test/timelapse/timelapse.test', 'test/mqtt/broker-life', 'test/files/files-api',
   'test/printer/job/job-api', 'test/files/analysis/machine-limits', 'test/e2e/ui/', 'test/e2e/', 'test/system/languages', 'test/event-actions/',
   'test/recovery/', 'test/import/', 'test/mqtt/', 'test/timelapse/', 'test/access/', 'test/printer/', 'test/slicing/', 'test/files/',

@@ -31,6 +31,9 @@ export function registerSpoolmanMethods(add: Add, spools: SpoolService): void {
     if (!METHODS.has(method)) throw badParam(`request_method ${method.slice(0, 20)} is not allowed`);
     if (typeof p.path !== 'string') throw badParam('path must be a string like /v1/spool');
     const query = typeof p.query === 'string' ? p.query : undefined;
+    // Not set up, the component is absent (Moonraker registers no spoolman endpoints then): 404, a client's error. Set
+    // up but unreachable, 503: the upstream is down, which no retry of the same request by the client can fix now.
+    if (!spools.enabled()) throw new RpcError(404, 'Spoolman is not set up (plugins.spoolman.server is empty)');
     const r = await spools.proxy(method, p.path, p.body ?? undefined, query);
     if (r === null) throw new RpcError(503, 'Spoolman server not connected');
     const ok = r.status >= 200 && r.status < 300;

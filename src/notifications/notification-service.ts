@@ -75,6 +75,8 @@ const RECENT = 50;
 const NOTIFIED = new Set(Object.keys(DEFAULT_MESSAGES).filter((e) => e !== 'Test' && e !== 'PrintProgress' && e !== 'PrintLayer'));
 /** Layer progress's event (src/layer-progress/, DisplayLayerProgress's name): the layer a print is on. */
 const LAYER_EVENT = 'DisplayLayerProgress_layerChanged';
+/** Its progress event: the job's progress can reach a step after the last ZChange was seen (a link thread reports in batches). */
+const PROGRESS_EVENT = 'DisplayLayerProgress_progressChanged';
 
 export class NotificationService {
   private routes = new Map<string, Route>();
@@ -105,7 +107,7 @@ export class NotificationService {
     this.unsubscribe.push(this.deps.events.onAny('notifications', (name, payload) => {
       // Only a note for later: the bus (and the printer behind it) goes on at once.
       // A layer change is when progress has moved: looked at then, and by a slow timer through long layers.
-      if (name === 'ZChange') { if (this.progressTimer) setImmediate(() => this.checkProgress()); return; }
+      if (name === 'ZChange' || (name as string) === PROGRESS_EVENT) { if (this.progressTimer) setImmediate(() => this.checkProgress()); return; }
       if ((name as string) === LAYER_EVENT) { if (this.progressTimer) { const p = (payload ?? {}) as Plain; setImmediate(() => this.checkLayer(p)); } return; }
       if (NOTIFIED.has(name)) setImmediate(() => this.onEvent(name, (payload ?? {}) as Plain));
     }));

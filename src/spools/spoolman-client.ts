@@ -100,7 +100,8 @@ export class SpoolmanClient {
       timer.unref();
     };
     const open = async () => {
-      const { WebSocket: Ws } = await import('ws');
+      // ws is CommonJS: the built server's bundle gives it as the default export only (test/e2e/runtime/built-downloads.test.ts).
+      const Ws = (await import('ws')).default;
       if (stopped) return;
       const wsUrl = this.url('/v1/spool').replace(/^http/, 'ws');
       const s = new Ws(wsUrl, { handshakeTimeout: this.timeoutMs() });

@@ -17,7 +17,8 @@ export async function fileListSteps(step: ReturnType<typeof stepper>, page: Page
     const files = page.getByRole('region', { name: 'Files' });
     await files.locator('li[data-file="prusaslicer-2.6.1_small.gcode"] button.name').click();
     await files.getByText('Estimated time').waitFor();
-    await files.getByText('Filament').waitFor();
+    // The file's details (a definition list), not the table's column header of the same name.
+    await files.locator('dt', { hasText: 'Filament' }).waitFor();
     // Uploading a file that exists asks first; declining keeps the file as it is.
     const before = ((await (await server.api('/api/files/local/prusaslicer-2.6.1_small.gcode')).json()) as { date: number }).date;
     await page.getByTestId('upload-input').setInputFiles(gcode);

@@ -324,7 +324,6 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('a read-only user sees the printer but not the controls they may not use', async () => {
-    await openTab(page, 'Files');
     await page.setViewportSize({ width: 1280, height: 900 });
     // The remember-me cookie of the previous user must not log anyone back in after a logout.
     await page.getByLabel('User name').fill(VIEWER);

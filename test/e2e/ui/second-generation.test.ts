@@ -308,7 +308,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
       await page.getByRole('button', { name: 'Log in' }).click();
       await page.getByRole('alert').waitFor();
     }
-    await page.getByRole('alert').filter({ hasText: /locked for \d+ seconds/ }).waitFor();
+    await page.getByRole('alert').filter({ hasText: /locked\. Try again in \d+ (s|min)/ }).waitFor();
     await screenshot(page, 'gen2-login-locked');
   });
 

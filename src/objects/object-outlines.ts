@@ -79,14 +79,3 @@ export function convexHull(points: [number, number][]): [number, number][] {
   }
   return [...lower.slice(0, -1), ...upper.slice(0, -1)];
 }
-
-/** Whether (x, y) lies inside a convex polygon (the preview's click test). */
-export function insidePolygon(poly: [number, number][], x: number, y: number): boolean {
-  let inside = false;
-  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
-    const [xi, yi] = poly[i];
-    const [xj, yj] = poly[j];
-    if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
-  }
-  return inside;
-}

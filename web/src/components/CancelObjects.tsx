@@ -34,17 +34,6 @@ export async function cancelObject(o: ObjectOutline): Promise<boolean> {
   return ok;
 }
 
-/** Whether (x, y) in mm lies inside the polygon. */
-export function insideOutline(poly: [number, number][], x: number, y: number): boolean {
-  let inside = false;
-  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
-    const [xi, yi] = poly[i];
-    const [xj, yj] = poly[j];
-    if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
-  }
-  return inside;
-}
-
 export function CancelObjects() {
   const path = job.value?.file?.path ?? null;
   const f = printerState.value.flags;

@@ -5,7 +5,8 @@ import { encodePath } from '../lib/api.ts';
 import type { ParsedGcode } from '../lib/gcode-layers.ts';
 import { currentProfile, currentZ, files, job, previewPath, printerState } from '../lib/store.ts';
 import type { FileEntry } from '../lib/types.ts';
-import { cancelObject, insideOutline, objectOutlines, type ObjectOutline } from './CancelObjects.tsx';
+import { cancelObject, objectOutlines, type ObjectOutline } from './CancelObjects.tsx';
+import { insideOutline } from '../lib/polygon.ts';
 
 /** Canvas pixels → bed mm, as the last draw laid the bed out (the click on an object's outline). */
 type ToBed = (cx: number, cy: number) => [number, number];

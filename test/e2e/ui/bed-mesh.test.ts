@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer } from '../../helpers/connected-server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, openTab, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, watchErrors, logIn, scriptsFetched } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 test('Bed mesh page: probe, 3D view and heat map with the colour scale, history', { skip: needs('chromium') }, async (t) => {
@@ -17,14 +17,10 @@ test('Bed mesh page: probe, 3D view and heat map with the colour scale, history'
   page.setDefaultTimeout(30_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'bed-mesh-');
-  const scripts: string[] = [];
-  page.on('request', (r) => { if (r.resourceType() === 'script') scripts.push(r.url()); });
+  const scripts = scriptsFetched(page);
 
   await step('the page loads its code when opened and says there is no mesh yet', async () => {
-    await page.goto(server.url + '/login');
-    await page.getByLabel('User name').fill('ada');
-    await page.getByLabel('Password').fill('pw-ada-12345');
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logIn(page, server.url, 'ada', 'pw-ada-12345');
     await page.getByRole('tab', { name: 'Temperature', exact: true }).waitFor();
     assert.ok(!scripts.some((s) => s.includes('BedMeshTab')), 'not loaded before the page is opened');
     await openTab(page, 'Bed mesh');

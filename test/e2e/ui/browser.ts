@@ -126,3 +126,18 @@ export async function openTab(page: Page, name: string): Promise<void> {
   }
   await page.getByRole('tab', { name, exact: true }).click();
 }
+
+/** Logs in through the login page, as a user does (the caller waits for what the page shows next). */
+export async function logIn(page: Page, url: string, name: string, password: string): Promise<void> {
+  await page.goto(url + '/login');
+  await page.getByLabel('User name').fill(name);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+}
+
+/** The script files the page fetches from now on: a lazily loaded page's code shows up only once it is opened. */
+export function scriptsFetched(page: Page): string[] {
+  const scripts: string[] = [];
+  page.on('request', (r) => { if (r.resourceType() === 'script') scripts.push(r.url()); });
+  return scripts;
+}

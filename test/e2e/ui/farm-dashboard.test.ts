@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer } from '../../helpers/connected-server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, openTab, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, watchErrors, logIn, scriptsFetched } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
 test('Farm page: printer cards and the queue', { skip: needs('chromium'), timeout: 120_000 }, async (t) => {
@@ -23,14 +23,10 @@ test('Farm page: printer cards and the queue', { skip: needs('chromium'), timeou
   page.setDefaultTimeout(30_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'farm-');
-  const scripts: string[] = [];
-  page.on('request', (r) => { if (r.resourceType() === 'script') scripts.push(r.url()); });
+  const scripts = scriptsFetched(page);
 
   await step('the page loads its code when opened and shows the printer card', async () => {
-    await page.goto(server.url + '/login');
-    await page.getByLabel('User name').fill('ada');
-    await page.getByLabel('Password').fill('pw-ada-12345');
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logIn(page, server.url, 'ada', 'pw-ada-12345');
     await page.getByTestId('bottom-bar').waitFor();
     assert.ok(!scripts.some((s) => s.includes('FarmPage')), 'not loaded before the page is opened');
     await openTab(page, 'Farm');

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectedServer } from '../../helpers/connected-server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, openTab, screenshot, stepper, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, watchErrors, logIn, scriptsFetched } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { startSpoolmanStandin } from '../../helpers/spoolman-standin.ts';
 
@@ -22,14 +22,10 @@ test('Spools page: Spoolman connected, choose a spool for T0 from the list, its 
   page.setDefaultTimeout(30_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'spools-');
-  const scripts: string[] = [];
-  page.on('request', (r) => { if (r.resourceType() === 'script') scripts.push(r.url()); });
+  const scripts = scriptsFetched(page);
 
   await step('the page loads when opened; Spoolman set up from it connects', async () => {
-    await page.goto(server.url + '/login');
-    await page.getByLabel('User name').fill('ada');
-    await page.getByLabel('Password').fill('pw-ada-12345');
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logIn(page, server.url, 'ada', 'pw-ada-12345');
     await page.getByRole('tab', { name: 'Temperature', exact: true }).waitFor();
     assert.ok(!scripts.some((s) => s.includes('SpoolsTab')), 'not loaded before the page is opened');
     await openTab(page, 'Spools');

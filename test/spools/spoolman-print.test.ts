@@ -132,8 +132,12 @@ test('a Spoolman outage mid-print loses nothing: the use waits on disk and goes 
     const st = await status(s);
     return !st.spoolman_connected && (st.pending_reports[0]?.filament_used ?? 0) > 20 ? st : undefined;
   }, 20_000);
-  const onDisk = JSON.parse(await readFile(join(s.paths.data, 'spoolman.json'), 'utf8')) as { pending: Record<string, number> };
-  assert.ok(onDisk.pending['1'] > 0, 'the unsent use is on disk');
+  // The queue's file is written right after the report fails (an atomic write of its own, not in the answer's path).
+  const onDisk = await waitFor('the unsent use on disk', async () => {
+    const d = JSON.parse(await readFile(join(s.paths.data, 'spoolman.json'), 'utf8')) as { pending?: Record<string, number> };
+    return (d.pending?.['1'] ?? 0) > 0 ? d : undefined;
+  }, 10_000);
+  assert.ok(onDisk.pending!['1'] > 0, 'the unsent use is on disk');
   assert.ok(queued.pending_reports[0].spool_id === 1);
   await done;
   await spoolman.start();

@@ -76,6 +76,10 @@ export class PrinterReadings {
     let v = param(cmd, 'S');
     if (v === null || !Number.isFinite(v)) v = param(cmd, 'R');
     if (v === null || !Number.isFinite(v)) return;
+    // The link tells of a written command after the fact (from its thread): an older command's news that arrives after
+    // a newer ask must not take the newer target back, so only the asked command itself settles the ask.
+    const asked = this.asked.get(key);
+    if (asked !== undefined && asked !== v) return;
     this.asked.delete(key);
     this.setTarget(key, v);
   }

@@ -13,6 +13,7 @@ const BENCHMARKS = [
   'mqtt-scale.ts',
   'recovery-journal.ts',
   'library.ts',
+  'busy-heap.ts',
 ];
 
 /** Long attack runs: only when named (`npm run bench -- fuzz`, `npm run bench -- memory-load`). */

@@ -70,7 +70,8 @@ export function payload(job: { file: SelectedFile; owner: string | null }, user?
 /** Progress at `printTime` seconds; the live stream's position is finer than the last progress report. */
 export function progressOf(job: ActiveJob, printTime: number, live: boolean): JobProgressSnapshot {
   if (live && job.stream) {
-    job.filepos = Math.max(job.filepos, job.stream.filepos);
+    // A host-streamed job's lines handed to a link thread are not on the wire yet: progress is what was written.
+    job.filepos = Math.max(job.filepos, job.stream instanceof SdJob ? job.stream.filepos : job.stream.sentFilepos ?? job.stream.filepos);
     job.estimator.advance(job.filepos, printTime);
   }
   const left = job.estimator.timeLeft(job.filepos, printTime);

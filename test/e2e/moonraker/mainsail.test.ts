@@ -47,7 +47,7 @@ test('Mainsail drives a print on the virtual printer through the Moonraker edge'
 
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(45_000);
   const errors = watchErrors(page);
   t.after(() => screenshot(page, 'mainsail-last').catch(() => {}));
 

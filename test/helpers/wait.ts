@@ -19,7 +19,7 @@ export async function waitFor<T>(
   fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   opts: WaitOptions | number = {},
 ): Promise<T> {
-  const { timeoutMs = 10_000, intervalMs = 20 } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
+  const { timeoutMs = 30_000, intervalMs = 20 } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -39,7 +39,7 @@ export function nextEvent<K extends EventName>(
   events: EventBus,
   name: K,
   match: (payload: EventMap[K]) => boolean = () => true,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<EventMap[K]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { off(); reject(new Error(`timed out waiting for the ${name} event`)); }, timeoutMs);
@@ -53,7 +53,7 @@ export function nextEvent<K extends EventName>(
 }
 
 /** The text of `path` once it exists and `complete` accepts it (a writer may be half-way: ask for the final newline). */
-export function waitForFile(path: string, complete: (text: string) => boolean = () => true, timeoutMs = 10_000): Promise<string> {
+export function waitForFile(path: string, complete: (text: string) => boolean = () => true, timeoutMs = 30_000): Promise<string> {
   return waitFor(`${path}`, async () => {
     const text = await readFile(path, 'utf8').catch(() => undefined);
     return text !== undefined && complete(text) ? text : undefined;

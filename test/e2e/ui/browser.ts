@@ -100,7 +100,7 @@ export function stepper(t: TestContext, page: Page, prefix = '') {
 }
 
 /** Polls a condition read from the page (the test runs in Node, so page values are read through locators). */
-export async function until(what: string, check: () => Promise<boolean>, timeout = 20_000): Promise<void> {
+export async function until(what: string, check: () => Promise<boolean>, timeout = 40_000): Promise<void> {
   const end = Date.now() + timeout;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -37,7 +37,7 @@ async function setUp(t: TestContext): Promise<{ server: TestServer; page: Page; 
   const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   return { server, page, errors: watchErrors(page) };
 }
 

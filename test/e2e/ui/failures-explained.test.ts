@@ -29,7 +29,7 @@ test('failures explained: login expired, first-run help, lockout countdown', { s
   const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'failures-');
 
@@ -79,7 +79,7 @@ test('failures explained: login expired, first-run help, lockout countdown', { s
     // A background call may be refused first (then the page is inert already); otherwise opening Logs asks the API.
     page.setDefaultTimeout(3000);
     await openTab(page, 'Logs').catch(() => undefined);
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     await page.getByRole('dialog', { name: 'Login expired' }).waitFor();
   });
 

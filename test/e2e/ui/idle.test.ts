@@ -31,7 +31,7 @@ test('two idle tabs send no file-list requests and no M20 beyond the first load'
   const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const first = await context.newPage();
-  first.setDefaultTimeout(20_000);
+  first.setDefaultTimeout(40_000);
   const errors = watchErrors(first);
   await first.goto(server.url + '/login');
   await first.getByLabel('User name').fill('ida');

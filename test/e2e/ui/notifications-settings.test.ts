@@ -25,7 +25,7 @@ test('Notifications settings: a target added, saved and tested from the UI', { s
 
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'notifications-');
   const section = page.getByRole('form', { name: 'Notifications' });

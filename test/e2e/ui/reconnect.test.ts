@@ -21,7 +21,7 @@ test('server stopped → overlay and inert page; restarted → stale data cleare
 
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   await page.goto(first.url + '/login');
   await page.getByLabel('User name').fill('carol');

@@ -22,7 +22,7 @@ test('interrupted print: the offer shows file, layer, time and cause; Resume and
   const loggingIn = (async () => {
     const browser = await launching;
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     const errors = watchErrors(page);
     await page.goto(s.url + '/login');
     await page.getByLabel('User name').fill('dana');

@@ -59,7 +59,7 @@ test('status card, file manager and graph labels at both sizes', { skip: needs('
   for (const size of SIZES) {
     const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, hasTouch: size.name === 'phone' });
     const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     const errors = watchErrors(page);
     const step = stepper(t, page, `status-${size.name}-`);
     const card = page.getByTestId('status-card');

@@ -39,7 +39,7 @@ test('web UI, third generation', { skip: needs('chromium') }, async (t) => {
   const browser = await launching;
   const context = await browser.newContext({ viewport: PHONE, hasTouch: true });
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'gen3-');
 

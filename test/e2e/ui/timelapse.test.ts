@@ -27,7 +27,7 @@ test('Timelapse page: render an unrendered frame set, the movie listed with its 
   const browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'timelapse-');
   const movies = page.getByRole('region', { name: 'Timelapses' });

@@ -9,12 +9,18 @@ import { ProfileSection } from './ProfileSection.tsx';
 import { GroupsSection } from './GroupsSection.tsx';
 import { NotificationsSection } from './NotificationsSection.tsx';
 
-/** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
+/**
+ * Saves a partial settings tree and takes the server's answer (the complete settings now in effect); a refusal is
+ * thrown, for the form to put on its field.
+ */
+export async function postSettings(part: Partial<Settings>): Promise<void> {
+  settings.value = await post<Settings>('/api/settings', part);
+  notify('Settings saved');
+}
+
+/** postSettings for callers without a form of fields: a refusal becomes a notice. */
 export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
-  return attempt('Save settings', async () => {
-    settings.value = await post<Settings>('/api/settings', part);
-    notify('Settings saved');
-  });
+  return attempt('Save settings', () => postSettings(part));
 }
 
 const SECTIONS = [

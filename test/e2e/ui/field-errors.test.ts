@@ -112,5 +112,36 @@ test('settings errors sit on their fields', { skip: needs('chromium') }, async (
     assert.ok(profile.volume.width > 0, 'nothing was saved');
   });
 
+  await step('9. a new user\'s password needs 8 characters, in the form and in the change dialog', async () => {
+    const users: string[] = [];
+    page.on('request', (r) => { if (r.method() !== 'GET' && r.url().includes('/api/access/users')) users.push(r.url()); });
+    await openSection(page, 'Access control');
+    const form = page.getByRole('form', { name: 'Add user' });
+    await form.getByLabel('User name').fill('bea');
+    const password = form.getByLabel('Password');
+    await password.fill('short');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.locator('.field-error', { hasText: 'Password: must have at least 8 characters' }).waitFor();
+    assert.equal(await password.getAttribute('aria-invalid'), 'true');
+    assert.equal(users.length, 0, 'nothing was sent');
+    await password.fill('long-enough-1');
+    await form.getByRole('button', { name: 'Save' }).click();
+    const row = page.getByRole('form', { name: 'Users' }).locator('tr', { hasText: 'bea' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Password', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Change password' });
+    const input = dialog.locator('input');
+    assert.equal(await input.getAttribute('type'), 'password');
+    await input.fill('1234567');
+    await dialog.getByRole('button', { name: 'Change' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'at least 8 characters' }).waitFor();
+    assert.equal(users.filter((u) => u.endsWith('/password')).length, 0, 'the short one was not sent');
+    await input.fill('12345678');
+    await dialog.getByRole('button', { name: 'Change' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('Password changed').first().waitFor();
+    assert.ok(await server.access.checkCredentials('bea', '12345678'));
+  });
+
   t.after(() => assert.deepEqual(errors, []));
 });

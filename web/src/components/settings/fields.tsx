@@ -29,9 +29,9 @@ export function useFieldError(name: string): string | undefined {
  * A labelled input. `name` is the field's settings path (`serial.timeoutConnection`): the form finds the field an error
  * names by it, and its bounds come from the server's rules for it (explicit min/max/required win).
  */
-export function Text({ label, value, onChange, disabled, type = 'text', placeholder, name, min, max, required, step }: {
+export function Text({ label, value, onChange, disabled, type = 'text', placeholder, name, min, max, required, step, minLength }: {
   label: string; value: string; onChange(v: string): void; disabled?: boolean; type?: 'text' | 'number' | 'password' | 'url'; placeholder?: string;
-  name?: string; min?: number; max?: number; required?: boolean; step?: string;
+  name?: string; min?: number; max?: number; required?: boolean; step?: string; minLength?: number;
 }) {
   const errors = useContext(FormErrors);
   const rule = name ? fieldRules.value[name] : undefined;
@@ -41,7 +41,7 @@ export function Text({ label, value, onChange, disabled, type = 'text', placehol
   // Numbers may be fractional (0.4 mm nozzles, 1.75 mm filament): without step="any" the browser refuses them.
   return (
     <label>{label}<input type={type as 'text'} name={name} step={number ? step ?? (rule?.type === 'integer' ? '1' : 'any') : undefined}
-      min={number ? min ?? rule?.min : undefined} max={number ? max ?? rule?.max : undefined} required={required ?? rule?.required}
+      minLength={minLength} min={number ? min ?? rule?.min : undefined} max={number ? max ?? rule?.max : undefined} required={required ?? rule?.required}
       data-label={label} value={value} placeholder={placeholder} disabled={disabled} aria-invalid={err ? true : undefined}
       aria-describedby={err ? `${id}-error` : undefined} onInput={(e) => onChange(e.currentTarget.value)} />
       {err && <span class="field-error" id={`${id}-error`}>{label}: {err}</span>}
@@ -58,6 +58,9 @@ const fmt = (n: string) => String(Number(n));
 
 /** Why a field's value does not pass its own bounds (the browser's constraint check, said in words), or ''. */
 function localProblem(el: Named): string {
+  // Checked by hand: the browser reports tooShort only for text a person typed, not for a value set by a script.
+  const input0 = el as HTMLInputElement;
+  if (input0.minLength > 0 && input0.value !== '' && [...input0.value].length < input0.minLength) return `must have at least ${input0.minLength} characters`;
   const v = el.validity;
   if (v.valid) return '';
   if (v.valueMissing) return 'enter a value';

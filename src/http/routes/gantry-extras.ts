@@ -1,5 +1,6 @@
 // Read-only additions the web UI uses: the print history (/plugin/gantry/history), the settings fields' bounds a form
-// checks before sending (/plugin/gantry/settings-rules) and slicer thumbnails served where OctoPrint's
+// checks before sending (/plugin/gantry/settings-rules), the setup wizard's guess of this machine's system commands
+// (/plugin/gantry/command-suggestions) and slicer thumbnails served where OctoPrint's
 // PrusaSlicer-thumbnails plugin serves them (/plugin/prusaslicerthumbnails/thumbnail/<path>.png).
 import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
@@ -9,6 +10,7 @@ import { readThumbnail } from '../../files/analysis/thumbnails.ts';
 import { DomainError } from '../../core/errors.ts';
 import { FileBytes, OpenObject } from '../../octoprint/schema-kit.ts';
 import { fieldRules } from '../settings-map.ts';
+import { suggestCommands } from '../../system/command-suggestions.ts';
 
 const Params = Type.Object({ '*': Type.String() });
 /** Finished prints as the history file keeps them (records of older versions may carry other keys). */
@@ -29,6 +31,9 @@ export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileSer
   // The same table POST /api/settings judges by, so a form's own check and the server's answer agree.
   const rules = { fields: fieldRules() };
   app.get('/plugin/gantry/settings-rules', { config: { access: 'SETTINGS_READ' }, schema: { response: { 200: Rules } } }, async () => rules);
+
+  const Suggestions = Type.Object({ serverRestartCommand: Type.String(), systemRestartCommand: Type.String(), systemShutdownCommand: Type.String(), basis: Type.String() });
+  app.get('/plugin/gantry/command-suggestions', { config: { access: 'ADMIN' }, schema: { response: { 200: Suggestions } } }, async () => suggestCommands());
 
   const cache = new Map<string, Buffer>();
   app.get('/plugin/prusaslicerthumbnails/thumbnail/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params, response: { 200: FileBytes, 404: NotFound } } }, async (request, reply) => {

@@ -90,8 +90,8 @@ export class FieldErrors extends Error {
  * then runs `onSave`; when that throws, the error goes on the field whose name the message contains, else on the form.
  * Each attempt replaces the previous errors: nothing piles up, and no toast covers the page.
  */
-export function Section({ title, children, onSave, disabled }: {
-  title: string; children: ComponentChildren; onSave?(): unknown; disabled?: boolean;
+export function Section({ title, children, onSave, disabled, saveLabel = 'Save', actions }: {
+  title: string; children: ComponentChildren; onSave?(): unknown; disabled?: boolean; saveLabel?: string; actions?: ComponentChildren;
 }) {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState('');
@@ -138,7 +138,7 @@ export function Section({ title, children, onSave, disabled }: {
           {Object.keys(errors).length === 1 ? 'One field needs' : `${Object.keys(errors).length} fields need`} a fix before saving.
         </p>
       )}
-      {onSave && <div class="buttons"><button class="primary" type="submit" disabled={disabled || busy}>Save</button></div>}
+      {(onSave || actions) && <div class="buttons">{actions}{onSave && <button class="primary" type="submit" disabled={disabled || busy}>{saveLabel}</button>}</div>}
     </form>
   );
 }

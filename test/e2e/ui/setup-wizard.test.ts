@@ -121,7 +121,7 @@ test('setup wizard: a fresh install to a connected printer', { skip: needs('chro
     await wizard.waitFor({ state: 'detached' });
     const s = await api('/api/settings') as { server: { commands: { systemRestartCommand: string; systemShutdownCommand: string } } };
     assert.deepEqual([s.server.commands.systemRestartCommand, s.server.commands.systemShutdownCommand], [reboot, shutdown]);
-    await page.getByRole('button', { name: 'System', exact: true }).click();
+    await page.locator('button[aria-controls="system-menu"]').click();
     const menu = page.getByRole('menu');
     await menu.getByRole('menuitem', { name: 'Reboot system' }).waitFor();
     await menu.getByRole('menuitem', { name: 'Shutdown system' }).waitFor();

@@ -12,6 +12,7 @@ import { DomainError, ErrorCodes } from './core/errors.ts';
 import { capHeapHeadroomAsLaunched } from './core/gc.ts';
 import { stopOnSignals } from './core/process-end.ts';
 import { findRunningServer, type ControlInfo } from './access/local-control.ts';
+import { passwordProblem } from './access/password.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
 const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -33,6 +34,12 @@ While a server runs on the base dir, user and apikey commands act through it (it
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/** The server's rule for a password a person chose, checked here too when no server is running. */
+function checkNewPassword(password: string): void {
+  const weak = passwordProblem(password);
+  if (weak) throw new DomainError('INVALID_REQUEST', weak);
+}
 
 async function offlineAccess(baseDir: string): Promise<{ config: ConfigStore; access: AccessService }> {
   const paths = resolvePaths(baseDir);
@@ -180,6 +187,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'add':
         if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user add NAME --password PW [--admin]');
+        checkNewPassword(values.password);
         await access.users.addUser({ name, password: values.password, groups: values.admin ? ['admins', 'users'] : undefined });
         process.stdout.write(`added user ${name}\n`);
         return 0;
@@ -190,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'password':
         if (!name || !values.password) throw new DomainError('INVALID_REQUEST', 'usage: gantry user password NAME --password PW');
+        checkNewPassword(values.password);
         await access.users.setPassword(name, values.password);
         process.stdout.write(`changed password of ${name}\n`);
         return 0;

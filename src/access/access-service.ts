@@ -116,6 +116,8 @@ export class AccessService {
     }
     const password = randomBytes(12).toString('base64url');
     await this.users.addUser({ name: 'admin', password, groups: ['admins', 'users'], generatedPassword: true });
+    // The web UI's setup wizard opens at this account's first login, until it is finished or skipped.
+    await this.users.patchSettings('admin', { gantry: { setup: 'pending' } });
     let key = this.config.get().api.key;
     if (!key) key = await this.regenerateGlobalKey();
     await this.config.patch({ server: { firstRun: false } });

@@ -47,3 +47,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const key = await derive(password, salt, n, r, p);
   return timingSafeEqual(key, expected);
 }
+
+/** The fewest characters a password chosen by a person may have (new users and changed passwords). */
+export const MIN_PASSWORD_LENGTH = 8;
+
+/** Why a new password is refused, or undefined; counted in characters, not bytes ("pässwört" is 8). */
+export function passwordProblem(password: string): string | undefined {
+  if ([...password.normalize('NFC')].length < MIN_PASSWORD_LENGTH) return `password must have at least ${MIN_PASSWORD_LENGTH} characters`;
+  return undefined;
+}

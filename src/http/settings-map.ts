@@ -169,7 +169,7 @@ export function setPath(obj: Plain, path: readonly string[], value: unknown): vo
 }
 
 /** The schema node of a config path (sections are plain JSON-schema objects). */
-function schemaAt(path: readonly string[]): TSchema | undefined {
+export function schemaAt(path: readonly string[]): TSchema | undefined {
   let node: unknown = Schema;
   for (const k of path) {
     const props = isPlain(node) ? (node as { properties?: Plain }).properties : undefined;
@@ -256,4 +256,30 @@ export function withoutRestatedDefaults(patch: Plain, defaults: unknown, raw: un
 /** Structural equality; an absent default and null mean the same (nullable keys without a schema default). */
 function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** What a form can check before sending a field: its kind, bounds and whether it may be left empty. */
+export interface FieldRule { type?: string; min?: number; max?: number; required?: boolean }
+
+/**
+ * The rules of every writable mapped field, by API path: the table's bounds narrowed by the config schema's own
+ * (minimum/maximum), the schema's type, and `required` for a value that cannot be null.
+ */
+export function fieldRules(): Record<string, FieldRule> {
+  const out: Record<string, FieldRule> = {};
+  for (const f of SETTINGS_FIELDS) {
+    if (f.readOnly) continue;
+    const s = (f.wire ?? schemaAt(f.config)) as { type?: unknown; minimum?: number; maximum?: number; anyOf?: { type?: unknown }[] } | undefined;
+    const types = s?.anyOf ? s.anyOf.map((a) => a.type) : [s?.type];
+    const type = types.find((t) => typeof t === 'string' && t !== 'null') as string | undefined;
+    const rule: FieldRule = {};
+    if (type) rule.type = type;
+    const min = [f.min, s?.minimum].filter((n): n is number => typeof n === 'number');
+    const max = [f.max, s?.maximum].filter((n): n is number => typeof n === 'number');
+    if (min.length) rule.min = Math.max(...min);
+    if (max.length) rule.max = Math.min(...max);
+    if ((type === 'number' || type === 'integer') && !types.includes('null')) rule.required = true;
+    out[f.api] = rule;
+  }
+  return out;
 }

@@ -100,18 +100,21 @@ test('user and apikey commands work headless', async (t) => {
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  assert.match(await ok(['user', 'add', 'bob', '--password', 'pw-bob']), /added user bob/);
-  await ok(['user', 'add', 'root', '--password', 'pw-root', '--admin']);
+  assert.match(await ok(['user', 'add', 'bob', '--password', 'pw-bob-12345']), /added user bob/);
+  await ok(['user', 'add', 'root', '--password', 'pw-root-12345', '--admin']);
   const list = await ok(['user', 'list']);
   assert.match(list, /^bob\tactive\tusers$/m);
   assert.match(list, /^root\tactive\tadmins,users$/m);
   const hashBefore = /bob:[\s\S]*?passwordHash: (\S+)/.exec(await readFile(join(dir, 'users.yaml'), 'utf8'))?.[1];
-  await ok(['user', 'password', 'bob', '--password', 'changed']);
+  await ok(['user', 'password', 'bob', '--password', 'changed-pw']);
   const hashAfter = /bob:[\s\S]*?passwordHash: (\S+)/.exec(await readFile(join(dir, 'users.yaml'), 'utf8'))?.[1];
   assert.notEqual(hashAfter, hashBefore);
   await ok(['user', 'remove', 'bob']);
   assert.doesNotMatch(await readFile(join(dir, 'users.yaml'), 'utf8'), /^bob:/m);
-  const dup = await run(['user', 'add', 'root', '--password', 'x', '--basedir', dir]);
+  const short = await run(['user', 'add', 'eve', '--password', 'short', '--basedir', dir]);
+  assert.notEqual(short.code, 0);
+  assert.match(short.stderr, /at least 8 characters/);
+  const dup = await run(['user', 'add', 'root', '--password', 'pw-root-other', '--basedir', dir]);
   assert.notEqual(dup.code, 0);
   assert.match(dup.stderr, /already exists/);
 

@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { startGantry } from '../../src/main.ts';
 import { CONTROL_FILE } from '../../src/access/local-control.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { passwordProblem } from '../../src/access/password.ts';
 
 async function startCapturing(baseDir: string, port = 0): Promise<{ g: Awaited<ReturnType<typeof startGantry>>; out: string }> {
   const write = process.stdout.write.bind(process.stdout);
@@ -31,6 +32,7 @@ test('the first run\'s admin password: printed once, logs in, and its hash reach
   t.after(() => g.stop());
   const password = /password:\s+(\S+)/.exec(out)?.[1];
   assert.ok(password, out);
+  assert.equal(passwordProblem(password), undefined, 'the drawn password passes the rule for chosen ones (16 characters)');
   assert.match(await adminHash(dir), /^scrypt\$1024\$8\$1\$/, 'a drawn password is hashed at the low factor');
   assert.equal((await login(g.url, `${password}x`)).status, 403);
   assert.match(await adminHash(dir), /^scrypt\$1024\$/, 'a failed login changes nothing');

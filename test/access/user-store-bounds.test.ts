@@ -32,7 +32,7 @@ test('a read-only user PATCHing 5,000 nested arrays into their settings gets 400
 
   // Everything user management does still works.
   assert.equal((await s.api('/api/access/users')).status, 200);
-  assert.equal((await s.api('/api/access/users', { method: 'POST', json: { name: 'carl', password: 'pw-carl', active: true } })).status, 200);
+  assert.equal((await s.api('/api/access/users', { method: 'POST', json: { name: 'carl', password: 'pw-carl-1', active: true } })).status, 200);
   assert.equal((await s.api('/api/access/users/carl/password', { method: 'PUT', json: { password: 'pw-carl-2' } })).status, 200);
   assert.equal((await s.api('/api/access/users/carl/apikey', { method: 'POST' })).status, 200);
   assert.equal((await s.api('/api/access/users/reader/settings', { key })).status, 200);

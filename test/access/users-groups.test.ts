@@ -72,16 +72,19 @@ test('group CRUD with the rules of the default groups', async (t) => {
 
 test('user CRUD; records never carry the password hash', async (t) => {
   const s = await startTestServer(t);
-  const created = await s.api('/api/access/users', { method: 'POST', json: { name: 'bob', password: 'pw-bob', active: true } });
+  const created = await s.api('/api/access/users', { method: 'POST', json: { name: 'bob', password: 'pw-bob-12345', active: true } });
   assert.equal(created.status, 200);
   const users = (await created.json() as { users: Array<Record<string, unknown>> }).users;
   const bob = users.find((u) => u.name === 'bob');
   assert.deepEqual(bob?.groups, ['users'], 'default group');
   assert.ok(!JSON.stringify(users).includes('scrypt'));
-  assert.equal((await s.api('/api/access/users', { method: 'POST', json: { name: 'bob', password: 'x', active: true } })).status, 409);
+  assert.equal((await s.api('/api/access/users', { method: 'POST', json: { name: 'bob', password: 'pw-bob-other', active: true } })).status, 409);
+  const short = await s.api('/api/access/users', { method: 'POST', json: { name: 'carl', password: 'seven77', active: true } });
+  assert.deepEqual([short.status, await short.json()], [400, { error: 'password must have at least 8 characters' }]);
+  assert.equal(s.access.users.getUser('carl'), undefined, 'nobody was added');
   const noPw = await s.api('/api/access/users', { method: 'POST', json: { name: 'carl', active: true } });
   assert.deepEqual([noPw.status, await noPw.json()], [400, { error: 'password is missing' }]);
-  const badName = await s.api('/api/access/users', { method: 'POST', json: { name: ' carl', password: 'x', active: true } });
+  const badName = await s.api('/api/access/users', { method: 'POST', json: { name: ' carl', password: 'pw-carl-12345', active: true } });
   assert.deepEqual([badName.status, await badName.json()], [400, { error: 'Username invalid' }]);
 
   const put = await s.api('/api/access/users/bob', { method: 'PUT', json: { groups: ['readonly'], permissions: ['WEBCAM'], active: true } });
@@ -113,18 +116,22 @@ test('password changes: self needs the current password, admins do not, others a
   await addUser(s, 'alice', 'pw-alice');
   const bobKey = await s.access.users.generateUserKey('bob');
   const change = (key: string | undefined, name: string, body: unknown) => s.api(`/api/access/users/${name}/password`, { key, method: 'PUT', json: body });
-  const noCurrent = await change(bobKey, 'bob', { password: 'new1' });
+  const noCurrent = await change(bobKey, 'bob', { password: 'new-pw-1234' });
   assert.deepEqual([noCurrent.status, await noCurrent.json()], [400, { error: 'current password is missing' }]);
-  const wrong = await change(bobKey, 'bob', { password: 'new1', current: 'nope' });
+  const wrong = await change(bobKey, 'bob', { password: 'new-pw-1234', current: 'nope' });
   assert.deepEqual([wrong.status, await wrong.json()], [403, { error: 'Invalid current password' }]);
   const noNew = await change(bobKey, 'bob', { current: 'pw-bob' });
   assert.deepEqual([noNew.status, await noNew.json()], [400, { error: 'new password is missing' }]);
   assert.equal((await change(bobKey, 'alice', { password: 'x', current: 'pw-alice' })).status, 403);
-  const ok = await change(bobKey, 'bob', { password: 'new1', current: 'pw-bob' });
+  const short = await change(bobKey, 'bob', { password: 'new1', current: 'pw-bob' });
+  assert.deepEqual([short.status, await short.json()], [400, { error: 'password must have at least 8 characters' }]);
+  assert.ok(await s.access.checkCredentials('bob', 'pw-bob'), 'the old password stays');
+  const ok = await change(bobKey, 'bob', { password: 'new-pw-1234', current: 'pw-bob' });
   assert.deepEqual([ok.status, await ok.json()], [200, {}]);
-  assert.ok(await s.access.checkCredentials('bob', 'new1'));
-  assert.equal((await change(undefined, 'alice', { password: 'reset' })).status, 200, 'admin without current');
-  assert.ok(await s.access.checkCredentials('alice', 'reset'));
+  assert.ok(await s.access.checkCredentials('bob', 'new-pw-1234'));
+  assert.equal((await change(undefined, 'alice', { password: 'reset' })).status, 400, 'an admin reset follows the rule too');
+  assert.equal((await change(undefined, 'alice', { password: 'reset-1234' })).status, 200, 'admin without current');
+  assert.ok(await s.access.checkCredentials('alice', 'reset-1234'));
   assert.equal((await change(undefined, 'nobody', { password: 'x' })).status, 404);
 });
 
@@ -157,7 +164,7 @@ test('legacy /api/users paths redirect with 307 to /api/access/users', async (t)
   const res = await s.api('/api/users/bob/settings?x=1', { redirect: 'manual' });
   assert.equal(res.status, 307);
   assert.equal(res.headers.get('location'), '/api/access/users/bob/settings?x=1');
-  const followed = await s.api('/api/users', { method: 'POST', json: { name: 'dora', password: 'pw', active: true } });
+  const followed = await s.api('/api/users', { method: 'POST', json: { name: 'dora', password: 'pw-dora-12345', active: true } });
   assert.equal(followed.status, 200, 'method and body survive the redirect');
   assert.ok(s.access.users.getUser('dora'));
 });

@@ -5,6 +5,7 @@ import type { GantryApp } from '../types.ts';
 import type { AccessService } from '../../access/access-service.ts';
 import { forbidden, invalid, notFound } from '../../core/errors.ts';
 import { PERMISSIONS } from '../../access/permissions.ts';
+import { passwordProblem } from '../../access/password.ts';
 import { GENERIC_MESSAGES } from '../error-mapper.ts';
 import { permissionRecord, groupRecord, userRecord, GroupListSchema, GroupSchema, PermissionListSchema, UserListSchema, UserSchema,
 } from '../../octoprint/access-records.ts';
@@ -115,6 +116,8 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
     if (b.name === undefined) throw invalid('name is missing');
     if (b.password === undefined || b.password === '') throw invalid('password is missing');
     if (b.name === '' || b.name.trim() !== b.name) throw invalid('Username invalid');
+    const weak = passwordProblem(b.password);
+    if (weak) throw invalid(weak);
     await users.addUser({ name: b.name, password: b.password, active: b.active ?? true, groups: b.groups, permissions: b.permissions });
     return userList();
   });
@@ -146,6 +149,8 @@ export function registerAccessRoutes(app: GantryApp, deps: { access: AccessServi
       // Non-admins prove who they are with the old password; admins may reset without it, but a given one is checked.
       if (!admin && current === undefined) throw invalid('current password is missing');
       if (current !== undefined && !(await users.checkPassword(u.name, current))) throw forbidden('Invalid current password');
+      const weak = passwordProblem(password);
+      if (weak) throw invalid(weak);
       await users.setPassword(name, password);
       return {};
     });

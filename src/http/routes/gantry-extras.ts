@@ -1,5 +1,7 @@
-// Two read-only additions the web UI uses: the print history (/plugin/gantry/history) and slicer thumbnails served where
-// OctoPrint's PrusaSlicer-thumbnails plugin serves them (/plugin/prusaslicerthumbnails/thumbnail/<path>.png).
+// Read-only additions the web UI uses: the print history (/plugin/gantry/history), the settings fields' bounds a form
+// checks before sending (/plugin/gantry/settings-rules), the setup wizard's guess of this machine's system commands
+// (/plugin/gantry/command-suggestions) and slicer thumbnails served where OctoPrint's
+// PrusaSlicer-thumbnails plugin serves them (/plugin/prusaslicerthumbnails/thumbnail/<path>.png).
 import { Type } from '../../config/typebox.ts';
 import type { GantryApp } from '../types.ts';
 import type { FileService } from '../../files/file-service.ts';
@@ -7,10 +9,15 @@ import type { JobApi } from './job.ts';
 import { readThumbnail } from '../../files/analysis/thumbnails.ts';
 import { DomainError } from '../../core/errors.ts';
 import { FileBytes, OpenObject } from '../../octoprint/schema-kit.ts';
+import { fieldRules } from '../settings-map.ts';
+import { suggestCommands } from '../../system/command-suggestions.ts';
 
 const Params = Type.Object({ '*': Type.String() });
 /** Finished prints as the history file keeps them (records of older versions may carry other keys). */
 const History = Type.Object({ prints: Type.Array(OpenObject({})) });
+const Rules = Type.Object({ fields: Type.Record(Type.String(), Type.Object({
+  type: Type.Optional(Type.String()), min: Type.Optional(Type.Number()), max: Type.Optional(Type.Number()), required: Type.Optional(Type.Boolean()),
+})) });
 const NotFound = Type.Object({ error: Type.String() });
 /** Recently served previews by `path@size:date`: a list of files asks for each one at once. */
 const CACHE_MAX = 64;
@@ -20,6 +27,13 @@ export function registerGantryExtraRoutes(app: GantryApp, deps: { files: FileSer
     const jobs = deps.jobs;
     app.get('/plugin/gantry/history', { config: { access: 'FILES_LIST' }, schema: { response: { 200: History } } }, async () => ({ prints: await jobs.printHistory() }));
   }
+
+  // The same table POST /api/settings judges by, so a form's own check and the server's answer agree.
+  const rules = { fields: fieldRules() };
+  app.get('/plugin/gantry/settings-rules', { config: { access: 'SETTINGS_READ' }, schema: { response: { 200: Rules } } }, async () => rules);
+
+  const Suggestions = Type.Object({ serverRestartCommand: Type.String(), systemRestartCommand: Type.String(), systemShutdownCommand: Type.String(), basis: Type.String() });
+  app.get('/plugin/gantry/command-suggestions', { config: { access: 'ADMIN' }, schema: { response: { 200: Suggestions } } }, async () => suggestCommands());
 
   const cache = new Map<string, Buffer>();
   app.get('/plugin/prusaslicerthumbnails/thumbnail/*', { config: { access: 'FILES_DOWNLOAD' }, schema: { params: Params, response: { 200: FileBytes, 404: NotFound } } }, async (request, reply) => {

@@ -49,10 +49,10 @@ test('ConfigStore: parallel patches each land, and memory changes only after the
 test('five parallel creations of one user name: one succeeds, four are 409, and the winner\'s password works', async (t) => {
   const s = await startTestServer(t);
   const answers = await Promise.all([0, 1, 2, 3, 4].map((i) => s.api('/api/access/users', { method: 'POST',
-    json: { name: 'twin', password: `pw-${i}`, active: true } })));
+    json: { name: 'twin', password: `pw-twin-${i}`, active: true } })));
   const statuses = answers.map((a) => a.status).sort();
   assert.deepEqual(statuses, [200, 409, 409, 409, 409]);
   const winner = answers.findIndex((a) => a.status === 200);
-  const works = await Promise.all([0, 1, 2, 3, 4].map((i) => s.access.users.checkPassword('twin', `pw-${i}`)));
+  const works = await Promise.all([0, 1, 2, 3, 4].map((i) => s.access.users.checkPassword('twin', `pw-twin-${i}`)));
   assert.deepEqual(works.map((u) => u !== undefined), [0, 1, 2, 3, 4].map((i) => i === winner));
 });

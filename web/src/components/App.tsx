@@ -18,6 +18,8 @@ import { SystemMenu } from './SystemMenu.tsx';
 import { BottomBar, TabRow } from './Nav.tsx';
 import { activePage, allPages, narrow } from '../lib/pages.ts';
 import { followInTab } from '../lib/job-status.ts';
+import { setupOpen, setupPending } from '../lib/setup.ts';
+import { LazySetupWizard } from './setup/LazySetupWizard.tsx';
 import './pages/index.ts';
 
 const LINK_TEXT = { connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Server offline', expired: 'Login expired', online: '' };
@@ -45,6 +47,8 @@ export function App() {
       startPush();
       await loadAll();
       setPhase('ready');
+      // The first start's admin, at its first login: the setup wizard (skippable; Settings opens it again).
+      if (setupPending()) setupOpen.value = true;
     })().catch((err) => {
       setFailure(messageOf(err));
       setPhase('failed');
@@ -106,6 +110,7 @@ export function App() {
         </>
       )}
       {phone && current && <div inert={inert}><BottomBar pages={pages} current={current.id} /></div>}
+      <LazySetupWizard />
       <AppKeysPrompt />
       <DialogHost />
       <LinkOverlay />

@@ -12,6 +12,7 @@ export function DialogHost() {
 
 function DialogForm({ d }: { d: DialogRequest }) {
   const [value, setValue] = useState(d.input ?? '');
+  const [problem, setProblem] = useState<string | undefined>();
   const okRef = useRef<HTMLButtonElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
   const inputRef = useRef<HTMLInputElement>(null);
@@ -36,10 +37,19 @@ function DialogForm({ d }: { d: DialogRequest }) {
     <div class="overlay" role="dialog" aria-modal="true" aria-label={d.title} aria-describedby={`dlg-${d.id}`}
       onClick={(e) => e.target === e.currentTarget && closeDialog(null)}>
       <form class="dialog" aria-label={d.title} onKeyDown={onKey}
-        onSubmit={(e) => { e.preventDefault(); closeDialog(d.input !== undefined ? value : ''); }}>
+        onSubmit={(e) => {
+          e.preventDefault();
+          const wrong = d.input !== undefined ? d.check?.(value) : undefined;
+          setProblem(wrong);
+          if (wrong) inputRef.current?.focus();
+          else closeDialog(d.input !== undefined ? value : '');
+        }}>
         <h2>{d.title}</h2>
         <p id={`dlg-${d.id}`}>{d.text}</p>
-        {d.input !== undefined && <input ref={inputRef} aria-label={d.title} value={value} onInput={(e) => setValue(e.currentTarget.value)} />}
+        {d.input !== undefined && <input ref={inputRef} aria-label={d.title} type={(d.secret ? 'password' : 'text') as 'text'} value={value}
+          aria-invalid={problem ? true : undefined} aria-describedby={problem ? `dlg-${d.id}-problem` : undefined}
+          onInput={(e) => setValue(e.currentTarget.value)} />}
+        {problem && <p class="field-error" id={`dlg-${d.id}-problem`} role="alert">{problem}</p>}
         <div class="buttons">
           <button ref={cancelRef} type="button" onClick={() => closeDialog(null)}>{d.cancel ?? 'Cancel'}</button>
           <button ref={okRef} type="submit" class={d.danger ? 'danger solid' : 'primary'}>{d.okLabel}</button>

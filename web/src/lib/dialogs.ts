@@ -6,6 +6,10 @@ export interface DialogOptions {
   cancel?: string;
   /** A destructive action: the harmless choice gets the focus, so Enter never destroys anything. */
   danger?: boolean;
+  /** For a prompt: why a typed value cannot be taken (shown in the dialog, which stays open), or undefined. */
+  check?: (value: string) => string | undefined;
+  /** For a prompt: the value is a password (hidden as typed). */
+  secret?: boolean;
 }
 
 export interface DialogRequest extends DialogOptions {
@@ -34,8 +38,8 @@ export function confirmDialog(title: string, text: string, okLabel = 'OK', opts:
   return new Promise((resolve) => open({ title, text, okLabel, ...opts, resolve: (v) => resolve(v !== null) }));
 }
 
-export function promptDialog(title: string, text: string, initial: string, okLabel = 'OK'): Promise<string | null> {
-  return new Promise((resolve) => open({ title, text, okLabel, input: initial, resolve }));
+export function promptDialog(title: string, text: string, initial: string, okLabel = 'OK', opts: DialogOptions = {}): Promise<string | null> {
+  return new Promise((resolve) => open({ title, text, okLabel, ...opts, input: initial, resolve }));
 }
 
 export function closeDialog(value: string | null): void {

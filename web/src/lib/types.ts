@@ -82,6 +82,8 @@ export interface LoginResponse {
   admin?: boolean;
   apikey?: string | null;
   needs?: { role?: string[]; group?: string[] };
+  /** The user's stored settings (the UI keeps its own under `gantry`). */
+  settings?: Record<string, unknown>;
 }
 
 export interface CurrentUser {

@@ -77,6 +77,9 @@ export function ApiKeySection() {
   );
 }
 
+/** The server's rule for a chosen password (src/access/password.ts), checked here before sending. */
+const MIN_PASSWORD = 8;
+
 export function UsersSection() {
   const [users, setUsers] = useState<UserRecord[]>([]);
   const [name, setName] = useState('');
@@ -89,12 +92,11 @@ export function UsersSection() {
   const add = async () => {
     if (!name || !password) return;
     const groups = admin ? ['admins', 'users'] : ['users'];
-    if (await attempt('Add user', () => post('/api/access/users', { name, password, active: true, groups }))) {
-      setName('');
-      setPassword('');
-      setAdmin(false);
-      reload();
-    }
+    await post('/api/access/users', { name, password, active: true, groups });
+    setName('');
+    setPassword('');
+    setAdmin(false);
+    reload();
   };
   const setActive = async (u: UserRecord, active: boolean) => {
     if (await attempt('Update user', () => put(path(u), { active }))) reload();
@@ -108,7 +110,8 @@ export function UsersSection() {
     if (await attempt('Delete user', () => del(path(u)))) reload();
   };
   const changePassword = async (u: UserRecord) => {
-    const pw = await promptDialog('Change password', `New password for ${u.name}:`, '', 'Change');
+    const pw = await promptDialog('Change password', `New password for ${u.name} (at least ${MIN_PASSWORD} characters):`, '', 'Change',
+      { secret: true, check: (v) => (v.length < MIN_PASSWORD ? `The password must have at least ${MIN_PASSWORD} characters.` : undefined) });
     if (!pw) return;
     if (await attempt('Change password', () => put(`${path(u)}/password`, { password: pw }))) notify('Password changed');
   };
@@ -136,9 +139,10 @@ export function UsersSection() {
           </tbody>
         </table>
       </Section>
-      <Section title="Add user" onSave={() => void add()} disabled={!name || !password}>
-        <Text label="User name" value={name} onChange={setName} />
-        <Text label="Password" type="password" value={password} onChange={setPassword} />
+      <Section title="Add user" onSave={add} disabled={!name || !password}>
+        <Text label="User name" name="name" value={name} onChange={setName} required />
+        <Text label="Password" type="password" name="password" value={password} onChange={setPassword} required minLength={MIN_PASSWORD}
+          placeholder={`at least ${MIN_PASSWORD} characters`} />
         <Check label="Administrator" value={admin} onChange={setAdmin} />
       </Section>
     </>

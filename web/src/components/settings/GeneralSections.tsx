@@ -1,10 +1,8 @@
 // Settings sections for the printer's appearance and features, serial connection, temperatures, GCODE scripts, webcam.
 import { useState } from 'preact/hooks';
-import { can, notify, settings } from '../../lib/store.ts';
-import { messageOf, post } from '../../lib/api.ts';
-import type { Settings } from '../../lib/types.ts';
-import { saveSettings } from './SettingsTab.tsx';
-import { Check, Section, Text } from './fields.tsx';
+import { can, settings } from '../../lib/store.ts';
+import { postSettings } from './SettingsTab.tsx';
+import { Check, FieldErrors, Section, Text, useFieldError } from './fields.tsx';
 
 const COLORS = ['default', 'red', 'orange', 'yellow', 'green', 'blue', 'violet'];
 
@@ -17,11 +15,11 @@ export function PrinterSection() {
   const [sd, setSd] = useState(s.feature?.sdSupport ?? true);
   const ro = !can('SETTINGS');
   return (
-    <Section title="Printer" disabled={ro} onSave={() => void saveSettings({
+    <Section title="Printer" disabled={ro} onSave={() => postSettings({
       appearance: { name, color },
       feature: { printCancelConfirmation: cancelConfirm, temperatureGraph: graph, sdSupport: sd },
     })}>
-      <Text label="Printer name" value={name} onChange={setName} disabled={ro} placeholder="e.g. Workshop MK3" />
+      <Text label="Printer name" name="appearance.name" value={name} onChange={setName} disabled={ro} placeholder="e.g. Workshop MK3" />
       <label>Colour
         <select value={color} disabled={ro} onChange={(e) => setColor(e.currentTarget.value)}>
           {COLORS.map((c) => <option key={c} value={c}>{c}</option>)}
@@ -45,7 +43,7 @@ export function SerialSection() {
   const [log, setLog] = useState(!!s.log);
   const ro = !can('SETTINGS');
   return (
-    <Section title="Serial connection" disabled={ro} onSave={() => void saveSettings({
+    <Section title="Serial connection" disabled={ro} onSave={() => postSettings({
       serial: {
         port: port || null, baudrate: baud ? Number(baud) : null, autoconnect, log,
         timeoutConnection: Number(timeoutConnection), timeoutCommunication: Number(timeoutCommunication),
@@ -65,8 +63,8 @@ export function SerialSection() {
         </select>
       </label>
       <Check label="Connect automatically on server start" value={autoconnect} onChange={setAutoconnect} disabled={ro} />
-      <Text label="Connection timeout (s)" type="number" value={timeoutConnection} onChange={setTC} disabled={ro} />
-      <Text label="Communication timeout (s)" type="number" value={timeoutCommunication} onChange={setTCom} disabled={ro} />
+      <Text label="Connection timeout (s)" type="number" name="serial.timeoutConnection" value={timeoutConnection} onChange={setTC} disabled={ro} />
+      <Text label="Communication timeout (s)" type="number" name="serial.timeoutCommunication" value={timeoutCommunication} onChange={setTCom} disabled={ro} />
       <label>Additional serial ports (globs, one per line)
         <textarea rows={3} value={additionalPorts} disabled={ro} onInput={(e) => setAP(e.currentTarget.value)} />
       </label>
@@ -76,51 +74,50 @@ export function SerialSection() {
 }
 
 type PresetDraft = { name: string; extruder: string; bed: string };
-const PRESET_FIELD = /temperature\.profiles\.(\d+)\.(\w+)/;
 
 /** What only the form knows: an empty field is an error, never a 0. The ranges are the server's to judge (its 400). */
 function presetErrors(drafts: PresetDraft[]): Record<string, string> {
   const errors: Record<string, string> = {};
   drafts.forEach((d, i) => {
-    if (!d.name.trim()) errors[`${i}.name`] = 'Give the preset a name.';
-    for (const k of ['extruder', 'bed'] as const) if (d[k].trim() === '') errors[`${i}.${k}`] = 'Enter a temperature.';
+    if (!d.name.trim()) errors[`temperature.profiles.${i}.name`] = 'Give the preset a name.';
+    for (const k of ['extruder', 'bed'] as const) if (d[k].trim() === '') errors[`temperature.profiles.${i}.${k}`] = 'Enter a temperature.';
   });
   return errors;
+}
+
+/** One cell of the presets table: its error (the form's, by the settings path) under the input. */
+function PresetCell({ name, label, value, type, disabled, onInput }: {
+  name: string; label: string; value: string; type: 'number' | 'text'; disabled: boolean; onInput(v: string): void;
+}) {
+  const err = useFieldError(name);
+  const id = `preset-${name.replace(/\./g, '-')}`;
+  return (
+    <td>
+      <input type={type as 'text'} name={name} value={value} disabled={disabled} aria-label={label} aria-invalid={err ? true : undefined}
+        aria-describedby={err ? id : undefined} onInput={(e) => onInput(e.currentTarget.value)} />
+      {err && <span class="field-error" id={id} role="alert">{err}</span>}
+    </td>
+  );
 }
 
 export function TemperatureSection() {
   const t = settings.value!.temperature ?? {};
   const [drafts, setDrafts] = useState<PresetDraft[]>((t.profiles ?? []).map((p) => ({ name: p.name, extruder: String(p.extruder), bed: String(p.bed) })));
   const [cutoff, setCutoff] = useState(String(t.cutoff ?? 30));
-  const [errors, setErrors] = useState<Record<string, string>>({});
   const ro = !can('SETTINGS');
   const update = (i: number, key: keyof PresetDraft, v: string) => setDrafts(drafts.map((p, j) => (j === i ? { ...p, [key]: v } : p)));
   const save = async () => {
     const local = presetErrors(drafts);
-    setErrors(local);
-    if (Object.keys(local).length) return;
+    if (Object.keys(local).length) throw new FieldErrors(local);
     const profiles = drafts.map((d) => ({ name: d.name, extruder: Number(d.extruder), bed: Number(d.bed) }));
-    try {
-      settings.value = await post<Settings>('/api/settings', { temperature: { profiles, cutoff: Number(cutoff) } });
-      notify('Settings saved');
-    } catch (err) {
-      const m = PRESET_FIELD.exec(messageOf(err));
-      if (m) setErrors({ [`${m[1]}.${m[2]}`]: messageOf(err).replace(/^.*?: /, '') });
-      else notify(`Save settings: ${messageOf(err)}`, 'error');
-    }
+    await postSettings({ temperature: { profiles, cutoff: Number(cutoff) } });
   };
-  const cell = (i: number, key: keyof PresetDraft, label: string, type: 'number' | 'text' = 'number') => {
-    const err = errors[`${i}.${key}`];
-    return (
-      <td>
-        <input type={type as "text"} value={drafts[i][key]} disabled={ro} aria-label={label} aria-invalid={!!err} aria-describedby={err ? `preset-${i}-${key}` : undefined}
-          onInput={(e) => update(i, key, e.currentTarget.value)} />
-        {err && <span class="field-error" id={`preset-${i}-${key}`} role="alert">{err}</span>}
-      </td>
-    );
-  };
+  const cell = (i: number, key: keyof PresetDraft, label: string, type: 'number' | 'text' = 'number') => (
+    <PresetCell name={`temperature.profiles.${i}.${key}`} label={label} type={type} value={drafts[i][key]} disabled={ro}
+      onInput={(v) => update(i, key, v)} />
+  );
   return (
-    <Section title="Temperatures" disabled={ro} onSave={() => void save()}>
+    <Section title="Temperatures" disabled={ro} onSave={save}>
       <table class="profiles">
         <thead><tr><th>Name</th><th>Extruder °C</th><th>Bed °C</th><th /></tr></thead>
         <tbody>
@@ -135,7 +132,7 @@ export function TemperatureSection() {
         </tbody>
       </table>
       {!ro && <div class="buttons"><button type="button" onClick={() => setDrafts([...drafts, { name: 'New', extruder: '200', bed: '60' }])}>Add profile</button></div>}
-      <Text label="Graph history (minutes)" type="number" value={cutoff} onChange={setCutoff} disabled={ro} />
+      <Text label="Graph history (minutes)" type="number" name="temperature.cutoff" value={cutoff} onChange={setCutoff} disabled={ro} />
     </Section>
   );
 }
@@ -151,7 +148,7 @@ export function ScriptsSection() {
   const text = drafts[name] ?? stored[name] ?? '';
   const ro = !can('SETTINGS');
   return (
-    <Section title="GCODE scripts" disabled={ro} onSave={() => void saveSettings({ scripts: { gcode: { [name]: text } } })}>
+    <Section title="GCODE scripts" disabled={ro} onSave={() => postSettings({ scripts: { gcode: { [name]: text } } })}>
       <label>Script
         <select value={name} onChange={(e) => setName(e.currentTarget.value)}>
           {names.map((n) => <option key={n} value={n}>{n}</option>)}
@@ -176,12 +173,12 @@ export function WebcamSection() {
   const [rotate, setRotate] = useState(s.webcam?.rotate90 ?? classic.rotate90 ?? false);
   const ro = !can('SETTINGS');
   return (
-    <Section title="Webcam" disabled={ro} onSave={() => void saveSettings({
+    <Section title="Webcam" disabled={ro} onSave={() => postSettings({
       webcam: { streamUrl: stream, snapshotUrl: snapshot, flipH, flipV, rotate90: rotate },
       plugins: { classicwebcam: { stream, snapshot, flipH, flipV, rotate90: rotate } },
     })}>
-      <Text label="Stream URL" value={stream} onChange={setStream} disabled={ro} placeholder="/webcam/?action=stream" />
-      <Text label="Snapshot URL" value={snapshot} onChange={setSnapshot} disabled={ro} placeholder="http://127.0.0.1:8080/?action=snapshot" />
+      <Text label="Stream URL" name="webcam.streamUrl" value={stream} onChange={setStream} disabled={ro} placeholder="/webcam/?action=stream" />
+      <Text label="Snapshot URL" name="webcam.snapshotUrl" value={snapshot} onChange={setSnapshot} disabled={ro} placeholder="http://127.0.0.1:8080/?action=snapshot" />
       <Check label="Flip horizontally" value={flipH} onChange={setFlipH} disabled={ro} />
       <Check label="Flip vertically" value={flipV} onChange={setFlipV} disabled={ro} />
       <Check label="Rotate 90°" value={rotate} onChange={setRotate} disabled={ro} />

@@ -2,7 +2,7 @@
 // limits the analysis' time estimates use (saved through PATCH /api/printerprofiles/<id>).
 import { useState } from 'preact/hooks';
 import { patch } from '../../lib/api.ts';
-import { attempt, can, loadProfiles, notify, profiles } from '../../lib/store.ts';
+import { can, loadProfiles, notify, profiles } from '../../lib/store.ts';
 import type { MachineLimits, PrinterProfile } from '../../lib/types.ts';
 import { Section, Text } from './fields.tsx';
 
@@ -47,17 +47,36 @@ function patchOf(f: Fields): Record<string, unknown> {
   };
 }
 
+/**
+ * The bounds of a form field, as the server's profile check has them: a build volume above 0 and below 10 m, a
+ * filament below 10 mm, machine limits above 0 (junction deviation may be 0), jog speeds whole mm/min. A nozzle is
+ * given sensible bounds (0.05–5 mm), which the server does not check.
+ */
+function boundsOf(key: string): { min?: number; max?: number; required?: boolean; step?: string } {
+  if (key === 'name') return { required: true };
+  if (['width', 'depth', 'height'].includes(key)) return { min: 0.1, max: 9999, required: true };
+  if (key === 'nozzle') return { min: 0.05, max: 5, required: true };
+  if (key === 'filament') return { min: 0.1, max: 9.99 };
+  if (key.startsWith('speed.')) return { min: 1, max: 999999, required: true, step: '1' };
+  if (key === 'junctionDeviation') return { min: 0, max: 999999 };
+  return { min: 0.001, max: 999999 };
+}
+
 function ProfileForm({ profile }: { profile: PrinterProfile }) {
   const [f, setF] = useState<Fields>(() => fieldsOf(profile));
   const ro = !can('SETTINGS');
-  const field = (label: string, key: string, placeholder?: string) =>
-    <Text label={label} type={key === 'name' ? 'text' : 'number'} value={f[key]} disabled={ro} placeholder={placeholder}
-      onChange={(v) => setF({ ...f, [key]: v })} />;
-  const save = () => void attempt('Save printer profile', async () => {
+  const field = (label: string, key: string, placeholder?: string) => {
+    const b = boundsOf(key);
+    return <Text label={label} type={key === 'name' ? 'text' : 'number'} name={`profile.${key}`} value={f[key]} disabled={ro} placeholder={placeholder}
+      min={b.min} max={b.max} required={b.required} step={b.step} onChange={(v) => setF({ ...f, [key]: v })} />;
+  };
+  // The server answers only "profile is invalid" (OctoPrint's wording, which clients match): each field is checked
+  // here first, by the bounds the server's profile check applies, so the field at fault is the one marked.
+  const save = async () => {
     await patch(`/api/printerprofiles/${encodeURIComponent(profile.id)}`, { profile: patchOf(f) });
     notify('Printer profile saved');
     await loadProfiles();
-  });
+  };
   return (
     <Section title="Printer profile" disabled={ro} onSave={save}>
       {field('Profile name', 'name')}

@@ -8,13 +8,20 @@ import { ApiKeySection, UsersSection, SystemSection } from './AccessSections.tsx
 import { ProfileSection } from './ProfileSection.tsx';
 import { GroupsSection } from './GroupsSection.tsx';
 import { NotificationsSection } from './NotificationsSection.tsx';
+import { setupOpen } from '../../lib/setup.ts';
 
-/** Saves a partial settings tree and takes the server's answer (the complete settings now in effect). */
+/**
+ * Saves a partial settings tree and takes the server's answer (the complete settings now in effect); a refusal is
+ * thrown, for the form to put on its field.
+ */
+export async function postSettings(part: Partial<Settings>): Promise<void> {
+  settings.value = await post<Settings>('/api/settings', part);
+  notify('Settings saved');
+}
+
+/** postSettings for callers without a form of fields: a refusal becomes a notice. */
 export async function saveSettings(part: Partial<Settings>): Promise<boolean> {
-  return attempt('Save settings', async () => {
-    settings.value = await post<Settings>('/api/settings', part);
-    notify('Settings saved');
-  });
+  return attempt('Save settings', () => postSettings(part));
 }
 
 const SECTIONS = [
@@ -43,6 +50,7 @@ export function SettingsTab() {
         {visible.map((s) => (
           <button key={s.id} class={s.id === current?.id ? 'active' : ''} onClick={() => setSection(s.id)}>{s.label}</button>
         ))}
+        {can('ADMIN') && <button type="button" class="setup-again" onClick={() => { setupOpen.value = true; }}>Setup wizard…</button>}
       </nav>
       <div class="settings-body">
         {!can('SETTINGS') && <p class="muted">You can view these settings; changing them needs the Settings permission.</p>}

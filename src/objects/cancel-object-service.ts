@@ -7,6 +7,17 @@ import type { Config } from '../config/schema.ts';
 import { ObjectSkipFilter } from './skip-filter.ts';
 import type { FileObject } from './object-outlines.ts';
 
+/**
+ * The job streamer's filter as it takes it (printer/job/job-stream.ts's JobLineFilter, structurally: objects/ may not
+ * import printer/): a function of each file line, and the same filter for a link thread to run.
+ */
+export interface LinkLineFilter {
+  plan(): { before: string[]; after: string[]; cancelled: number[] };
+  observe(line: string, end: number): void;
+  route(cancel: ((id: number) => void) | null): void;
+}
+export type JobLineFilter = ((line: string, end: number) => readonly string[]) & { readonly inLink?: LinkLineFilter };
+
 export type CancelObjectSettings = Config['plugins']['cancelobject'];
 
 /** One entry of the plugin's list, exactly its keys (§2.2; OctoPod requires id, object, cancelled, active, ignore). */
@@ -38,6 +49,8 @@ interface Live {
   objects: Map<number, { name: string; polygon: [number, number][]; min: [number, number] | null; max: [number, number] | null }>;
   cancelled: Set<number>;
   filter: ObjectSkipFilter | null;
+  /** Set while a link thread runs the print's filter: cancels go there (see lineFilter). */
+  route: ((id: number) => void) | null;
   printing: boolean;
   active: number;
   /**
@@ -81,7 +94,7 @@ export class CancelObjectService {
     for (const o of found ?? []) objects.set(o.id, { name: o.name, polygon: o.polygon, min: o.min, max: o.max });
     // The same file again (selected anew, analysed again): the state a running print's filter holds stays.
     if (prev !== null) prev.objects = objects;
-    else this.live = { path, objects, cancelled: new Set(), filter: null, printing: false, active: -1, firmware: new Set(), changes: [] };
+    else this.live = { path, objects, cancelled: new Set(), filter: null, route: null, printing: false, active: -1, firmware: new Set(), changes: [] };
     this.pushList();
   }
 
@@ -101,6 +114,7 @@ export class CancelObjectService {
     // The list stays for the selected file, fresh for its next print.
     live.printing = false;
     live.filter = null;
+    live.route = null;
     live.cancelled = new Set();
     live.firmware = new Set();
     live.active = -1;
@@ -192,7 +206,8 @@ export class CancelObjectService {
     if (this.deps.settings().gantry.firmwareM486 && live.printing && index !== undefined) {
       live.firmware.add(id);
       this.deps.commands([`M486 P${index}`]);
-    } else live.filter?.cancel(id);
+    } else if (live.route !== null) live.route(id);
+    else live.filter?.cancel(id);
     const after = this.list();
     this.deps.events.emit('plugin_cancelobject_object_cancelled', { object_cancelled: after.find((e) => e.id === id) });
     this.deps.push({ objects: after });
@@ -214,20 +229,37 @@ export class CancelObjectService {
    * The streamer's filter for a print of `path` from byte `offset`. Null when the file labels no objects or the print
    * resumes part way (the labels before the offset are not read, so the ids would not match).
    */
-  lineFilter(path: string, offset: number): ((line: string, end: number) => readonly string[]) | null {
+  lineFilter(path: string, offset: number): JobLineFilter | null {
     const live = this.live;
     if (live === null || live.path !== path || offset !== 0 || live.objects.size === 0) return null;
     const s = this.deps.settings();
     const firmware = s.gantry.firmwareM486;
-    const filter = new ObjectSkipFilter({ before: list(s.beforegcode), after: list(s.aftergcode) });
+    const opts = { before: list(s.beforegcode), after: list(s.aftergcode) };
+    const filter = new ObjectSkipFilter(opts);
     live.filter = filter;
+    live.route = null;
     live.printing = true;
     this.lastCancelled = [];
     live.active = -1;
     live.changes = [];
     const pending = [...live.cancelled];
     let started = false;
-    return (line, end) => {
+    // Where a link thread filters (the firmware skips nothing then): the same labels followed here, the skip there.
+    let current = -1;
+    const inLink: LinkLineFilter | undefined = firmware ? undefined : {
+      plan: () => ({ ...opts, cancelled: [...live.cancelled] }),
+      observe: (line, end) => {
+        const ev = filter.labels.feed(line);
+        if (ev === null || ev.kind === 'define') return;
+        current = ev.kind === 'start' ? ev.id : -1;
+        if (current !== live.active && live.filter === filter) {
+          live.changes.push([end, current]);
+          this.activeChanged(live, current);
+        }
+      },
+      route: (cancel) => { if (live.filter === filter) live.route = cancel; },
+    };
+    const fn = (line: string, end: number): readonly string[] => {
       if (!started) {
         // Cancelled before the print started: known to the filter from the first line (firmware mode: once the
         // header named the M486 indexes, see below).
@@ -243,6 +275,7 @@ export class CancelObjectService {
       if (firmware && filter.labels.m486Index(cur) !== undefined && pending.length > 0) this.flushFirmware(live, filter, pending);
       return out;
     };
+    return Object.assign(fn, { inLink });
   }
 
   /** Firmware mode: objects cancelled before their M486 index was known are sent as M486 P now. */

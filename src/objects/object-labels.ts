@@ -1,6 +1,23 @@
 // Reads a G-code file's object labels line by line: every common slicer style, numbered 0, 1, 2, … by first
 // appearance, as the Cancelobject plugin numbers them (docs/reference/plugins.md §2.2, §2.6).
 
+/** What the labels read so far left (to go on reading elsewhere: a link thread, a resumed print). */
+export interface LabelsState {
+  names: string[];
+  ids: Array<[string, number]>;
+  m486: Array<[number, number]>;
+  m486Naming: number;
+}
+
+/**
+ * Whether a comment-only line can be a label (the comment styles; M486 and EXCLUDE_OBJECT are commands). For callers
+ * that pass comments on only when they matter.
+ */
+export function isLabelComment(line: string): boolean {
+  const t = line.trim();
+  return PRINTING.test(t) || STOP.test(t) || MESH.test(t);
+}
+
 /** What a line says about objects: an object starts (or an M486 header names one), or the current one ends. */
 export type LabelEvent = { kind: 'start'; id: number; name: string } | { kind: 'end' } | { kind: 'define'; id: number; name: string };
 
@@ -18,6 +35,19 @@ export class ObjectLabels {
   /** M486: index → id, and the index whose name the next `M486 A…` line gives. */
   private readonly m486 = new Map<number, number>();
   private m486Naming = -1;
+
+  constructor(state?: LabelsState) {
+    if (state === undefined) return;
+    this.names.push(...state.names);
+    for (const [k, v] of state.ids) this.ids.set(k, v);
+    for (const [k, v] of state.m486) this.m486.set(k, v);
+    this.m486Naming = state.m486Naming;
+  }
+
+  /** The state to go on from (see LabelsState). */
+  snapshot(): LabelsState {
+    return { names: [...this.names], ids: [...this.ids], m486: [...this.m486], m486Naming: this.m486Naming };
+  }
 
   /** The file's `M486 S` index of an object labelled by M486, else undefined (`M486 P` takes the index). */
   m486Index(id: number): number | undefined {

@@ -1,12 +1,31 @@
 // The host-side object skip: a pure line filter the job streamer runs each file line through. Inside a cancelled
 // object the moves are dropped while the state they carry is kept, and leaving it restores position, E and feedrate
 // (docs/reference/plugins.md §2.4; issue #54).
-import { ObjectLabels } from './object-labels.ts';
+import { ObjectLabels, type LabelsState } from './object-labels.ts';
 
 export interface SkipFilterOptions {
   /** G-code sent where a skipped section begins, and after it ends (settings `beforegcode`/`aftergcode`). */
   before?: string[];
   after?: string[];
+}
+
+interface Machine { x: number; y: number; z: number; e: number; f: number; depth: number }
+
+/**
+ * Everything the filter knows, as plain data: a filter made from it goes on where this one stopped (in a link
+ * thread, or for a print resumed part way after the filter read the lines before the offset).
+ */
+export interface SkipFilterState {
+  labels: LabelsState;
+  cancelled: number[];
+  current: number;
+  skipping: boolean;
+  file: Machine;
+  relXYZ: boolean;
+  relE: boolean;
+  at: Machine;
+  retractF: number;
+  pendingBefore: boolean;
 }
 
 /** Lines that replace one file line: `[]` drops it; the file line itself is in the array (once) when it is kept. */
@@ -33,7 +52,7 @@ function words(code: string): Map<string, number> {
 }
 
 export class ObjectSkipFilter {
-  readonly labels = new ObjectLabels();
+  readonly labels: ObjectLabels;
   private readonly cancelled = new Set<number>();
   private current = -1;
   private skipping = false;
@@ -52,7 +71,28 @@ export class ObjectSkipFilter {
   private retractF = 2400;
   private pendingBefore = false;
 
-  constructor(private readonly opts: SkipFilterOptions = {}) {}
+  constructor(private readonly opts: SkipFilterOptions = {}, state?: SkipFilterState) {
+    this.labels = new ObjectLabels(state?.labels);
+    if (state === undefined) return;
+    for (const id of state.cancelled) this.cancelled.add(id);
+    this.current = state.current;
+    this.skipping = state.skipping;
+    ({ x: this.x, y: this.y, z: this.z, e: this.e, f: this.f, depth: this.depth } = state.file);
+    this.relXYZ = state.relXYZ;
+    this.relE = state.relE;
+    this.at = { ...state.at };
+    this.retractF = state.retractF;
+    this.pendingBefore = state.pendingBefore;
+  }
+
+  /** Where the filter is (see SkipFilterState). */
+  snapshot(): SkipFilterState {
+    return {
+      labels: this.labels.snapshot(), cancelled: [...this.cancelled], current: this.current, skipping: this.skipping,
+      file: { x: this.x, y: this.y, z: this.z, e: this.e, f: this.f, depth: this.depth }, relXYZ: this.relXYZ, relE: this.relE,
+      at: { ...this.at }, retractF: this.retractF, pendingBefore: this.pendingBefore,
+    };
+  }
 
   /** The object being printed (-1 between objects). */
   get currentObject(): number { return this.current; }

@@ -14,6 +14,11 @@ export interface EnqueueOptions { poll?: boolean; once?: boolean }
 export interface JobFeed {
   /** The next raw file line, or null when none is ready now (the feed calls engine.pump() when one is). */
   next(): string | null;
+  /**
+   * Whether the line next() returned last is the file's own (not a script's or a timelapse's line put before it):
+   * what a link thread's object filter may read. Undefined: every line is the file's.
+   */
+  readonly fileLine?: boolean;
   /** `@pause`, `@resume`, `@cancel`... met in the file. */
   hostCommand(cmd: string): void;
   /** A pausing command (M0/M1/M25 per settings) met in the file. */

@@ -1,7 +1,9 @@
 // Cancel one object end to end, with real parts: a plate of three cubes sliced by the PrusaSlicer CLI (object labels
 // on), analysed on upload, printed on fakefw through a pty; the middle object is cancelled mid-print with OctoPod's
 // call sequence, and the lines fakefw received are checked: nothing extruded inside it after the cancel, every line
-// of the others exactly once, E continuous across each skip, the print finishes. Then the same file in PrusaSlicer's
+// of the others exactly once, E continuous across each skip, the print finishes. The link runs in its thread (the
+// default), which holds up to 1,500 lines ahead: the cancel is made while paused, and not one move of the object may
+// reach the firmware after the pause (the thread filters the lines it holds). Then the same file in PrusaSlicer's
 // firmware M486 layout with "firmware handles M486" on: M486 P<index> is sent and every file line goes out.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,7 +64,7 @@ function fileLines(gcode: string): FileLine[] {
   return out;
 }
 
-async function rig(t: TestContext, settings: Record<string, unknown> = {}): Promise<{ s: TestServer; fw: LoggedFw }> {
+async function rig(t: TestContext, settings: Record<string, unknown> = {}, linkThread: 'worker' | 'main' = 'worker'): Promise<{ s: TestServer; fw: LoggedFw }> {
   const dir = await mkdtemp(join(tmpdir(), 'gantry-cancelobject-'));
   const port = join(dir, 'ttyUSB-printer');
   // -d: 1 ms a line, so the print still runs when the object is cancelled.
@@ -71,9 +73,7 @@ async function rig(t: TestContext, settings: Record<string, unknown> = {}): Prom
     await fw.kill();
     await rm(dir, { recursive: true, force: true });
   });
-  // The link on the main thread: a cancel acts on the lines not yet handed to the firmware's send window (a link
-  // thread holds up to 1500 lines ahead; see the README).
-  const s = await startTestServer(t, { settings: { serial: { additionalPorts: [port], log: false, linkThread: 'main' }, ...settings } });
+  const s = await startTestServer(t, { settings: { serial: { additionalPorts: [port], log: false, linkThread }, ...settings } });
   const r = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port, baudrate: 115200 } });
   assert.equal(r.status, 204);
   await waitFor('Operational', async () => (await stateText(s)) === 'Operational' || undefined);
@@ -100,7 +100,7 @@ async function octoPodCancel(s: TestServer, name: string): Promise<number> {
   return target.id;
 }
 
-test('cancel the middle of three PrusaSlicer objects mid-print on fakefw (OctoPod sequence): nothing of it extruded after, the others exactly once, E continuous, print done',
+test('cancel the middle of three PrusaSlicer objects mid-print on fakefw through the link thread (OctoPod sequence, while paused): nothing of it extruded after the pause, the others exactly once, E continuous, print done',
   { skip: needs('prusa-slicer') }, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'gantry-plate-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
@@ -129,21 +129,30 @@ test('cancel the middle of three PrusaSlicer objects mid-print on fakefw (OctoPo
     // Mid-print: a few layers of the middle object already at the firmware.
     const middleCmds = new Set(lines.filter((l) => l.object === middle.id && l.move).map((l) => l.cmd));
     await waitFor('the middle object printing', () => fw.received.map(command).filter((c) => middleCmds.has(c)).length > 200 || undefined, 60_000);
+    // Paused, the link thread still holds the lines it was handed (up to 1,500): the cancel must reach those too.
+    assert.equal((await s.api('/api/job', { method: 'POST', json: { command: 'pause', action: 'pause' } })).status, 204);
+    await waitFor('Paused', async () => (await stateText(s)) === 'Paused' || undefined, 60_000);
     const at = fw.received.length;
     const id = await octoPodCancel(s, middle.name);
     assert.equal(id, middle.id);
+    assert.equal((await s.api('/api/job', { method: 'POST', json: { command: 'pause', action: 'resume' } })).status, 204);
     await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 120_000);
     assert.ok(rec.events.some((e) => e.name === 'plugin_cancelobject_object_cancelled' && e.payload.object_cancelled.id === id && e.payload.object_cancelled.cancelled));
     assert.ok(!rec.names().includes('PrintCancelled'));
 
     // Align what fakefw got with the file: a file line missing is allowed only for a move of the cancelled object;
     // a received line not in the file only for what a skip's end sends.
-    const got = fw.received.map(command).filter((c) => c !== '' && !isLinkChatter(c));
+    const kept = (c: string) => c !== '' && !isLinkChatter(c);
+    const got = fw.received.map(command).filter(kept);
+    const gotAtPause = fw.received.slice(0, at).map(command).filter(kept).length;
     let p = 0;
     let firstDropped = -1;
+    let ri = -1;
+    const afterPause: string[] = [];
     const inserted: string[] = [];
     let printerE = 0, fileE = 0, absE = true;
     for (const r of got) {
+      ri++;
       while (p < lines.length && r !== lines[p].cmd && lines[p].object === id && lines[p].move) {
         if (firstDropped < 0) firstDropped = p;
         const e = /\bE(-?[\d.]+)/.exec(lines[p].cmd);
@@ -153,6 +162,7 @@ test('cancel the middle of three PrusaSlicer objects mid-print on fakefw (OctoPo
       if (p < lines.length && r === lines[p].cmd) {
         const l = lines[p];
         if (firstDropped >= 0 && l.object === id && l.move) assert.ok(!/\bE/.test(l.cmd) || !/X|Y/.test(l.cmd), `extrusion inside the cancelled object after the cancel: ${l.cmd}`);
+        if (ri >= gotAtPause && l.object === id && l.move) afterPause.push(l.cmd);
         if (l.cmd === 'M83') absE = false;
         if (l.cmd === 'M82') absE = true;
         const e = /^G[01]\b.*\bE(-?[\d.]+)/.exec(l.cmd);
@@ -172,6 +182,8 @@ test('cancel the middle of three PrusaSlicer objects mid-print on fakefw (OctoPo
       if (e && absE) printerE = Number(e[1]);
     }
     assert.equal(p, lines.length, `the whole file walked (${p} of ${lines.length})`);
+    // At most the one line the engine had framed ahead when the pause stopped the feed (it goes first on resume).
+    assert.ok(afterPause.length <= 1, `moves of the cancelled object after the pause: ${afterPause.length} (${afterPause.slice(0, 5).join(' | ')})`);
     assert.ok(firstDropped >= 0, 'something of the cancelled object was dropped');
     assert.ok(inserted.some((l) => l.startsWith('G92 E')), 'absolute E: G92 E where a skip ends');
     // Every line of the other objects and outside any object arrived exactly once (the alignment matched them all).
@@ -185,7 +197,7 @@ test('firmware handles M486: the file\'s M486 lines all go out and the cancel is
   const dir = await mkdtemp(join(tmpdir(), 'gantry-plate-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const gcode = toM486(await slicePlate(dir));
-  const { s, fw } = await rig(t, { plugins: { cancelobject: { gantry: { firmwareM486: true } } } });
+  const { s, fw } = await rig(t, { plugins: { cancelobject: { gantry: { firmwareM486: true } } } }, 'main');
   const rec = recorder(s);
   assert.equal((await uploadFile(s, 'plate-m486.gcode', gcode)).status, 201);
   const analysed = await waitFor('objects in the analysis', async () => {

@@ -4,10 +4,14 @@
 import type { ConnectionStateId } from '../../protocol/connection-state.ts';
 import type { JobFeed } from '../../protocol/engine.ts';
 import type { EngineLink } from '../link/engine-link.ts';
+import type { ObjectSkipPlan } from '../link/link-messages.ts';
 
-/** What the streamer drives: a link (in this thread or its own), or a bare ProtocolEngine in tests. */
+/**
+ * What the streamer drives: a link (in this thread or its own), or a bare ProtocolEngine in tests. A link thread
+ * also runs the job's object filter where its engine takes the lines (skipObjects, cancelObject).
+ */
 export type StreamLink = Pick<EngineLink, 'enqueue' | 'marker' | 'setFeed' | 'setJobActive' | 'pump' | 'plannedTool' | 'linesInFlight' | 'isOperational'>
-  & { readonly unsentLines?: number };
+  & { readonly unsentLines?: number; skipObjects?(plan: ObjectSkipPlan | null): void; cancelObject?(id: number): void };
 import { JobLineCursor, type JobLineSource } from './job-line-cursor.ts';
 import type { JobLifecycle, JobState } from './job-lifecycle.ts';
 import type { ToolChangeLines } from '../link/printer-line-rules.ts';
@@ -25,9 +29,23 @@ export interface LineInsertion {
 
 /**
  * Each file line goes through it first when set (cancel-object, src/objects): the lines to send in its place, `[]`
- * to drop it, or `[line]` (the same string) to keep it. Progress still moves by the file line's bytes.
+ * to drop it, or `[line]` (the same string) to keep it. Progress still moves by the file line's bytes. With `inLink`,
+ * a link that filters in its thread (StreamLink.skipObjects) runs the filter there instead.
  */
-export type JobLineFilter = (line: string, end: number) => readonly string[];
+export type JobLineFilter = ((line: string, end: number) => readonly string[]) & { readonly inLink?: LinkLineFilter };
+
+/**
+ * The same filter run by the link where its engine takes the lines (a link thread holds up to STREAM_HIGH lines
+ * ahead, and a cancel must act on those too): the streamer hands the link the plan and routes the cancels to it.
+ */
+export interface LinkLineFilter {
+  /** What the link's filter starts with; asked once, as the job starts. */
+  plan(): ObjectSkipPlan;
+  /** Every file line while the link filters: what the main thread follows (the object being streamed), nothing dropped. */
+  observe(line: string, end: number): void;
+  /** Where cancels go from the job's start (the link), and null once it ended. */
+  route(cancel: ((id: number) => void) | null): void;
+}
 
 /** Asked with each file line (not tool-change lines, not its own lines): lines to send before it, or null. */
 export type LineInjector = (line: string) => LineInsertion | null;
@@ -79,6 +97,8 @@ type Phase = JobState | 'ENDED';
 
 export class JobStreamer implements JobFeed {
   filepos = 0;
+  /** The line next() returned last is the file's own (JobFeed.fileLine). */
+  fileLine = true;
   private lastSentFilepos = 0;
   private ended = false;
   /** A transfer's end: no Finishing state (the lines are stored, not run), but no more feeding either. */
@@ -98,6 +118,8 @@ export class JobStreamer implements JobFeed {
   private holding = false;
   private readonly injector: LineInjector | null;
   private readonly lineFilter: JobLineFilter | null;
+  /** The link runs the object filter (see LinkLineFilter); the main thread only observes the lines. */
+  private readonly linkFilter: LinkLineFilter | null;
   private pauseWaiters: Array<() => void> = [];
   private resolveDone!: (o: JobOutcome) => void;
   readonly done: Promise<JobOutcome>;
@@ -122,7 +144,10 @@ export class JobStreamer implements JobFeed {
       failed: (err) => this.abort(`Reading the job file failed: ${err.message}`),
     });
     this.injector = opts.transfer ? null : (opts.injector ?? null);
-    this.lineFilter = opts.transfer ? null : (opts.lineFilter ?? null);
+    const filter = opts.transfer ? null : (opts.lineFilter ?? null);
+    const inLink = filter?.inLink;
+    this.linkFilter = inLink !== undefined && engine.skipObjects !== undefined && engine.cancelObject !== undefined ? inLink : null;
+    this.lineFilter = this.linkFilter === null ? filter : null;
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
   }
 
@@ -136,6 +161,11 @@ export class JobStreamer implements JobFeed {
 
   start(): void {
     this.engine.setJobActive(true);
+    const lf = this.linkFilter;
+    if (lf !== null) {
+      this.engine.skipObjects!(lf.plan());
+      lf.route((id) => { if (!this.ended) this.engine.cancelObject!(id); });
+    }
     this.move('STARTING');
     this.lines.prefetch();
     this.engine.enqueue('M110 N0');
@@ -171,6 +201,8 @@ export class JobStreamer implements JobFeed {
       this.filepos = this.lines.end;
       line = this.lines.next();
     }
+    if (line !== null && this.linkFilter !== null) this.linkFilter.observe(line, this.lines.end);
+    this.fileLine = true;
     if (line === null) {
       // The end comes once the link has written every line it was handed (a link thread holds some ahead).
       if (this.lines.atEnd && !this.engine.unsentLines) this.finish();
@@ -259,6 +291,7 @@ export class JobStreamer implements JobFeed {
   private nextInserted(lines: string[]): string | null {
     if (this.insertedIdx === this.holdAt && this.holdHere()) return null;
     const k = this.insertedIdx++;
+    this.fileLine = k === this.insertedAt;
     if (k === this.insertedAt) this.filepos = this.insertedEnd;
     if (this.insertedIdx === lines.length) this.inserted = null;
     return lines[k];
@@ -363,6 +396,7 @@ export class JobStreamer implements JobFeed {
   private end(outcome: JobOutcome, error?: string): void {
     if (this.ended) return;
     this.ended = true;
+    this.linkFilter?.route(null);
     this.engine.setJobActive(false);
     this.engine.setFeed(null);
     this.releasePauseWaiters();

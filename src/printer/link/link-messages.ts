@@ -4,6 +4,7 @@ import type { DetectionCandidate } from '../../protocol/detection.ts';
 import type { EnqueueOptions, MachineShape, ProtocolEngine } from '../../protocol/engine.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import type { EngineSettings } from '../../protocol/settings.ts';
+import type { SkipFilterOptions, SkipFilterState } from '../../objects/skip-filter.ts';
 
 /** What the thread starts with (workerData). */
 export interface LinkThreadInit {
@@ -20,8 +21,19 @@ export interface LinkThreadInit {
 /**
  * The job's ordered stream: file lines, and what the streamer asked for between two of them (a command queued, a
  * marker, the feed stopped at the end of the file). Held by the thread, so the feed never waits on the main thread.
+ * While the thread skips cancelled objects (LinkCommands.skipObjects): `{ x }` is a line that is not the file's (a
+ * tool-change script's, a timelapse's), sent as it is, and `{ l }` a comment-only object label of the file, which
+ * only the object filter reads (neither is sent to the firmware as a file line would be).
  */
-export type StreamItem = string | { e: string; once?: true } | { m: number } | { off: 1 };
+export type StreamItem = string | { e: string; once?: true } | { m: number } | { off: 1 } | { x: string } | { l: string };
+
+/** What the thread's object filter of a job starts with (src/objects/skip-filter.ts). */
+export interface ObjectSkipPlan extends SkipFilterOptions {
+  /** The objects cancelled before the feed opened. */
+  cancelled: number[];
+  /** The filter's state at the job's first line (a print resumed part way: what the lines before it left). */
+  state?: SkipFilterState;
+}
 
 /**
  * What the main thread asks of the thread, as methods: the messages below are derived from it, and the thread answers
@@ -38,6 +50,13 @@ export interface LinkCommands {
   setFeed(on: boolean, reset: boolean): void;
   setJobActive(active: boolean): void;
   setOffsets(offsets: Record<string, number>): void;
+  /**
+   * The job's lines go through an object filter in the thread, where the engine takes them (null: none), so a cancel
+   * acts on every line not yet taken for the wire. Sent after setJobActive(true); setJobActive(false) drops it.
+   */
+  skipObjects(plan: ObjectSkipPlan | null): void;
+  /** Cancels an object in the thread's filter: skipped from the next line the engine takes. */
+  cancelObject(id: number): void;
   pump(): void;
   fakeAck(): void;
 }

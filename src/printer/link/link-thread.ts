@@ -8,6 +8,7 @@ import { capHeapHeadroomAsLaunched } from '../../core/gc.ts';
 import { ProtocolEngine, type JobFeed } from '../../protocol/engine.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import { PrinterLineRules } from './printer-line-rules.ts';
+import { ObjectSkipFilter } from '../../objects/skip-filter.ts';
 import {
   runCommand, STREAM_LOW, TERMINAL_RECEIVED, TERMINAL_SENT, type FromLinkThread, type HookEvent, type LinkCommands, type LinkEvent,
   type LinkMirror, type LinkThreadInit, type RelayedHook, type StreamItem, type ToLinkThread,
@@ -143,6 +144,31 @@ let consumed = 0;
 /** Lines in the stream not yet taken; `asked` once a refill was requested and not answered yet. */
 let lines = 0;
 let asked = false;
+/**
+ * The job's object filter (LinkCommands.skipObjects), run where the engine takes a line, so a cancel acts on every
+ * line not yet taken for the wire; `out` holds what it put in a line's place, `outIdx` the next of those to send.
+ */
+let skip: ObjectSkipFilter | null = null;
+let out: readonly string[] | null = null;
+let outIdx = 0;
+
+/** The next of the lines the filter put in a file line's place, if any are left. */
+function takeOut(): string | null {
+  if (out === null) return null;
+  const line = out[outIdx++];
+  if (outIdx >= out.length) out = null;
+  return line;
+}
+
+/** A file line through the filter: the line to send now (the rest waits in `out`), or null when it was dropped. */
+function filtered(filter: ObjectSkipFilter, line: string): string | null {
+  const res = filter.filter(line);
+  if (res.length === 1 && res[0] === line) return line;
+  if (res.length === 0) return null;
+  out = res;
+  outIdx = 0;
+  return takeOut();
+}
 
 function marker(id: number): void {
   engine.marker(() => emit(['marker', id], true));
@@ -166,11 +192,27 @@ function take(): StreamItem | undefined {
   return item;
 }
 
-/** Control items (queued commands, markers) up to the next line, in order; false at a stop. */
-function control(item: Exclude<StreamItem, string>): void {
+type ControlItem = Exclude<StreamItem, string | { x: string }>;
+
+/** Control items (queued commands, markers, a label for the filter) up to the next line, in order. */
+function control(item: ControlItem): void {
   if ('e' in item) engine.enqueue(item.e, { once: item.once });
   else if ('m' in item) marker(item.m);
-  else feedOn = false;
+  else if ('l' in item) {
+    // A comment label: the filter's lines around it (the end of a skip) go out; the comment itself does not.
+    if (skip === null) return;
+    const res = skip.filter(item.l);
+    const kept = res.filter((l) => l !== item.l);
+    if (kept.length > 0) {
+      out = out === null ? kept : [...out.slice(outIdx), ...kept];
+      outIdx = 0;
+    }
+  } else feedOn = false;
+}
+
+/** Whether a stream item is a line (a file line, or one not of the file), not a control item. */
+function isLine(item: StreamItem): item is string | { x: string } {
+  return typeof item === 'string' || 'x' in item;
 }
 
 /** One per job: the engine drops a line it pulled ahead when the feed it came from is not the one resumed. */
@@ -178,20 +220,30 @@ function makeFeed(): JobFeed {
   return {
   next(): string | null {
     if (!feedOn) return null;
+    const pending = takeOut();
+    if (pending !== null) return pending;
     for (let item = take(); item !== undefined; item = take()) {
-      if (typeof item === 'string') {
+      if (typeof item === 'string' || 'x' in item) {
         consumed++;
         lines--;
         if (lines < STREAM_LOW && !asked) {
           asked = true;
           emit(['more'], true);
         }
-        return item;
+        if (typeof item !== 'string') return item.x;
+        if (skip === null) return item;
+        const line = filtered(skip, item);
+        // Dropped: its place in the stream is taken all the same (the main thread counts it as sent).
+        if (line === null) continue;
+        return line;
       }
       control(item);
+      if (out !== null) return takeOut();
+      // A label queues nothing: the next line is taken now (the engine's pump stops at a null with nothing queued).
+      if ('l' in item) continue;
       if (!feedOn) {
         // The feed stopped (end of the file): what the streamer queued after that is not the feed's, it goes now.
-        for (let next = peek(); next !== undefined && typeof next !== 'string'; next = peek()) control(take() as Exclude<StreamItem, string>);
+        for (let next = peek(); next !== undefined && !isLine(next); next = peek()) control(take() as ControlItem);
       }
       // The engine runs what was queued before it asks for the next line.
       return null;
@@ -199,6 +251,10 @@ function makeFeed(): JobFeed {
     if (!asked) {
       asked = true;
       emit(['more'], true);
+    } else if (consumed !== consumedTold && scheduled === null) {
+      // Lines the filter dropped send nothing to the firmware, so nothing else may tell the main thread they are
+      // gone: the end of the file waits for every line it handed over to be taken.
+      schedule();
     }
     return null;
   },
@@ -221,6 +277,7 @@ function dropStream(): void {
   if (dropped.length > 0) emit(['dropped', dropped], true);
   batches = [];
   head = 0;
+  out = null;
   // Dropped lines count as taken: the main thread's count of lines held here goes back to what is held.
   consumed += lines;
   lines = 0;
@@ -230,7 +287,11 @@ function dropStream(): void {
 /** Commands from the main thread's `enqueue` messages queued so far (LinkMirror.enqueued). */
 let enqueued = 0;
 
+/** `consumed` as the last mirror told it. */
+let consumedTold = 0;
+
 function mirror(): LinkMirror {
+  consumedTold = consumed;
   const snap = engine.snapshot();
   const m: LinkMirror = {
     state: engine.state, error: engine.error, connectedPort: engine.connectedPort, connectedBaudrate: engine.connectedBaudrate,
@@ -259,7 +320,7 @@ const commands: LinkCommands = {
   },
   marker,
   stream: (items) => {
-    for (const item of items) if (typeof item === 'string') lines++;
+    for (const item of items) if (typeof item === 'string' || 'x' in item) lines++;
     batches.push(items);
     asked = false;
     engine.pump();
@@ -278,8 +339,14 @@ const commands: LinkCommands = {
       feedOn = false;
       engine.setFeed(null);
       dropStream();
+      skip = null;
     }
   },
+  skipObjects: (plan) => {
+    skip = plan === null ? null : new ObjectSkipFilter({ before: plan.before, after: plan.after }, plan.state);
+    if (skip !== null) for (const id of plan!.cancelled) skip.cancel(id);
+  },
+  cancelObject: (id) => skip?.cancel(id),
   setOffsets: (offsets) => rules.setOffsets(offsets),
   pump: () => engine.pump(),
   fakeAck: () => engine.fakeAck(),

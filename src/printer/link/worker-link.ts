@@ -6,11 +6,12 @@ import type { DetectionCandidate } from '../../protocol/detection.ts';
 import type { LinkStateId } from '../../protocol/connection-state.ts';
 import { commandCode, toolNumber } from '../../gcode/line.ts';
 import { PrinterLineRules, type ToolChangeLines } from './printer-line-rules.ts';
+import { isLabelComment } from '../../objects/object-labels.ts';
 import type { EngineLink, LinkOptions, SentTail } from './engine-link.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import {
-  STREAM_HIGH, TERMINAL_SENT, type FromLinkThread, type HookEvent, type LinkCommands, type LinkMirror, type LinkThreadInit, type StreamItem,
-  type ToLinkThread,
+  STREAM_HIGH, TERMINAL_SENT, type FromLinkThread, type HookEvent, type LinkCommands, type LinkMirror, type LinkThreadInit, type ObjectSkipPlan,
+  type StreamItem, type ToLinkThread,
 } from './link-messages.ts';
 
 /** Starts a link thread with its init data (main.ts knows where its code is). */
@@ -45,6 +46,8 @@ export class WorkerLink implements EngineLink {
   private wanted = false;
   /** The last T queued or streamed, until the thread reports it selected. */
   private pendingTool: number | null = null;
+  /** The thread filters the job's objects (skipObjects): lines not of the file and comment labels are marked. */
+  private skipping = false;
   /** Main-thread rules: the tool-change scripts are rendered here, where their templates live. */
   private readonly rules: PrinterLineRules;
 
@@ -274,11 +277,20 @@ export class WorkerLink implements EngineLink {
     if (!active) {
       this.feed = null;
       this.lastFeed = null;
+      this.skipping = false;
     }
     this.post('setJobActive', active);
   }
 
   setOffsets(offsets: Record<string, number>): void { this.post('setOffsets', offsets); }
+
+  /** The job's object filter runs in the thread, on the lines as the engine takes them (LinkCommands.skipObjects). */
+  skipObjects(plan: ObjectSkipPlan | null): void {
+    this.skipping = plan !== null;
+    this.post('skipObjects', plan);
+  }
+
+  cancelObject(id: number): void { this.post('cancelObject', id); }
   pump(): void { this.fill(); }
   plannedTool(): number { return this.pendingTool ?? this.m.currentTool; }
   toolChange(line: string, plannedTool: number): ToolChangeLines | null { return this.rules.toolChange(line, plannedTool); }
@@ -298,10 +310,14 @@ export class WorkerLink implements EngineLink {
         // What the engine would skip (blank, comment only) is not sent: the stream counts command lines, as
         // JobStreamer.positionBack does.
         const semi = line.indexOf(';');
-        if ((semi === -1 ? line : line.slice(0, semi)).trim() === '') continue;
+        if ((semi === -1 ? line : line.slice(0, semi)).trim() === '') {
+          // The thread's object filter reads the file's comment labels (not counted: they are not sent).
+          if (this.skipping && feed.fileLine !== false && isLabelComment(line)) items.push({ l: line });
+          continue;
+        }
         const c0 = line.charCodeAt(0);
         if (c0 === 84 || c0 === 116) this.pendingTool = toolNumber(line) ?? this.pendingTool;
-        items.push(line);
+        items.push(this.skipping && feed.fileLine === false ? { x: line } : line);
         // Counted at once: the streamer asks unsentLines while it answers (the end of the file waits for them).
         this.posted++;
         n++;

@@ -57,7 +57,7 @@ export interface ScriptedPush {
 export async function startScriptedPush(t: TestContext, server: TestServer, opts: Partial<PushServiceDeps> = {}): Promise<ScriptedPush> {
   const printer = new ScriptedPrinter();
   const push = new PushService({
-    config: server.config, events: server.events, access: server.access, clock: systemClock, logger: silentLogger,
+    config: server.config.slice('server', 'temperature', 'api'), configHash: () => server.config.hash(), events: server.events, access: server.access, clock: systemClock, logger: silentLogger,
     printer, ...opts,
   });
   const http = createServer((_req, res) => { res.writeHead(404).end(); });

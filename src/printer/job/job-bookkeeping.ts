@@ -6,7 +6,7 @@ import type { EventPosition, JobEventPayload } from '../../core/events.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { FileService } from '../../files/file-service.ts';
 import type { JobState } from './job-lifecycle.ts';
-import type { JobProgressSnapshot, JobSnapshot, SelectedFile } from './job-types.ts';
+import type { JobProgressSnapshot, JobSerialSettings, JobSnapshot, SelectedFile } from './job-types.ts';
 import type { PrintHistory, PrintHistoryEntry } from './print-history.ts';
 import type { ProgressEstimator } from './progress-estimator.ts';
 import { renderJobScript, type ScriptSource } from './job-scripts.ts';
@@ -159,9 +159,7 @@ export function emitEnd(events: EventBus, job: ActiveJob, outcome: JobOutcome, r
 export interface DriverDeps {
   printer: Printer;
   files: FileService;
-  sdPollInterval?: () => number;
-  sdPausePosition?: () => { log: boolean; waitSeconds: number };
-  logPositionOnCancel?: () => boolean;
+  config?: { get(): { serial: JobSerialSettings } };
   lineFilter?: (path: string, offset: number) => JobLineFilter | null;
 }
 
@@ -173,15 +171,16 @@ export async function openDriver(deps: DriverDeps, job: ActiveJob, listener: Job
   offset: number): Promise<JobStream | SdJob> {
   const { prologue, epilogue } = scripts;
   if (job.file.origin === 'sdcard') {
-    const pausePosition = deps.sdPausePosition?.() ?? { log: true, waitSeconds: 10 };
+    const serial = deps.config?.get().serial;
     return new SdJob(deps.printer, job.file.path, listener, {
-      pollSeconds: deps.sdPollInterval?.() ?? 1, logPositionOnPause: pausePosition.log, positionLogWaitMs: pausePosition.waitSeconds * 1000,
+      pollSeconds: serial?.timeout.sdStatus ?? 1, logPositionOnPause: serial?.logPositionOnPause ?? true,
+      positionLogWaitMs: (serial?.timeout.positionLogWait ?? 10) * 1000,
       prologue, epilogue,
     });
   }
   const abs = await deps.files.absolutePath(job.file.path);
   job.file.size = (await stat(abs)).size;
-  job.positionOnCancel = deps.logPositionOnCancel?.() ?? false;
+  job.positionOnCancel = deps.config?.get().serial.logPositionOnCancel ?? false;
   const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
   const lineFilter = deps.lineFilter?.(job.file.path, offset) ?? null;
   const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel, lineFilter });

@@ -15,7 +15,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import { AccessService } from '../../src/access/access-service.ts';
 import { PrinterProfiles } from '../../src/printer/profiles/printer-profiles.ts';
 import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
-import { stateFlags } from '../../src/protocol/connection-state.ts';
+import { stateFlags } from '../../src/printer/printer-state.ts';
 import type { PortChoices, PrinterApi } from '../../src/printer/printer-service.ts';
 import type { JobApi } from '../../src/http/routes/job.ts';
 import type { JobInterruption, JobSnapshot } from '../../src/printer/job/job-types.ts';

@@ -149,7 +149,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const access = new AccessService(config.slice('accessControl', 'api', 'server'), { users: paths.users, groups: `${paths.base}/groups.yaml`, appKeys: `${paths.data}/appkeys/keys.yaml` }, clock, logger.child({ svc: 'access' }));
 
   const slicing = new SlicingService(
-    [new PrusaSlicerAdapter({ binary: () => config.current.slicing.prusaSlicerPath, timeoutMs: config.current.slicing.timeout * 1000 })],
+    [new PrusaSlicerAdapter({ config: config.slice('slicing') })],
     new ProfileStore(paths.slicingProfiles), config.slice('slicing'), events, logger.child({ svc: 'slicing' }));
 
   // Workers start on demand and retire after 2 s idle: a warm one cost ≈ 10 MB RSS all day (and ≈ 8 MB during the
@@ -179,7 +179,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
 
   let mqtt: MqttService | undefined;
   const push = new PushService({
-    config, events, access, clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
+    config: config.slice('server', 'temperature', 'api'), configHash: () => config.hash(), events, access, clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
     timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
   });
   const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);

@@ -42,14 +42,14 @@ export interface MeshPrinter {
 export interface MeshBed { id: string; width: number; depth: number; height: number; circular: boolean }
 
 export interface BedMeshDeps {
-  config: ConfigSlice<'plugins'>;
+  /** Its slice: the bedmesh plugin's settings, and the printer's name a mesh is recorded under (appearance.name). */
+  config: ConfigSlice<'plugins' | 'appearance'>;
   events: EventBus;
   clock: Clock;
   logger: Logger;
   printer: MeshPrinter;
   /** The bed of the printer profile in use. */
   bed: () => MeshBed;
-  printerName: () => string;
   /** The history's file. */
   file: string;
 }
@@ -148,7 +148,7 @@ export class BedMeshService {
     // A probe script that prints the mesh twice (G29's report, then M420 V) is one mesh.
     if (last && now - last.time < 60_000 && JSON.stringify(last.z) === JSON.stringify(c.z)) return;
     const mesh: BedMesh = {
-      id: `${now.toString(36)}-${Math.random().toString(36).slice(2, 8)}`, time: now, printer: this.deps.printerName(), profile: bed.id,
+      id: `${now.toString(36)}-${Math.random().toString(36).slice(2, 8)}`, time: now, printer: this.deps.config.get().appearance.name || 'Gantry', profile: bed.id,
       format: c.format, x: axis(ext.xMin, ext.xMax, cols), y: axis(ext.yMin, ext.yMax, rows), z: c.z, probeCount: rows * cols,
       min, max, range: round(max - min), mean: round(flat.reduce((a, b) => a + b, 0) / flat.length),
     };

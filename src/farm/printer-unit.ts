@@ -10,7 +10,7 @@ import type { FileService } from '../files/file-service.ts';
 import type { FileUsage, Origin } from '../files/types.ts';
 import type { AnalysisOptions } from '../files/analysis/types.ts';
 import { SdCardFiles } from '../files/sd-card.ts';
-import { PrinterService, type PortProvider } from '../printer/printer-service.ts';
+import { PRINTER_SECTIONS, PrinterService, type PortProvider } from '../printer/printer-service.ts';
 import type { LinkThreadSpawner } from '../printer/link/worker-link.ts';
 import { JobRunner } from '../printer/job/job-runner.ts';
 import { PrintHistory } from '../printer/job/print-history.ts';
@@ -112,16 +112,16 @@ export class PrinterUnit implements FileUsage {
     this.ports = deps.ports(config);
     const ports = this.ports;
     this.printer = new PrinterService({
-      config, events, logger: logger.child({ svc: 'printer' }), profiles: this.profiles, ports: this.ports, logsDir: paths.logs, scriptsDir: paths.scripts,
+      config: config.slice(...PRINTER_SECTIONS), events, logger: logger.child({ svc: 'printer' }), profiles: this.profiles, ports: this.ports, logsDir: paths.logs, scriptsDir: paths.scripts,
       ...(deps.spawnLinkThread ? {
-        linkThread: { spawn: deps.spawnLinkThread, config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null },
+        linkThread: { spawn: deps.spawnLinkThread, config: config.slice('serial', 'devel').get, virtualSdFolder: null },
       } : {}),
       // The supply is switched on (and the port waited for) before a connect; power is built just below.
       beforeConnect: (o) => this.power.beforeConnect(o.port),
     });
     const printer = this.printer;
     this.unwatch.push(printer.watchReplies((line) => this.firmwareLimits.observe(line)));
-    const scripts = { settings: () => config.current.scripts.gcode, scriptsDir: paths.scripts, profile: () => printer.profile() };
+    const scripts = printer.scriptSource;
     // The journal and the runner read each other (the journal the runner's live stream, the runner why a failed print
     // stopped): the journal's side reaches the runner through this unit, which holds both once constructed.
     this.journal = new PrintJournal({
@@ -130,16 +130,14 @@ export class PrinterUnit implements FileUsage {
         startRecovered: (path, offset, prologue, user) => this.jobs.startRecovered(path, offset, prologue, user),
       },
       files, temperatures: () => printer.temperatures(), events, logger: logger.child({ svc: 'recovery' }),
-      now: () => clock.now() / 1000, dataDir: paths.data, scripts, settings: () => config.current.recovery,
+      now: () => clock.now() / 1000, dataDir: paths.data, scripts, config: config.slice('recovery'),
     });
     const journal = this.journal;
     this.jobs = new JobRunner({
       printer, files, events, clock, logger: logger.child({ svc: 'jobs' }),
       history: new PrintHistory(`${paths.data}/print-history.json`, logger.child({ svc: 'history' })),
       scripts,
-      sdPollInterval: () => config.current.serial.timeout.sdStatus,
-      sdPausePosition: () => ({ log: config.current.serial.logPositionOnPause, waitSeconds: config.current.serial.timeout.positionLogWait }),
-      logPositionOnCancel: () => config.current.serial.logPositionOnCancel,
+      config: config.slice('serial'),
       interruption: (error) => journal.interruption(error),
       // Spools and cancel-object read the runner too: they are built below, and reached through this unit.
       beforeStart: (file) => this.spools.beforeStart(file),
@@ -149,7 +147,7 @@ export class PrinterUnit implements FileUsage {
     });
     const jobs = this.jobs;
     this.reconnect = new AutoReconnect({
-      printer, ports: this.ports, journal, events, logger: logger.child({ svc: 'reconnect' }), settings: () => config.current.recovery,
+      printer, ports: this.ports, journal, events, logger: logger.child({ svc: 'reconnect' }), config: config.slice('recovery'),
     });
     this.sdFiles = new SdCardFiles({
       printer, files, events, logger: logger.child({ svc: 'sdcard' }),
@@ -168,16 +166,15 @@ export class PrinterUnit implements FileUsage {
     });
     const pushPlugin: PluginMessageListener = (plugin, data) => { for (const l of this.pluginListeners) l(plugin, data); };
     this.power = new PowerService({
-      settings: () => config.current.plugins.psucontrol, printer, events, logger: logger.child({ svc: 'power' }),
+      config: config.slice('plugins', 'serial', 'printerProfiles'), printer, events, logger: logger.child({ svc: 'power' }),
       push: (data) => pushPlugin('psucontrol', data), mqtt: deps.mqtt,
-      connectOptions: () => ({ port: config.current.serial.port ?? undefined, baudrate: config.current.serial.baudrate ?? undefined, profileId: config.current.printerProfiles.default ?? undefined }),
       waitForPort: async (port, ms) => {
         const until = Date.now() + ms;
         while (Date.now() < until && !(await ports.listPorts()).includes(port)) await new Promise((r) => setTimeout(r, 250));
       },
     });
     this.layerProgress = new LayerProgressService({
-      settings: () => config.current.plugins.DisplayLayerProgress, jobs, events, logger: logger.child({ svc: 'layerProgress' }),
+      config: config.slice('plugins'), jobs, events, logger: logger.child({ svc: 'layerProgress' }),
       printer: {
         state: () => printer.state(), currentZ: () => printer.currentZ(), temperatures: () => printer.temperatures(), isOperational: () => printer.isOperational(),
         commands: (lines) => printer.commands(lines),
@@ -188,22 +185,21 @@ export class PrinterUnit implements FileUsage {
     });
     const profiles = this.profiles;
     this.bedMesh = new BedMeshService({
-      config: config.slice('plugins'), events, clock, logger: logger.child({ svc: 'bedMesh' }), printer, file: join(paths.data, 'bed-meshes.json'),
-      printerName: () => config.current.appearance.name || 'Gantry',
+      config: config.slice('plugins', 'appearance'), events, clock, logger: logger.child({ svc: 'bedMesh' }), printer, file: join(paths.data, 'bed-meshes.json'),
       bed: () => {
         const p = profiles.getCurrentOrDefault();
         return { id: p.id, width: p.volume.width, depth: p.volume.depth, height: p.volume.height, circular: p.volume.formFactor === 'circular' };
       },
     });
     this.spools = new SpoolService({
-      settings: () => config.current.plugins.spoolman, events, logger: logger.child({ svc: 'spools' }), file: join(paths.data, 'spoolman.json'),
+      config: config.slice('plugins'), events, logger: logger.child({ svc: 'spools' }), file: join(paths.data, 'spoolman.json'),
       jobs, absolutePath: (path) => files.absolutePath(path),
       hostWords: (word, fn) => printer.handleHostWord(word, fn),
       say: (line) => printer.hostSays(line),
       push: (data) => pushPlugin('spoolman', data),
     });
     this.cancelObjects = new CancelObjectService({
-      settings: () => config.current.plugins.cancelobject, events, logger: logger.child({ svc: 'cancelobject' }),
+      config: config.slice('plugins'), events, logger: logger.child({ svc: 'cancelobject' }),
       objectsOf: async (path) => (await files.analysisOf(path))?.gantry?.objects ?? null,
       commands: (lines) => printer.commands(lines),
       cancelPrint: () => jobs.command('cancel'),

@@ -14,7 +14,8 @@ import { renderM117, throttled, type Throttle } from './printer-display.ts';
 export type LayerProgressSettings = Config['plugins']['DisplayLayerProgress'];
 
 export interface LayerProgressDeps {
-  settings: () => LayerProgressSettings;
+  /** Its slice of the settings (`config.slice('plugins')`), read live. */
+  config: { get(): { plugins: { DisplayLayerProgress: LayerProgressSettings } } };
   jobs: { snapshot(): JobSnapshot; isPrinting(): boolean };
   printer: { state(): PrinterStateSnapshot; currentZ(): number | null; temperatures(): TemperatureSnapshot; commands(lines: string[]): void; isOperational(): boolean;
     setTemperatures(targets: Record<string, number>): void; };
@@ -156,7 +157,7 @@ export class LayerProgressService {
     const snap = this.deps.jobs.snapshot();
     const live = this.live;
     const idx = live?.index ?? null;
-    const offset = this.deps.settings().layerOffset;
+    const offset = this.deps.config.get().plugins.DisplayLayerProgress.layerOffset;
     const printing = this.deps.jobs.isPrinting();
     const filepos = snap.progress?.filepos ?? null;
     let currentLayer = '-', totalLayer = '-', fan = '-', feed = '-', feedG0 = '-', feedG1 = '-';
@@ -254,7 +255,7 @@ export class LayerProgressService {
   }
 
   private printerDisplay(v: Record<string, string | number>): void {
-    const g = this.deps.settings().gantry;
+    const g = this.deps.config.get().plugins.DisplayLayerProgress.gantry;
     if ((!g.m117.enabled && !g.m73.enabled) || !this.deps.jobs.isPrinting()) return;
     const snap = this.deps.jobs.snapshot();
     const completion = snap.progress?.completion ?? null;

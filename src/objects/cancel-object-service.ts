@@ -27,7 +27,8 @@ export interface ObjectEntry {
 }
 
 export interface CancelObjectDeps {
-  settings: () => CancelObjectSettings;
+  /** Its slice of the settings (`config.slice('plugins')`), read live. */
+  config: { get(): { plugins: { cancelobject: CancelObjectSettings } } };
   /** The objects the analysis found in a local file (null: not analysed, or none). */
   objectsOf: (path: string) => Promise<FileObject[] | null>;
   /** Sends lines to the printer ahead of the job's (M486 P). */
@@ -122,7 +123,7 @@ export class CancelObjectService {
   }
 
   private ignored(name: string): boolean {
-    return list(this.deps.settings().ignored).includes(name);
+    return list(this.deps.config.get().plugins.cancelobject.ignored).includes(name);
   }
 
   /** The plugin's list (§2.2): min/max from the outline; 0/10000 while unknown, as the plugin starts them. */
@@ -203,7 +204,7 @@ export class CancelObjectService {
     if (entry.ignore || live.cancelled.has(id)) return;
     live.cancelled.add(id);
     const index = live.filter?.labels.m486Index(id);
-    if (this.deps.settings().gantry.firmwareM486 && live.printing && index !== undefined) {
+    if (this.deps.config.get().plugins.cancelobject.gantry.firmwareM486 && live.printing && index !== undefined) {
       live.firmware.add(id);
       this.deps.commands([`M486 P${index}`]);
     } else if (live.route !== null) live.route(id);
@@ -232,7 +233,7 @@ export class CancelObjectService {
   lineFilter(path: string, offset: number): JobLineFilter | null {
     const live = this.live;
     if (live === null || live.path !== path || offset !== 0 || live.objects.size === 0) return null;
-    const s = this.deps.settings();
+    const s = this.deps.config.get().plugins.cancelobject;
     const firmware = s.gantry.firmwareM486;
     const opts = { before: list(s.beforegcode), after: list(s.aftergcode) };
     const filter = new ObjectSkipFilter(opts);

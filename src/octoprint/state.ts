@@ -1,6 +1,6 @@
 // OctoPrint's printer state vocabulary: the `state` object (text, flags, error) of /api/printer and push `current`.
 import { Type } from '../config/typebox.ts';
-import { STATE_TEXT, stateFlags } from '../protocol/connection-state.ts';
+import { STATE_TEXT, stateFlags } from '../printer/printer-state.ts';
 import type { PrinterStateSnapshot } from '../printer/types.ts';
 
 export interface StateWire { text: string; flags: Record<string, boolean>; error: string }

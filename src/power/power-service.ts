@@ -26,16 +26,23 @@ export interface PowerPrinter {
   runScript(name: string, context: Record<string, unknown>): Promise<boolean>;
 }
 
+/** What power reads of the settings (a `ConfigSlice` of plugins, serial and printerProfiles satisfies it). */
+export interface PowerConfig {
+  plugins: { psucontrol: PsuControlSettings };
+  serial: { port: string | null; baudrate: number | null };
+  printerProfiles: { default: string | null };
+}
+
 export interface PowerServiceDeps {
-  settings: () => PsuControlSettings;
+  /** Its slice of the settings (`config.slice('plugins', 'serial', 'printerProfiles')`), read live: PSU Control's
+   *  settings, and the saved port, baud rate and profile connectOnPowerOn connects to. */
+  config: { get(): PowerConfig };
   printer: PowerPrinter;
   events: EventBus;
   logger: Logger;
   /** Sends a plugin message on the push channel (identifier psucontrol). */
   push: (data: { isPSUOn: boolean }) => void;
   mqtt?: PowerMqtt;
-  /** Where connectOnPowerOn connects to (the saved port, baud rate and profile). */
-  connectOptions: () => ConnectOptions;
   /** Resolves once `port` is listed again (a board powered by the PSU enumerates after it boots), or after `ms`. */
   waitForPort?: (port: string, ms: number) => Promise<void>;
 }
@@ -61,6 +68,10 @@ export class PowerService {
 
   constructor(private readonly deps: PowerServiceDeps) {}
 
+  private settings(): PsuControlSettings {
+    return this.deps.config.get().plugins.psucontrol;
+  }
+
   async start(): Promise<void> {
     const ev = this.deps.events;
     // Pushed to every new client only once power control is set up: out of the box (G-code switching, internal
@@ -70,10 +81,10 @@ export class PowerService {
     ev.on(OWNER, 'PowerOn', () => this.pseudo(true));
     ev.on(OWNER, 'PowerOff', () => this.pseudo(false));
     ev.on(OWNER, 'PrintStarted', () => {
-      if (this.deps.settings().autoOn && !this.on) void this.turnOn().catch((err: unknown) => this.deps.logger.warn({ err }, 'power: autoOn at print start failed'));
+      if (this.settings().autoOn && !this.on) void this.turnOn().catch((err: unknown) => this.deps.logger.warn({ err }, 'power: autoOn at print start failed'));
     });
     ev.on(OWNER, 'Error', () => {
-      if (this.deps.settings().turnOffWhenError && this.on) void this.turnOff({ force: true, reason: 'error' }).catch(() => {});
+      if (this.settings().turnOffWhenError && this.on) void this.turnOff({ force: true, reason: 'error' }).catch(() => {});
     });
     // Not awaited: a device that does not answer must not hold up the server's start by its timeout.
     void this.poll().finally(() => this.schedulePoll());
@@ -99,7 +110,7 @@ export class PowerService {
   }
 
   async turnOn(): Promise<void> {
-    const s = this.deps.settings();
+    const s = this.settings();
     await this.switchTo(true);
     await sleep(100 + s.postOnDelay * 1000);
     await this.poll();
@@ -117,7 +128,7 @@ export class PowerService {
     if (busy !== null && !opts.force) {
       throw conflict(`The printer is ${busy}: switching the power off now would ruin it. Send the command again with "force": true (or ?force=true) to switch off anyway`);
     }
-    const s = this.deps.settings();
+    const s = this.settings();
     if (printer.isOperational()) await printer.runScript('psucontrol_pre_off', {});
     const wasPrinting = printer.isBusy();
     if (wasPrinting) {
@@ -140,7 +151,7 @@ export class PowerService {
 
   /** Before a connect (autoOn): power on, give the board postOnDelay and the time to enumerate its port. */
   async beforeConnect(port: string | undefined): Promise<void> {
-    const s = this.deps.settings();
+    const s = this.settings();
     if (!s.autoOn || this.on) return;
     await this.switchTo(true);
     await sleep(100 + s.postOnDelay * 1000);
@@ -149,7 +160,8 @@ export class PowerService {
   }
 
   private async connectAfterPower(): Promise<void> {
-    const opts = this.deps.connectOptions();
+    const c = this.deps.config.get();
+    const opts: ConnectOptions = { port: c.serial.port ?? undefined, baudrate: c.serial.baudrate ?? undefined, profileId: c.printerProfiles.default ?? undefined };
     if (opts.port && opts.port !== 'AUTO' && opts.port !== 'VIRTUAL') await this.deps.waitForPort?.(opts.port, 15_000);
     await this.deps.printer.connect(opts);
   }
@@ -163,7 +175,7 @@ export class PowerService {
   }
 
   private device(): PowerProvider {
-    const s = this.deps.settings();
+    const s = this.settings();
     const key = JSON.stringify(s.gantry);
     if (this.provider === null || key !== this.providerKey) {
       this.provider?.close?.();
@@ -177,7 +189,7 @@ export class PowerService {
   }
 
   private async switchTo(on: boolean): Promise<void> {
-    const s = this.deps.settings();
+    const s = this.settings();
     const timeout = s.gantry.timeout;
     switch (s.switchingMethod) {
       case 'GCODE':
@@ -204,7 +216,7 @@ export class PowerService {
 
   /** Reads the state as sensingMethod says, tells a change, pushes it (every poll, like the plugin). */
   private async poll(): Promise<void> {
-    const s = this.deps.settings();
+    const s = this.settings();
     let on = this.on;
     try {
       switch (s.sensingMethod) {
@@ -233,7 +245,7 @@ export class PowerService {
 
   /** Whether the user set power control up (anything but PSU Control's defaults: G-code switching, internal sensing). */
   configured(): boolean {
-    const s = this.deps.settings();
+    const s = this.settings();
     return s.switchingMethod !== 'GCODE' || s.sensingMethod !== 'INTERNAL';
   }
 
@@ -250,14 +262,14 @@ export class PowerService {
   private schedulePoll(): void {
     if (this.stopped) return;
     // Nothing to read back out of the box: look again for a set-up device once a minute, so an idle server sleeps.
-    const ms = this.configured() ? Math.max(100, this.deps.settings().sensePollingInterval * 1000) : 60_000;
+    const ms = this.configured() ? Math.max(100, this.settings().sensePollingInterval * 1000) : 60_000;
     this.pollTimer = setTimeout(() => { void this.poll().finally(() => this.schedulePoll()); }, ms);
     this.pollTimer.unref();
   }
 
   /** M80/M81 written to the printer: with pseudo on/off (not GCODE switching) they switch the supply. */
   private pseudo(on: boolean): void {
-    const s = this.deps.settings();
+    const s = this.settings();
     if (!s.enablePseudoOnOff || s.switchingMethod === 'GCODE') return;
     if (on) {
       this.offAfterJob = false;
@@ -279,7 +291,7 @@ export class PowerService {
 
   /** The idle rule (and a pending M81): off once no job runs, nothing heats and every hotend is at or below the limit. */
   private idleTick(): void {
-    const s = this.deps.settings();
+    const s = this.settings();
     if (!this.on || (!s.powerOffWhenIdle && !this.offAfterJob)) return;
     const now = Date.now();
     if (this.busyReason() !== null || !this.hotendsCool(s.idleTimeoutWaitTemp)) {

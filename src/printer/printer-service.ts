@@ -1,6 +1,6 @@
 // The printer service: the API's printer, a facade over the link (link-controller.ts), the readings, the terminal
 // and the scripts; it owns the listeners and hands each part only what it needs.
-import type { Config } from '../config/schema.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
@@ -43,22 +43,12 @@ export type PortChoices = Pick<PortProvider, 'listPorts' | 'baudrates'>;
  */
 export const MAX_WAITING_COMMANDS = 50_000;
 
-/** The printer's slice of the configuration (ConfigStore satisfies it). */
-export interface PrinterConfig {
-  serial: Config['serial'];
-  scripts: Config['scripts'];
-  temperature: Pick<Config['temperature'], 'cutoff'>;
-  feature: Pick<Config['feature'], 'sdSupport'>;
-  printerProfiles: Pick<Config['printerProfiles'], 'default'>;
-}
-
-export interface PrinterConfigSource {
-  readonly current: PrinterConfig;
-  onChange(fn: (current: PrinterConfig, previous: PrinterConfig) => void): () => void;
-}
+/** The printer's slice of the configuration: `config.slice(...PRINTER_SECTIONS)`, read live. */
+export const PRINTER_SECTIONS = ['serial', 'scripts', 'temperature', 'feature', 'printerProfiles'] as const;
+export type PrinterConfig = ConfigSlice<typeof PRINTER_SECTIONS[number]>;
 
 export interface PrinterServiceDeps {
-  config: PrinterConfigSource;
+  config: PrinterConfig;
   events: EventBus;
   logger: Logger;
   profiles: ProfileSource;
@@ -81,17 +71,18 @@ export class PrinterService implements Printer {
   /** Words the host answers itself (Klipper-style `SET_ACTIVE_SPOOL ID=3`, src/spools/): never sent to the firmware. */
   private hostWords = new Map<string, (cmd: string) => void>();
   private unwatchConfig: (() => void) | null = null;
-  private readonly scriptSource: ScriptSource;
+  /** The printer's G-code scripts (its settings' scripts.gcode, its scripts folder, its profile): the job's and the journal's too. */
+  readonly scriptSource: ScriptSource;
 
   constructor(private readonly deps: PrinterServiceDeps) {
-    const c = deps.config.current;
+    const c = deps.config.get();
     const events = deps.events;
     this.readings = new PrinterReadings(c.temperature.cutoff);
     this.serialLog = new SerialLog(Math.max(c.serial.terminalLogSize, 300), (lines, received) => this.notify((l) => {
       l.log?.(lines);
       if (received.length > 0) l.messages?.(received);
     }), undefined, (err) => deps.logger.warn({ err }, 'serial.log cannot be written; lines are dropped, and it is opened again 10 s later'));
-    this.scriptSource = { settings: () => this.deps.config.current.scripts.gcode, scriptsDir: deps.scriptsDir ?? null, profile: () => this.profile() };
+    this.scriptSource = { settings: () => this.deps.config.get().scripts.gcode, scriptsDir: deps.scriptsDir ?? null, profile: () => this.profile() };
     const toolScripts = new ToolChangeScripts({
       source: this.scriptSource,
       context: () => ({ last_position: this.readings.position, last_temperature: this.temperatures() }),
@@ -104,7 +95,7 @@ export class PrinterService implements Printer {
     const engine = () => this.link.current;
     const readings = this.readings;
     this.link = new LinkController({
-      serial: () => this.deps.config.current.serial, events, logger: deps.logger, timers: deps.timers ?? realTimers,
+      serial: () => this.deps.config.get().serial, events, logger: deps.logger, timers: deps.timers ?? realTimers,
       profiles: deps.profiles, ports: deps.ports, serialLog: this.serialLog, toolScripts, offsets: () => readings.offsets(),
       stateChanged: () => this.notifyState(),
       beforeDisconnect: () => this.runScript('beforePrinterDisconnected', {}),
@@ -118,7 +109,7 @@ export class PrinterService implements Printer {
         ...terminalHooks(this.serialLog, this.replyWatchers),
         ...readingHooks({
           readings, events, engine, stateId: () => this.link.id, profile: () => this.profile(), currentF: () => this.link.currentF,
-          sdLowerCase: () => this.deps.config.current.serial.sdLowerCase, notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
+          sdLowerCase: () => this.deps.config.get().serial.sdLowerCase, notify: (fn) => this.notify(fn), notifyState: () => this.notifyState(),
           runScript: (name, ctx) => this.runScript(name, ctx),
         }),
         ...actionHooks({
@@ -130,7 +121,7 @@ export class PrinterService implements Printer {
   }
 
   async start(): Promise<void> {
-    const serial = this.deps.config.current.serial;
+    const serial = this.deps.config.get().serial;
     this.serialLog.setFileLogging(serial.log, this.deps.logsDir);
     // serial.log and the scripts apply at once; the other serial settings on the next connect.
     this.unwatchConfig = this.deps.config.onChange((c, previous) => {
@@ -138,7 +129,7 @@ export class PrinterService implements Printer {
       if (JSON.stringify(c.scripts) !== JSON.stringify(previous.scripts)) void this.link.refreshToolScripts();
     });
     if (serial.autoconnect) {
-      this.connect({ port: serial.port ?? undefined, baudrate: serial.baudrate ?? undefined, profileId: this.deps.config.current.printerProfiles.default ?? undefined })
+      this.connect({ port: serial.port ?? undefined, baudrate: serial.baudrate ?? undefined, profileId: this.deps.config.get().printerProfiles.default ?? undefined })
         .catch((err: unknown) => this.deps.logger.warn({ err }, 'autoconnect failed'));
     }
   }
@@ -155,7 +146,7 @@ export class PrinterService implements Printer {
     await this.deps.beforeConnect?.(opts).catch((err: unknown) => this.deps.logger.warn({ err }, 'power on before connecting failed'));
     return this.link.connect(opts, async () => {
       this.readings.reset();
-      this.serialLog.setFileLogging(this.deps.config.current.serial.log, this.deps.logsDir);
+      this.serialLog.setFileLogging(this.deps.config.get().serial.log, this.deps.logsDir);
     });
   }
 
@@ -192,7 +183,7 @@ export class PrinterService implements Printer {
   // ---------------------------------------------------------------- snapshots
 
   state(): PrinterStateSnapshot {
-    return this.link.state(this.deps.config.current.feature.sdSupport && this.readings.sdReady);
+    return this.link.state(this.deps.config.get().feature.sdSupport && this.readings.sdReady);
   }
 
   setSdPrintState(state: ConnectionStateId): void { this.link.setSdPrintState(state); }
@@ -213,7 +204,7 @@ export class PrinterService implements Printer {
   offsets(): Record<string, number> { return this.readings.offsets(); }
   currentZ(): number | null { return this.link.currentZ(); }
   lastPosition(): Position { return { ...this.readings.position }; }
-  terminal(): string[] { return this.serialLog.lines().slice(-this.deps.config.current.serial.terminalLogSize); }
+  terminal(): string[] { return this.serialLog.lines().slice(-this.deps.config.get().serial.terminalLogSize); }
   resends(): ResendStats { return this.link.resends(); }
   firmwareName(): string { return this.link.firmwareName(); }
   flowControl(): string { return this.link.flowControl(); }
@@ -278,7 +269,7 @@ export class PrinterService implements Printer {
       const upper = cmd.toUpperCase();
       if (!profile.heatedBed && /^M(140|190)\b/.test(upper)) continue;
       if (!profile.heatedChamber && /^M(141|191)\b/.test(upper)) continue;
-      if (this.deps.config.current.serial.sanityCheckTools && /^T\d+\b/.test(upper) && Number(upper.slice(1).split(' ')[0]) >= profile.extruder.count) continue;
+      if (this.deps.config.get().serial.sanityCheckTools && /^T\d+\b/.test(upper) && Number(upper.slice(1).split(' ')[0]) >= profile.extruder.count) continue;
       engine.enqueue(cmd, opts);
     }
   }
@@ -287,7 +278,7 @@ export class PrinterService implements Printer {
     if (this.hostWords.size > 0 && lines.every((l) => this.isHostWord(l.trim()))) return this.commands(lines);
     const waiting = this.link.link().queuedCommands;
     // An emergency stop on its own always goes: it is written ahead of the queue.
-    const emergency = this.deps.config.current.serial.emergencyCommands;
+    const emergency = this.deps.config.get().serial.emergencyCommands;
     const urgent = lines.every((l) => emergency.includes(commandCode(l.trim()) ?? ''));
     if (!urgent && waiting + lines.length > MAX_WAITING_COMMANDS) {
       throw conflict(`The printer's command queue is full: ${waiting} commands wait to be sent (at most ${MAX_WAITING_COMMANDS}); send more once they have gone`);
@@ -330,12 +321,12 @@ export class PrinterService implements Printer {
   flowRate(percent: number): void { this.clientCommands([`M221 S${percent}`]); }
 
   sdReady(): boolean { return this.readings.sdReady && this.isOperational(); }
-  sdLongNames(): boolean { return this.readings.lfnWrite && this.deps.config.current.serial.capabilities.lfn_write; }
+  sdLongNames(): boolean { return this.readings.lfnWrite && this.deps.config.get().serial.capabilities.lfn_write; }
   sdFiles(): SdFileEntry[] { return this.isOperational() ? this.readings.sdFiles : []; }
   sdInit(): void { this.commands(['M21']); }
   sdRefresh(): void {
     if (!this.readings.sdReady) return;
-    const c = this.deps.config.current.serial.capabilities;
+    const c = this.deps.config.get().serial.capabilities;
     // Once: a firmware repeating //action:sd_updated, or a client refreshing in a loop, would queue a listing each time.
     this.commands([c.extended_m20 && this.link.firmwareName().toLowerCase().includes('marlin') ? 'M20 L' : 'M20'], { once: true });
   }

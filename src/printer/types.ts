@@ -1,11 +1,11 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
-import type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+import type { ConnectionStateId, StateFlags } from './printer-state.ts';
 import type { EnqueueOptions } from '../protocol/engine.ts';
 import type { JobState } from './job/job-lifecycle.ts';
 import type { JobLineSource } from './job/job-line-cursor.ts';
 import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job/job-stream.ts';
 
-export type { ConnectionStateId, StateFlags } from '../protocol/connection-state.ts';
+export type { ConnectionStateId, StateFlags } from './printer-state.ts';
 
 /** The parts of a printer profile the link uses; the full profile lives in printer-profiles.ts. */
 export interface LinkProfile {

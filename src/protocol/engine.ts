@@ -64,14 +64,13 @@ export class ProtocolEngine {
       giveUp: () => void this.disconnect(), fail: (text, reason) => this.fail(text, reason), message: (text) => hooks.message?.(text),
     });
     this.replies = new ReplyHandler({
-      currentTool: () => fw.tool, firmwareName: () => fw.name, connecting: () => this.stateId === 'CONNECTING',
-      operational: () => this.isOperational(), failed: () => this.stateId === 'ERROR' || this.stateId === 'CLOSED_WITH_ERROR',
-      handshakeAnswered: () => this.onConnected(), startWhileConnecting: () => this.supervisor.startWhileConnecting(),
-      externalReset: () => this.onExternalReset(), ok: (line) => this.ok(line),
-      resend: (line) => this.sender.resendRequested(line), wait: () => this.sender.waitReceived(), busy: () => this.onBusy(),
-      otherLine: (isReport) => this.sender.otherLine(isReport), fail: (text, reason, stop) => this.fail(text, reason, stop),
-      firmwareDetected: (name) => fw.detected(name), capabilityEnabled: (name) => fw.capabilityEnabled(name),
-      invalidTool: () => fw.invalidTool(),
+      firmware: fw, acks: this.sender,
+      link: {
+        connecting: () => this.stateId === 'CONNECTING', operational: () => this.isOperational(),
+        failed: () => this.stateId === 'ERROR' || this.stateId === 'CLOSED_WITH_ERROR', handshakeAnswered: () => this.onConnected(),
+        startWhileConnecting: () => this.supervisor.startWhileConnecting(), externalReset: () => this.onExternalReset(),
+        ok: (line) => this.ok(line), busy: () => this.onBusy(), fail: (text, reason, stop) => this.fail(text, reason, stop),
+      },
     }, hooks, timers, current, this.supervisor.targets);
   }
 

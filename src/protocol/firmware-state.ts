@@ -3,8 +3,9 @@
 import type { EngineHooks } from './hooks.ts';
 import type { EngineSettings } from './settings.ts';
 import { withFirmwareQuirks } from './firmware-quirks.ts';
+import type { ReplyFirmware } from './reply-handler.ts';
 
-export class FirmwareState {
+export class FirmwareState implements ReplyFirmware {
   name = '';
   known = false;
   tool = 0;

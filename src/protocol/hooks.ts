@@ -1,12 +1,12 @@
 // What the protocol engine tells its owner (the printer service); every hook is optional and must not throw.
-import type { ConnectionStateId } from './connection-state.ts';
+import type { LinkStateId } from './connection-state.ts';
 import type { CanonicalTemperatures } from './replies/temperature.ts';
 import type { FirmwareInfo } from './replies/firmware-info.ts';
 import type { ParsedPosition } from './replies/position.ts';
 import type { SdListEntry, SdReply } from './replies/sd-card.ts';
 
 export interface EngineHooks {
-  stateChanged?(state: ConnectionStateId, error: string): void;
+  stateChanged?(state: LinkStateId, error: string): void;
   /** Every line written, in wire form (`N12 G1 X1*34`). */
   sent?(wire: string): void;
   /** Every line received, trimmed. */

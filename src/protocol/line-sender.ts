@@ -6,6 +6,7 @@ import { AckTracker, type WindowSnapshot } from './ack-tracker.ts';
 import { WireWriter } from './wire-writer.ts';
 import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
 import { NO_RULES, type LineRules } from './line-rules.ts';
+import type { ReplyAcks } from './reply-handler.ts';
 
 /** How a command joins the queue: `poll`, a temperature poll; `once`, not again while the same command waits unsent. */
 export interface EnqueueOptions { poll?: boolean; once?: boolean }
@@ -75,7 +76,7 @@ export interface SenderSnapshot extends WindowSnapshot {
   linesSent: number;
 }
 
-export class LineSender {
+export class LineSender implements ReplyAcks {
   readonly acks: AckTracker;
   readonly wire: WireWriter;
   private nextNumber = 1;

@@ -10,10 +10,8 @@ import { isFirmwareLine, parseFirmwareLine, parseCapability } from './replies/fi
 import { parseSdReply, parseSdListEntry, type SdListEntry } from './replies/sd-card.ts';
 import { parseAction } from './replies/control.ts';
 
-/** What the handler asks of the engine (kept narrow so the handler is testable alone). */
-export interface ReplyHost {
-  currentTool(): number;
-  firmwareName(): string;
+/** The link's side of a reply: its state and what a control reply does to it (the engine gives it). */
+export interface ReplyLink {
   /** Waiting for the handshake's answer. */
   connecting(): boolean;
   operational(): boolean;
@@ -26,16 +24,33 @@ export interface ReplyHost {
   /** `start` while operational: the firmware rebooted under us. */
   externalReset(): void;
   ok(line: string): void;
-  resend(line: string): void;
-  /** `wait`: the firmware's queue is empty. */
-  wait(): void;
   busy(): void;
+  fail(text: string, reason: string, emergencyStop: boolean): void;
+}
+
+/** The acknowledgement side (the line sender implements it). */
+export interface ReplyAcks {
+  resendRequested(line: string): void;
+  /** `wait`: the firmware's queue is empty. */
+  waitReceived(): void;
   /** A line that is neither ok nor resend (resend-without-ok detection). */
   otherLine(isReport: boolean): void;
-  fail(text: string, reason: string, emergencyStop: boolean): void;
-  firmwareDetected(name: string): void;
+}
+
+/** What the replies say about the firmware, and what reading them needs of it (firmware-state.ts implements it). */
+export interface ReplyFirmware {
+  readonly tool: number;
+  readonly name: string;
+  detected(name: string): void;
   capabilityEnabled(name: string): void;
   invalidTool(): void;
+}
+
+/** Who a reply goes to: three small interfaces instead of one bag of callbacks. */
+export interface ReplyHost {
+  link: ReplyLink;
+  acks: ReplyAcks;
+  firmware: ReplyFirmware;
 }
 
 /** One to three characters that are no word or field of a reply (no letters run into `ok`, no `:`), then an ok. */
@@ -78,7 +93,7 @@ export class ReplyHandler {
   /** One trimmed, non-empty line from the firmware. */
   handle(line: string): void {
     const kind = replyKind(line);
-    const host = this.host;
+    const { link: host, acks } = this.host;
     if (host.connecting()) {
       if (kind === ReplyKind.Ok || kind === ReplyKind.Wait) {
         host.handshakeAnswered();
@@ -92,7 +107,7 @@ export class ReplyHandler {
         if (line.length > 3) this.route(line, true);
         return;
       case ReplyKind.Resend:
-        host.resend(line);
+        acks.resendRequested(line);
         return;
       case ReplyKind.Error:
         this.error(line);
@@ -101,7 +116,7 @@ export class ReplyHandler {
         host.busy();
         return;
       case ReplyKind.Wait:
-        host.wait();
+        acks.waitReceived();
         return;
       case ReplyKind.Start:
         if (host.operational()) host.externalReset();
@@ -113,7 +128,7 @@ export class ReplyHandler {
         // Printable line noise glued in front of an ok (`5Qok`) is an ok: waiting for a timeout and a probe costs seconds.
         const ok = GLUED_OK.exec(line);
         if (ok !== null) return this.handle(ok[1]);
-        host.otherLine(this.isReport(line));
+        acks.otherLine(this.isReport(line));
         this.route(line, false);
       }
     }
@@ -141,20 +156,20 @@ export class ReplyHandler {
   }
 
   private firmwareError(line: string): void {
-    const { text, cls } = classifyError(line, this.host.firmwareName());
+    const { text, cls } = classifyError(line, this.host.firmware.name);
     switch (cls) {
       case 'resendFollows':
       case 'sd':
       case 'unknownCommand':
         return;
       case 'recoverable':
-        this.host.ok('ok');
+        this.host.link.ok('ok');
         return;
       case 'commandFailed':
         this.hooks.firmwareError?.(text, false);
         return;
       default: {
-        if (this.host.failed()) return;
+        if (this.host.link.failed()) return;
         const policy = this.policy();
         if (policy.ignoreErrorsFromFirmware) {
           this.hooks.firmwareError?.(text, false);
@@ -162,7 +177,7 @@ export class ReplyHandler {
         }
         this.hooks.firmwareError?.(text, true);
         if (policy.disconnectOnErrors || /kill\(\) called|fatal:/i.test(text)) {
-          this.host.fail(text, 'firmware', policy.sendM112OnError);
+          this.host.link.fail(text, 'firmware', policy.sendM112OnError);
         } else {
           this.hooks.cancelOnError?.(text);
         }
@@ -212,7 +227,7 @@ export class ReplyHandler {
     if (isTemperatureLine(line)) {
       const raw = parseTemperatureLine(line);
       if (raw.size === 0) return;
-      const temps = canonicalTemperatures(raw, this.host.currentTool());
+      const temps = canonicalTemperatures(raw, this.host.firmware.tool);
       this.targets.report(temps);
       this.hooks.temperatures?.(temps, fromOk);
       return;
@@ -226,14 +241,14 @@ export class ReplyHandler {
         if (this.caps.size >= MAX_CAPABILITIES && !this.caps.has(cap[0])) return;
         this.caps.set(cap[0], cap[1]);
         this.hooks.capability?.(cap[0], cap[1]);
-        if (cap[1]) this.host.capabilityEnabled(cap[0]);
+        if (cap[1]) this.host.firmware.capabilityEnabled(cap[0]);
         return;
       }
     }
     if (isFirmwareLine(line)) {
       const info = parseFirmwareLine(line);
       if (info) {
-        this.host.firmwareDetected(info.name);
+        this.host.firmware.detected(info.name);
         this.hooks.firmware?.(info);
         return;
       }
@@ -259,6 +274,6 @@ export class ReplyHandler {
       this.hooks.sdReply?.(sd);
       return;
     }
-    if (/invalid extruder/i.test(line)) this.host.invalidTool();
+    if (/invalid extruder/i.test(line)) this.host.firmware.invalidTool();
   }
 }

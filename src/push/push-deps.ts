@@ -1,5 +1,5 @@
 // What the push channel needs from the rest of the host: access control, the status sources, config, clock, timelapse.
-import type { ConfigStore } from '../config/config-store.ts';
+import type { ConfigSlice } from '../config/config-slice.ts';
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Clock } from '../core/clock.ts';
@@ -20,8 +20,13 @@ export interface PushAccess {
   sessions: { onEnd?(fn: (s: { id: string; user: string }, reason: 'logout' | 'stale' | 'removed' | 'modified') => void): () => void };
 }
 
+/** The push channel's slice of the settings: the connection cap, the temperature history's length, cross-origin sockets. */
+export type PushConfig = ConfigSlice<'server' | 'temperature' | 'api'>;
+
 export interface PushServiceDeps {
-  config: ConfigStore;
+  config: PushConfig;
+  /** The settings' hash as clients compare it (`connected.config_hash`): over the whole saved file, not this slice. */
+  configHash: () => string;
   events: EventBus;
   access: PushAccess;
   logger: Logger;

@@ -42,11 +42,11 @@ export class PushService {
   constructor(private readonly deps: PushServiceDeps) {
     this.logger = deps.logger;
     this.timelapse = deps.timelapse;
-    this.addressCap = new AddressCap(() => deps.config.current.server.connections, deps.logger);
+    this.addressCap = new AddressCap(() => deps.config.get().server.connections, deps.logger);
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
     this.intervalMs = deps.intervalMs ?? 500;
     this.monitor = new StatusMonitor(deps.printer ?? offlinePrinter, deps.jobs ?? noJob, () => deps.clock.now(),
-      () => deps.config.current.temperature.cutoff * 60);
+      () => deps.config.get().temperature.cutoff * 60);
     // A state change goes out on its own, after the printer's synchronous work (several changes in one turn: in order).
     this.monitor.onCut = () => {
       this.stateFlush ??= setImmediate(() => {
@@ -80,7 +80,7 @@ export class PushService {
     this.transports = attachPushTransports(server, {
       logger: this.logger,
       othersUpgrade,
-      allowCrossOrigin: () => this.deps.config.current.api.allowCrossOrigin,
+      allowCrossOrigin: () => this.deps.config.get().api.allowCrossOrigin,
       onConnection: (conn) => this.open(conn),
     });
   }
@@ -150,7 +150,7 @@ export class PushService {
       }
     });
     conn.onClose(() => this.closed(client));
-    client.send(encode('connected', connectedPayload({ configHash: this.deps.config.hash(), debug: false })));
+    client.send(encode('connected', connectedPayload({ configHash: this.deps.configHash(), debug: false })));
     this.logger.debug({ client: client.id, remoteAddress: conn.remoteAddress, transport: conn.transport }, 'push client opened');
     this.deps.events.emit('ClientOpened', { remoteAddress: conn.remoteAddress });
     if (client.identity.has('STATUS')) this.register(client);

@@ -26,7 +26,8 @@ export interface AutoReconnectDeps {
   };
   events: EventBus;
   logger: Logger;
-  settings: () => ReconnectSettings;
+  /** Its slice of the settings (`config.slice('recovery')`), read live. */
+  config: { get(): { recovery: ReconnectSettings } };
   /** Where udev keeps stable names for USB serial devices. */
   byIdDir?: string;
 }
@@ -72,7 +73,7 @@ export class AutoReconnect {
       this.target = null;
     });
     ev.on(OWNER, 'Error', (p) => {
-      if (p.reason !== 'connection' || this.attempting || !this.target || !this.deps.settings().autoReconnect) return;
+      if (p.reason !== 'connection' || this.attempting || !this.target || !this.deps.config.get().recovery.autoReconnect) return;
       void this.run(this.target);
     });
     const c = this.deps.printer.connection();
@@ -134,7 +135,7 @@ export class AutoReconnect {
 
   private async run(target: Target): Promise<void> {
     const loop = ++this.loop;
-    const s = this.deps.settings();
+    const s = this.deps.config.get().recovery;
     // Monotonic: a jump of the wall clock (NTP setting a board's time after boot) must not end the wait early or never.
     const began = performance.now();
     let delay = s.reconnectDelay * 1000;
@@ -147,7 +148,7 @@ export class AutoReconnect {
         this.wake = () => { clearTimeout(timer); resolve(); };
       });
       this.wake = null;
-      if (loop !== this.loop || this.target !== target || this.deps.printer.isOperational() || !this.deps.settings().autoReconnect) return;
+      if (loop !== this.loop || this.target !== target || this.deps.printer.isOperational() || !this.deps.config.get().recovery.autoReconnect) return;
       const path = await this.locate(target);
       if (path !== null && loop === this.loop && (await this.attempt(target, path))) return;
       delay = Math.min(delay * 2, s.reconnectMaxDelay * 1000);
@@ -165,7 +166,7 @@ export class AutoReconnect {
       let probe: ProbeResult | null = null;
       if (this.deps.journal.awaitsReconnect()) {
         const open = await this.deps.ports.transports();
-        probe = await probeLineCounter(open(path, target.baudrate), this.deps.settings().probeTimeout * 1000).catch(() => null);
+        probe = await probeLineCounter(open(path, target.baudrate), this.deps.config.get().recovery.probeTimeout * 1000).catch(() => null);
         if (probe === null) return false; // listed but not openable yet (udev still setting it up)
       }
       const operational = this.waitOperational(15_000);

@@ -72,6 +72,6 @@ export interface PrintJournalDeps {
   intervalMs?: number;
   /** How often the stream's position is looked at. */
   tickMs?: number;
-  /** The `recovery` config slice, read live (wins over the three above). */
-  settings?: () => { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number };
+  /** The `recovery` config slice (`config.slice('recovery')`), read live (wins over the three above). */
+  config?: { get(): { recovery: { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number } } };
 }

@@ -107,7 +107,7 @@ export class PrintJournal {
     // A new print replaces any earlier offer: one journal, for the print of the moment.
     this.record = null;
     this.live = null;
-    if (origin !== 'local' || !live || live.path !== path || this.deps.settings?.().journal === false) {
+    if (origin !== 'local' || !live || live.path !== path || this.deps.config?.get().recovery.journal === false) {
       this.resumeState = null;
       this.enqueue(() => this.remove());
       return;
@@ -119,7 +119,7 @@ export class PrintJournal {
     this.ack = { ...this.exec, tools: { ...this.exec.tools } };
     this.lastLayer = this.exec.layer;
     this.lastWrite = -Infinity;
-    this.depth = this.deps.settings?.().plannerDepth ?? this.depth;
+    this.depth = this.deps.config?.get().recovery.plannerDepth ?? this.depth;
     const started = this.deps.now();
     this.hash = this.deps.files.absolutePath(path).then(async (abs) => {
       this.abs = abs;
@@ -131,7 +131,7 @@ export class PrintJournal {
       this.deps.logger.warn({ err, path }, 'print journal: file not readable; this print is not journalled');
       return null;
     });
-    const tick = this.deps.settings ? this.deps.settings().journalTick * 1000 : (this.deps.tickMs ?? 500);
+    const tick = this.deps.config ? this.deps.config.get().recovery.journalTick * 1000 : (this.deps.tickMs ?? 500);
     this.timer = setInterval(() => this.tick(), tick);
     this.timer.unref();
   }
@@ -165,7 +165,7 @@ export class PrintJournal {
     this.fill(rec);
     const now = performance.now();
     const layerChanged = this.exec.layer !== this.lastLayer;
-    const interval = this.deps.settings ? this.deps.settings().journalInterval * 1000 : (this.deps.intervalMs ?? 3000);
+    const interval = this.deps.config ? this.deps.config.get().recovery.journalInterval * 1000 : (this.deps.intervalMs ?? 3000);
     if (!layerChanged && now - this.lastWrite < interval) return;
     this.lastLayer = this.exec.layer;
     this.lastWrite = now;

@@ -42,10 +42,9 @@ export function toIni(settings: ProfileData): string {
 }
 
 export interface PrusaSlicerOptions {
-  /** Binary path; resolved on PATH when bare. */
-  binary: () => string;
-  /** Hard limit for one slicing run. */
-  timeoutMs?: number;
+  /** Its slice of the settings (`config.slice('slicing')`), read live: the binary (resolved on PATH when bare) and
+   *  the hard limit for one slicing run, in seconds. */
+  config: { get(): { slicing: { prusaSlicerPath: string; timeout: number } } };
 }
 
 export class PrusaSlicerAdapter implements SlicerAdapter {
@@ -60,11 +59,11 @@ export class PrusaSlicerAdapter implements SlicerAdapter {
 
   /** Installed = an executable file at the configured path or on PATH; no process is spawned (start-up stays fast). */
   async probe(): Promise<boolean> {
-    return (await findExecutable(this.opts.binary())) !== undefined;
+    return (await findExecutable(this.opts.config.get().slicing.prusaSlicerPath)) !== undefined;
   }
 
   async defaults(): Promise<ProfileData> {
-    const bin = this.opts.binary();
+    const bin = this.opts.config.get().slicing.prusaSlicerPath;
     if (this.cachedDefaults?.binary === bin) return { ...this.cachedDefaults.data };
     const dir = await mkdtemp(join(tmpdir(), 'gantry-prusa-'));
     try {
@@ -93,9 +92,9 @@ export class PrusaSlicerAdapter implements SlicerAdapter {
       if (req.position) args.push('--center', `${req.position.x},${req.position.y}`);
       args.push(req.modelPath);
       // stdbuf makes PrusaSlicer's progress lines arrive as they happen instead of at exit.
-      const bin = this.opts.binary();
+      const bin = this.opts.config.get().slicing.prusaSlicerPath;
       let best = 0;
-      const { code, signal, output } = await run('stdbuf', ['-oL', '-eL', bin, ...args], this.opts.timeoutMs ?? 30 * 60_000, req.signal, (line) => {
+      const { code, signal, output } = await run('stdbuf', ['-oL', '-eL', bin, ...args], this.opts.config.get().slicing.timeout * 1000, req.signal, (line) => {
         const m = /^(\d{1,3}) => /.exec(line);
         if (m) {
           const f = Math.min(Number(m[1]), 100) / 100;

@@ -20,7 +20,8 @@ export interface SpoolmanSettings {
 }
 
 export interface SpoolDeps {
-  settings: () => SpoolmanSettings;
+  /** Its slice of the settings (`config.slice('plugins')`), read live. */
+  config: { get(): { plugins: { spoolman: SpoolmanSettings } } };
   events: EventBus;
   logger: Logger;
   /** Where the active spools and the unsent use are kept (data/spoolman.json). */
@@ -102,13 +103,13 @@ export class SpoolService {
 
   /** (Re)connects when plugins.spoolman.server changed; the sync timer follows syncInterval. */
   private configure(): void {
-    const s = this.deps.settings();
+    const s = this.deps.config.get().plugins.spoolman;
     if (s.server !== this.server) {
       this.server = s.server;
       this.stopFeed?.();
       this.stopFeed = null;
       this.setConnected(false);
-      this.client = s.server ? new SpoolmanClient(s.server, () => this.deps.settings().timeout * 1000) : null;
+      this.client = s.server ? new SpoolmanClient(s.server, () => this.deps.config.get().plugins.spoolman.timeout * 1000) : null;
       if (this.client) {
         const client = this.client;
         this.stopFeed = client.follow((m) => this.changed(m), (up) => {
@@ -126,7 +127,7 @@ export class SpoolService {
   /** The sync timer runs only while a print is tracked or use waits to be sent: an idle server sleeps. */
   private wake(): void {
     if (this.timer || !this.client || (!this.live && this.pending.size === 0)) return;
-    this.timer = setInterval(() => this.tick(), Math.max(200, this.deps.settings().syncInterval * 1000));
+    this.timer = setInterval(() => this.tick(), Math.max(200, this.deps.config.get().plugins.spoolman.syncInterval * 1000));
     this.timer.unref();
   }
 
@@ -331,7 +332,7 @@ export class SpoolService {
 
   /** Before a print: a tool whose analysed filament exceeds its spool's remaining warns or refuses (plugins.spoolman.lowFilament). */
   async beforeStart(file: SelectedFile): Promise<void> {
-    const mode = this.deps.settings().lowFilament;
+    const mode = this.deps.config.get().plugins.spoolman.lowFilament;
     if (mode === 'off' || !this.client) return;
     const need = file.analysis?.filament ?? {};
     const short: Array<{ tool: number; spool_id: number; needed: number; remaining: number }> = [];

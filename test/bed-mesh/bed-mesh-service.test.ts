@@ -23,7 +23,7 @@ function scripted(state: { operational: boolean; printing: boolean }) {
 }
 
 const config = (historySize: number) => {
-  const now = { plugins: { bedmesh: { command: '', historySize, timeout: 60 } } };
+  const now = { plugins: { bedmesh: { command: '', historySize, timeout: 60 } }, appearance: { name: 'P' } };
   return { get: () => now, onChange: () => () => {}, patch: async () => {}, unset: async () => {} } as never;
 };
 
@@ -34,7 +34,7 @@ test('the history keeps the newest meshes up to its bound, on disk across a rest
   const p = scripted(state);
   let time = 1_000_000;
   const deps = { config: config(3), events: new EventBus(), clock: { now: () => (time += 120_000), monotonic: () => time }, logger: silentLogger,
-    printer: p.printer, bed: () => ({ id: '_default', width: 200, depth: 200, height: 200, circular: false }), printerName: () => 'P', file };
+    printer: p.printer, bed: () => ({ id: '_default', width: 200, depth: 200, height: 200, circular: false }), file };
   const svc = new BedMeshService(deps);
   await svc.start();
   svc.probe();

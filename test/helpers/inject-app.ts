@@ -9,13 +9,13 @@ import { stringify } from 'yaml';
 import { buildApp, type AppServices } from '../../src/http/app.ts';
 import type { GantryApp } from '../../src/http/types.ts';
 import { ConfigStore } from '../../src/config/config-store.ts';
-import { createFolders, resolvePaths } from '../../src/config/paths.ts';
+import { createFolders, resolvePaths, type Paths } from '../../src/config/paths.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { AccessService } from '../../src/access/access-service.ts';
 import { PrinterProfiles } from '../../src/printer/profiles/printer-profiles.ts';
 import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
-import { stateFlags } from '../../src/protocol/connection-state.ts';
+import { stateFlags } from '../../src/printer/printer-state.ts';
 import type { PortChoices, PrinterApi } from '../../src/printer/printer-service.ts';
 import type { JobApi } from '../../src/http/routes/job.ts';
 import type { JobInterruption, JobSnapshot } from '../../src/printer/job/job-types.ts';
@@ -139,12 +139,21 @@ export interface InjectApp {
   jobs: FakeJobs;
   config: ConfigStore;
   printerProfiles: PrinterProfiles;
+  access: AccessService;
+  events: EventBus;
+  paths: Paths;
+  baseDir: string;
   /** The global API key (all permissions). */
   apiKey: string;
   /** A read-only user's API key (STATUS, no CONTROL/CONNECTION/PRINT). */
   readonlyKey: string;
   /** app.inject with the global key and JSON body; answers status and parsed body ('' for none). */
   request(method: 'GET' | 'POST', url: string, json?: unknown, key?: string): Promise<{ status: number; body: unknown }>;
+  /**
+   * The same call as TestServer.api (a fetch Response, the global key unless `key` says otherwise, null for none), made
+   * through app.inject: a suite that only checks routes moves from a real server by changing how it starts.
+   */
+  api(path: string, init?: { method?: string; json?: unknown; body?: string; key?: string | null; headers?: Record<string, string> }): Promise<Response>;
 }
 
 /** The answer to a known key without the route's permission (not 'Invalid API key'). */
@@ -208,13 +217,31 @@ export async function injectApp(t: TestContext, opts: InjectOptions = {}): Promi
   });
 
   return {
-    app, printer, ports, jobs, config, printerProfiles, apiKey: API_KEY, readonlyKey: READONLY_KEY,
+    app, printer, ports, jobs, config, printerProfiles, access, events, paths, baseDir, apiKey: API_KEY, readonlyKey: READONLY_KEY,
     async request(method, url, json, key = API_KEY) {
       const res = await app.inject({
         method, url, headers: { 'x-api-key': key, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(json === undefined ? {} : { payload: JSON.stringify(json) }),
       });
       return { status: res.statusCode, body: res.body === '' ? '' : (JSON.parse(res.body) as unknown) };
+    },
+    async api(path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      const key = init.key === undefined ? API_KEY : init.key;
+      if (key !== null && !Object.keys(headers).some((h) => h.toLowerCase() === 'x-api-key')) headers['x-api-key'] = key;
+      if (init.json !== undefined) headers['content-type'] = 'application/json';
+      const res = await app.inject({
+        method: (init.method ?? 'GET') as 'GET', url: path, headers,
+        ...(init.json !== undefined ? { payload: JSON.stringify(init.json) } : init.body !== undefined ? { payload: init.body } : {}),
+      });
+      const out = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) out.append(k, String(one));
+      }
+      // A Response cannot carry a body with 204/304.
+      const empty = res.statusCode === 204 || res.statusCode === 304;
+      return new Response(empty ? null : res.rawPayload, { status: res.statusCode, headers: out });
     },
   };
 }

@@ -1,26 +1,34 @@
-// Settings API: every mapped field read and written through its config.yaml path, api.key visibility, bad input, live effects.
+// Settings API: every mapped field read and written through its config.yaml path, api.key visibility, bad input, live
+// effects. What only the routes and config.yaml answer runs on the fake-service app (test/helpers/inject-app.ts); what
+// the printer must see (its scripts) and a restart run on a real server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { injectApp } from '../helpers/inject-app.ts';
 import { SETTINGS_FIELDS, getPath, setPath } from '../../src/http/settings-map.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 type Plain = Record<string, unknown>;
+/** A real server or the fake-service app: both answer `api` with a fetch Response. */
+interface Host {
+  api(path: string, init?: { method?: string; json?: unknown; body?: string; key?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  paths: { config: string };
+}
 
-async function getSettings(s: TestServer, key?: string): Promise<Plain> {
+async function getSettings(s: Host, key?: string): Promise<Plain> {
   const res = await s.api('/api/settings', key ? { key } : {});
   assert.equal(res.status, 200);
   return res.json() as Promise<Plain>;
 }
 
-async function postSettings(s: TestServer, body: unknown, key?: string): Promise<Response> {
+async function postSettings(s: Host, body: unknown, key?: string): Promise<Response> {
   return s.api('/api/settings', { method: 'POST', json: body, ...(key ? { key } : {}) });
 }
 
-async function onDisk(s: TestServer): Promise<Plain> {
+async function onDisk(s: Host): Promise<Plain> {
   return (parseYaml(await readFile(s.paths.config, 'utf8')) ?? {}) as Plain;
 }
 
@@ -76,7 +84,7 @@ function sampleFor(api: string, current: unknown, dir: string): unknown {
 }
 
 test('every settings field is read, written through its config.yaml path, and read back', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const dir = await tempDir(t, 'gantry-folders-');
   let count = 0;
   const before = await getSettings(s);
@@ -105,7 +113,7 @@ test('every settings field is read, written through its config.yaml path, and re
 });
 
 test('renamed fields land under their config.yaml names', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const res = await postSettings(s, {
     feature: { gcodeViewer: false, sizeThreshold: 1000, mobileSizeThreshold: 500, waitForStart: true },
     serial: { timeoutConnection: 12.5, maxTimeoutsIdle: 0, capAutoreportTemp: false, timeoutCommunication: 45 },
@@ -137,7 +145,7 @@ test('renamed fields land under their config.yaml names', async (t) => {
 });
 
 test('defaults: the reference values clients rely on', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const g = await getSettings(s);
   assert.equal(getPath(g, ['serial', 'timeoutConnection']), 10);
   assert.deepEqual(getPath(g, ['serial', 'longRunningCommands']), ['G4', 'G28', 'G29', 'G30', 'G32', 'M400', 'M226', 'M600']);
@@ -201,7 +209,7 @@ test('scripts.gcode: scripts kept as files in the scripts folder are listed as t
 });
 
 test('api.key: admins see it, other readers get "n/a", and nobody can set it', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   await s.access.users.addUser({ name: 'reader', password: 'secret-pass-1', groups: ['users'] });
   const readerKey = await s.access.users.generateUserKey('reader');
   assert.equal(getPath(await getSettings(s), ['api', 'key']), s.apiKey);
@@ -218,7 +226,7 @@ test('api.key: admins see it, other readers get "n/a", and nobody can set it', a
 });
 
 test('webcam block only with WEBCAM; templates only for admins; anonymous is refused', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   await s.access.users.addUser({ name: 'blind', password: 'secret-pass-2', groups: [], permissions: ['SETTINGS_READ'] });
   const key = await s.access.users.generateUserKey('blind');
   assert.deepEqual((await getSettings(s, key)).webcam, {});
@@ -235,7 +243,7 @@ test('webcam block only with WEBCAM; templates only for admins; anonymous is ref
 });
 
 test('a wrong type or out-of-range value is 400 naming the field, and nothing is saved', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   assert.equal((await postSettings(s, { appearance: { name: 'Before' } })).status, 200);
   const before = await readFile(s.paths.config, 'utf8');
   const cases: Array<[unknown, RegExp]> = [
@@ -263,7 +271,7 @@ test('a wrong type or out-of-range value is 400 naming the field, and nothing is
 });
 
 test('POST fires SettingsUpdated, arrays replace, unknown keys are ignored, {} changes nothing', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const seen: Array<{ config_hash: string; effective_hash: string }> = [];
   s.events.on('test', 'SettingsUpdated', (p) => seen.push(p));
   const res = await postSettings(s, { serial: { longRunningCommands: ['G28'] }, nonsense: { a: 1 }, appearance: { bogus: true } });
@@ -281,7 +289,7 @@ test('POST fires SettingsUpdated, arrays replace, unknown keys are ignored, {} c
 });
 
 test('GET /api/settings revalidates with ETag / 304 until something changes', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const first = await s.api('/api/settings');
   const etag = first.headers.get('etag');
   assert.ok(etag);
@@ -293,7 +301,7 @@ test('GET /api/settings revalidates with ETag / 304 until something changes', as
 });
 
 test('posting the whole tree back does not pin defaults in config.yaml', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const before = await onDisk(s);
   const tree = await getSettings(s);
   const res = await postSettings(s, tree);
@@ -310,7 +318,7 @@ test('posting the whole tree back does not pin defaults in config.yaml', async (
 });
 
 test('CORS follows api.allowCrossOrigin at once', async (t) => {
-  const s = await startTestServer(t);
+  const s = await injectApp(t);
   const probe = () => s.api('/api/version', { headers: { Origin: 'http://elsewhere.example' } });
   assert.equal((await probe()).headers.get('access-control-allow-origin'), null);
   assert.equal((await postSettings(s, { api: { allowCrossOrigin: true } })).status, 200);

@@ -5,7 +5,7 @@ import { effectiveConfig } from '../../src/config/config-store.ts';
 import { mqttSettings } from '../../src/mqtt/settings.ts';
 import { HassState } from '../../src/mqtt/hass-state.ts';
 import type { MqttJobSource, MqttPrinterSource } from '../../src/mqtt/types.ts';
-import { stateFlags } from '../../src/protocol/connection-state.ts';
+import { stateFlags } from '../../src/printer/printer-state.ts';
 import { HOUR_MS, jumpClock } from '../helpers/clock-jump.ts';
 import { waitFor } from '../helpers/wait.ts';
 

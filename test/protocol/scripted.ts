@@ -11,7 +11,7 @@ import { JobStreamer, type JobOutcome, type JobStreamListener, type JobStreamOpt
 import type { JobLineBatch, JobLineSource } from '../../src/printer/job/job-line-cursor.ts';
 import { JobLifecycle, displayState } from '../../src/printer/job/job-lifecycle.ts';
 import { PrinterLineRules, type LineRulesEvents } from '../../src/printer/link/printer-line-rules.ts';
-import { OPERATIONAL_STATES, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
+import { OPERATIONAL_STATES, type ConnectionStateId } from '../../src/printer/printer-state.ts';
 
 export class ScriptedTransport implements LineTransport {
   readonly name = 'SCRIPTED';

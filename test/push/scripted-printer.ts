@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import type { PrinterListener, PrinterStateSnapshot, TemperatureHistoryEntry } from '../../src/printer/types.ts';
-import { stateFlags, STATE_TEXT, type ConnectionStateId } from '../../src/protocol/connection-state.ts';
+import { stateFlags, STATE_TEXT, type ConnectionStateId } from '../../src/printer/printer-state.ts';
 import type { PrinterStatusSource } from '../../src/push/sources.ts';
 import { PushService } from '../../src/push/push-service.ts';
 import type { PushServiceDeps } from '../../src/push/push-deps.ts';
@@ -57,7 +57,7 @@ export interface ScriptedPush {
 export async function startScriptedPush(t: TestContext, server: TestServer, opts: Partial<PushServiceDeps> = {}): Promise<ScriptedPush> {
   const printer = new ScriptedPrinter();
   const push = new PushService({
-    config: server.config, events: server.events, access: server.access, clock: systemClock, logger: silentLogger,
+    config: server.config.slice('server', 'temperature', 'api'), configHash: () => server.config.hash(), events: server.events, access: server.access, clock: systemClock, logger: silentLogger,
     printer, ...opts,
   });
   const http = createServer((_req, res) => { res.writeHead(404).end(); });

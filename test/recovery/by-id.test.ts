@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ConfigStore } from '../../src/config/config-store.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import { PrinterService } from '../../src/printer/printer-service.ts';
+import { PRINTER_SECTIONS, PrinterService } from '../../src/printer/printer-service.ts';
 import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
@@ -45,11 +45,11 @@ async function rig(t: TestContext) {
     transports: async () => createTransportFactory({ settings: () => config.current, virtualSdFolder: null }),
   };
   const printer = new PrinterService({
-    config, events, logger: silentLogger, ports, logsDir: dir,
+    config: config.slice(...PRINTER_SECTIONS), events, logger: silentLogger, ports, logsDir: dir,
     profiles: { get: (id) => (id === profile.id ? profile : undefined), getDefault: () => profile },
   });
   const reconnect = new AutoReconnect({
-    printer, ports, events, logger: silentLogger, settings: () => config.current.recovery, byIdDir,
+    printer, ports, events, logger: silentLogger, config: config.slice('recovery'), byIdDir,
     journal: { awaitsReconnect: () => false, noteReconnect: () => {}, continueAfterReconnect: async () => ({ continued: false, reason: '' }) },
   });
   await printer.start();

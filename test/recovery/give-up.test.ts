@@ -22,7 +22,7 @@ test('reconnecting gives up after reconnectGiveUp seconds of waiting, not at onc
     ports: { listPorts: async () => { looks++; return []; }, transports: () => { throw new Error('not opened'); } },
     journal: { awaitsReconnect: () => false, noteReconnect: () => {}, continueAfterReconnect: async () => ({ continued: false, reason: '' }) },
     events, logger,
-    settings: () => ({ autoReconnect: true, reconnectDelay: 0.1, reconnectMaxDelay: 0.1, reconnectGiveUp: 1.5, probeTimeout: 1 }),
+    config: { get: () => ({ recovery: { autoReconnect: true, reconnectDelay: 0.1, reconnectMaxDelay: 0.1, reconnectGiveUp: 1.5, probeTimeout: 1 } }) },
     byIdDir: '/nonexistent',
   });
   await reconnect.start();

@@ -8,7 +8,7 @@ import { ConfigStore } from '../../src/config/config-store.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { startThread } from '../../src/core/thread-code.ts';
-import { PrinterService } from '../../src/printer/printer-service.ts';
+import { PRINTER_SECTIONS, PrinterService } from '../../src/printer/printer-service.ts';
 import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import { baudrateOptions, detectionBaudrates } from '../../src/transports/port-discovery.ts';
@@ -39,7 +39,7 @@ export async function printerOnFakeFw(
   const config = ConfigStore.fromObject(join(dir, 'config.yaml'), { serial: { log: false, linkThread: opts.linkThread ?? 'main', ...opts.serial } });
   const profile = builtinDefaultProfile();
   const printer = new PrinterService({
-    config, events: new EventBus(), logger: silentLogger, logsDir: dir,
+    config: config.slice(...PRINTER_SECTIONS), events: new EventBus(), logger: silentLogger, logsDir: dir,
     profiles: { get: (id) => (id === profile.id ? profile : undefined), getDefault: () => profile },
     ports: {
       listPorts: async () => [fw.port],
@@ -54,7 +54,7 @@ export async function printerOnFakeFw(
           opts.threads?.push(thread);
           return thread;
         },
-        config: () => ({ serial: config.current.serial, devel: config.current.devel }), virtualSdFolder: null,
+        config: config.slice('serial', 'devel').get, virtualSdFolder: null,
       },
     } : {}),
   });

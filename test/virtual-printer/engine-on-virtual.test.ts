@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ConfigStore } from '../../src/config/config-store.ts';
 import { EventBus } from '../../src/core/event-bus.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import { PrinterService } from '../../src/printer/printer-service.ts';
+import { PRINTER_SECTIONS, PrinterService } from '../../src/printer/printer-service.ts';
 import { builtinDefaultProfile } from '../../src/printer/profiles/printer-profile-shape.ts';
 import { createTransportFactory } from '../../src/transports/transport-factory.ts';
 import type { LoopbackTransport } from '../../src/transports/loopback-transport.ts';
@@ -24,7 +24,7 @@ async function rig(t: { after(fn: () => Promise<void>): void }, virtualPrinter: 
   let transport: LoopbackTransport | null = null;
   const profile = builtinDefaultProfile();
   const printer = new PrinterService({
-    config,
+    config: config.slice(...PRINTER_SECTIONS),
     events: new EventBus(),
     logger: silentLogger,
     profiles: { get: () => profile, getDefault: () => profile },

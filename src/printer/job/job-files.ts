@@ -1,9 +1,10 @@
-// What the job runner knows about a file: its description for selection (local or SD) and its print statistics.
+// What the job runner knows about a file: its description for selection (local or SD), its print statistics, and the
+// job document built from them (GET /api/job).
 import { DomainError, ErrorCodes } from '../../core/errors.ts';
 import type { FileService } from '../../files/file-service.ts';
 import type { GcodeAnalysis } from '../../files/analysis/types.ts';
 import type { Printer } from '../types.ts';
-import type { JobOrigin, SelectedFile } from './job-types.ts';
+import type { JobOrigin, JobProgressSnapshot, JobSnapshot, SelectedFile } from './job-types.ts';
 import { sameSdFile } from '../../files/sd-card.ts';
 
 /** The selection record of a file (404 when it does not exist). */
@@ -40,4 +41,21 @@ export async function fileStatistics(files: FileService, profile: string, path: 
 export async function averagePrintTime(deps: { printer: Printer; files: FileService }, file: SelectedFile): Promise<number | null> {
   if (file.origin !== 'local') return null;
   return (await fileStatistics(deps.files, deps.printer.profile().id, file.path)).average;
+}
+
+/** The job document (GET /api/job, the push channel): the selected or printed file with its statistics, or nulls. */
+export function jobDocument(file: SelectedFile | undefined, stats: { average: number | null; last: number | null }, user: string | null,
+  progress: JobProgressSnapshot | null): JobSnapshot {
+  if (!file) return { file: undefined, estimatedPrintTime: null, averagePrintTime: null, lastPrintTime: null, filament: null, user: null, progress };
+  const analysis = file.analysis;
+  return {
+    file,
+    // The statistical total of docs/reference/gcode-analysis.md §6.1/§6.4: earlier prints on this profile, else the analysis.
+    estimatedPrintTime: stats.average ?? analysis?.estimatedPrintTime ?? null,
+    averagePrintTime: stats.average,
+    lastPrintTime: stats.last,
+    filament: analysis?.filament ?? null,
+    user,
+    progress,
+  };
 }

@@ -10,12 +10,13 @@ import type {
   JobControl, JobInterruption, JobOrigin, JobProgressSnapshot, JobRunnerDeps, JobSnapshot, LiveJob, PauseAction, SelectedFile,
 } from './job-types.ts';
 import { ProgressEstimator } from './progress-estimator.ts';
-import { averagePrintTime, describeFile, fileStatistics } from './job-files.ts';
+import { averagePrintTime, describeFile, fileStatistics, jobDocument } from './job-files.ts';
 import type { PrintHistoryEntry } from './print-history.ts';
 import { SdJob } from './sd-job.ts';
-import {
-  IDLE_PROGRESS, NULL_POSITION, jobDocument, emitEnd, isPaused, openDriver, jobScript, jobState, scriptContext, payload, printTimeMs, progressOf, recordEnd, sdStateText, type ActiveJob,
-} from './job-bookkeeping.ts';
+import { IDLE_PROGRESS, NULL_POSITION, isPaused, jobState, payload, printTimeMs, progressOf, sdStateText, type ActiveJob } from './active-job.ts';
+import { emitEnd, recordEnd } from './job-end.ts';
+import { openDriver } from './job-driver.ts';
+import { jobScript, scriptContext } from './job-scripts.ts';
 
 export type { JobInterruption, JobRunnerDeps, LiveJob } from './job-types.ts';
 
@@ -31,8 +32,6 @@ export class JobRunner implements JobControl, FileUsage {
   private liveJob: LiveJob | null = null;
   /** The cancel script of the last job that failed with the printer connected: before the next job's lines. */
   private afterFailure = Promise.resolve();
-  /** Jobs a cancel was asked for (PrintCancelling sent): a second cancel does nothing. */
-  private readonly cancelling = new WeakSet<ActiveJob>();
   /** Bookkeeping of finished jobs still being written (history, file metadata); stop() waits for it. */
   private readonly pending = new Set<Promise<void>>();
 
@@ -212,7 +211,7 @@ export class JobRunner implements JobControl, FileUsage {
     const ctx = { event: payload(base, user) };
     const job: ActiveJob = {
       file, owner, stream: undefined as never, startedAt: this.deps.clock.now() / 1000, startedMono: this.deps.clock.monotonic(),
-      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, pausedByFirmware: false, pauseUser: null,
+      pausedAtMono: null, pausedTotalMs: 0, filepos: 0, estimator, pausePosition: null, pauseTemperature: null, pauseRequest: null,
       positionOnCancel: false,
     };
     const listener = {
@@ -249,7 +248,7 @@ export class JobRunner implements JobControl, FileUsage {
   private pause(user: string | null): void {
     const job = this.job;
     if (!job) return;
-    job.pauseUser = user;
+    job.pauseRequest = { user, byFirmware: false };
     void job.stream.pause();
   }
 
@@ -267,8 +266,7 @@ export class JobRunner implements JobControl, FileUsage {
         return;
       case 'paused':
         if (jobState(job) === 'PAUSED') return;
-        job.pausedByFirmware = true;
-        job.pauseUser = null;
+        job.pauseRequest = { user: null, byFirmware: true };
         await job.stream.pause(true);
         return;
       case 'resume':
@@ -291,7 +289,7 @@ export class JobRunner implements JobControl, FileUsage {
       job.pausedTotalMs += this.deps.clock.monotonic() - job.pausedAtMono;
       job.pausedAtMono = null;
     }
-    job.pausedByFirmware = false;
+    job.pauseRequest = null;
     job.stream.resume(byFirmware);
     this.deps.events.emit('PrintResumed', payload(job, user));
     this.deps.events.emit('ChartMarked', { type: 'resume', label: 'Resume' });
@@ -299,14 +297,16 @@ export class JobRunner implements JobControl, FileUsage {
 
   private async cancel(user: string | null, firmwareError?: string): Promise<void> {
     const job = this.job;
-    if (!job || this.cancelling.has(job)) return;
-    this.cancelling.add(job);
+    // Asked once: the job's `cancelled` is set before PrintCancelling, so a second cancel (a listener's included) does nothing.
+    if (!job || job.cancelled) return;
+    let queued!: { resolve: () => void; reject: (err: unknown) => void };
+    job.cancelled = new Promise<void>((resolve, reject) => { queued = { resolve, reject }; });
     this.deps.events.emit('PrintCancelling', { ...payload(job, user), ...(firmwareError !== undefined ? { firmwareError } : {}) });
     const ended = job.stream.cancel();
     // Queued after the cancel marker, the script runs once the job's own queue is drained: heaters and motors off.
     // With a position query it waits for the stream's end, so cancel_position is the firmware's answer.
     const positioned = job.positionOnCancel ? ended.then(() => undefined, () => undefined) : Promise.resolve();
-    job.cancelled = this.sendCancelScript(job, positioned);
+    this.sendCancelScript(job, positioned).then(queued.resolve, queued.reject);
     if (!job.positionOnCancel) await job.cancelled;
   }
 
@@ -334,9 +334,9 @@ export class JobRunner implements JobControl, FileUsage {
       job.pausedAtMono = this.deps.clock.monotonic();
       job.pausePosition = this.deps.printer.lastPosition();
       job.pauseTemperature = this.deps.printer.temperatures();
-      this.deps.events.emit('PrintPaused', { ...payload(job, job.pauseUser), position: { ...job.pausePosition } });
+      this.deps.events.emit('PrintPaused', { ...payload(job, job.pauseRequest?.user ?? null), position: { ...job.pausePosition } });
       this.deps.events.emit('ChartMarked', { type: 'pause', label: 'Pause' });
-      if (job.pausedByFirmware) return;
+      if (job.pauseRequest?.byFirmware) return;
       void this.script('afterPrintPaused', job, { pause_position: job.pausePosition, pause_temperature: job.pauseTemperature })
         .then((lines) => { if (lines.length && this.deps.printer.isOperational()) this.deps.printer.commands(lines); })
         .catch(() => {});
@@ -347,7 +347,6 @@ export class JobRunner implements JobControl, FileUsage {
     job.filepos = pos;
     const time = this.printTimeMs(job) / 1000;
     const base = payload(job);
-    this.cancelling.delete(job);
     if (this.job === job) this.job = undefined;
     this.deps.files.printingChanged(false);
     const profile = this.deps.printer.profile().id;

@@ -13,7 +13,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defaultScript, loadScript, renderScript } from '../gcode-scripts.ts';
-import type { LinkProfile } from '../types.ts';
+import type { EventBus } from '../../core/event-bus.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { LinkProfile, Printer } from '../types.ts';
+import { payload, type ActiveJob } from './active-job.ts';
 
 const SNIPPET = /\{%-?\s*snippet\s+['"]([A-Za-z0-9_.-]+)['"]\s*-?%\}/g;
 
@@ -81,4 +84,26 @@ export function renderTemplate(name: string, template: string, profile: LinkProf
 export async function renderJobScript(name: string, src: ScriptSource, context: Record<string, unknown>): Promise<string[] | null> {
   const template = await loadTemplate(name, src);
   return template === null ? null : renderTemplate(name, template, src.profile(), context);
+}
+
+/** A job script's context: the printer's last position and temperatures, the job's event payload, and `extra`. */
+export function scriptContext(printer: Printer, job: ActiveJob | undefined, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { last_position: printer.lastPosition(), last_temperature: printer.temperatures(), ...(job ? { event: payload(job) } : {}), ...extra };
+}
+
+/** Renders a job script (empty when it is missing or fails) and fires GcodeScript<Name>Running/Finished. */
+export async function jobScript(deps: { scripts: ScriptSource; events: EventBus; logger: Logger }, name: string, ctx: Record<string, unknown>): Promise<string[]> {
+  try {
+    const lines = await renderJobScript(name, deps.scripts, ctx);
+    if (lines === null) return [];
+    // Internal events for event subscriptions (never pushed to clients).
+    const event = name.charAt(0).toUpperCase() + name.slice(1);
+    const p = (ctx.event as Record<string, unknown> | undefined) ?? null;
+    deps.events.emit(`GcodeScript${event}Running`, p);
+    deps.events.emit(`GcodeScript${event}Finished`, p);
+    return lines;
+  } catch (err) {
+    deps.logger.warn({ err, script: name }, 'script failed to render');
+    return [];
+  }
 }

@@ -1,7 +1,7 @@
 // Host streaming, one of the two drivers of the job lifecycle: feeds a file's lines through the engine with
 // pause/resume/cancel, byte progress, tool-change scripts and injected lines (timelapse), and the position behind the
 // lines in flight (recovery).
-import type { ConnectionStateId } from '../../protocol/connection-state.ts';
+import type { ConnectionStateId } from '../printer-state.ts';
 import type { JobFeed } from '../../protocol/engine.ts';
 import type { EngineLink } from '../link/engine-link.ts';
 import type { ObjectSkipPlan } from '../link/link-messages.ts';

@@ -76,6 +76,19 @@ export interface LiveJob {
   stream: JobStream;
 }
 
+/** What a job reads of the serial settings. */
+export interface JobSerialSettings {
+  /** Seconds between M27 polls while printing from SD (`timeout.sdStatus`). */
+  timeout: { sdStatus: number; positionLogWait: number };
+  /** Pauses of SD prints log the position, waiting up to `timeout.positionLogWait` seconds for it. */
+  logPositionOnPause: boolean;
+  /**
+   * A cancelled stream asks the firmware for its position (M400, M114) before it ends, and PrintCancelled and the
+   * afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
+   */
+  logPositionOnCancel: boolean;
+}
+
 export interface JobRunnerDeps {
   printer: Printer;
   files: FileService;
@@ -84,15 +97,8 @@ export interface JobRunnerDeps {
   clock: Clock;
   history: PrintHistory;
   scripts: ScriptSource;
-  /** Seconds between M27 polls while printing from SD. */
-  sdPollInterval?: () => number;
-  /** serial.logPositionOnPause and serial.timeout.positionLogWait (seconds), for pauses of SD prints. */
-  sdPausePosition?: () => { log: boolean; waitSeconds: number };
-  /**
-   * serial.logPositionOnCancel: a cancelled stream asks the firmware for its position (M400, M114) before it ends, and
-   * PrintCancelled and the afterPrintCancelled script get it; otherwise PrintCancelled carries nulls.
-   */
-  logPositionOnCancel?: () => boolean;
+  /** The job's slice of the settings (`config.slice('serial')`), read when a job starts; absent, the defaults. */
+  config?: { get(): { serial: JobSerialSettings } };
   /**
    * Asked (synchronously) when a print ends with an error: why and where it stopped, from the recovery journal. It
    * goes into PrintFailed (`interruption`), the print history and GET /api/job.

@@ -7,10 +7,11 @@ import { conflict, invalid, notOperational } from '../../core/errors.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import type { TransportFactory } from '../../protocol/line-transport.ts';
 import type { Timers } from '../../protocol/settings.ts';
-import { STATE_TEXT, SD_STATE_TEXT, TRANSFER_STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId, type LinkStateId } from '../../protocol/connection-state.ts';
+import type { LinkStateId } from '../../protocol/connection-state.ts';
+import { STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../printer-state.ts';
 import { engineSettingsFrom, planConnection, type ConnectPlan } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from '../job/job-stream.ts';
-import { JobLifecycle, displayState, type JobState } from '../job/job-lifecycle.ts';
+import { JobLifecycle, displayState, stateText, type JobState } from '../job/job-lifecycle.ts';
 import type { LineRulesEvents, ToolChangeLines } from './printer-line-rules.ts';
 import type { EngineLink, LinkOptions } from './engine-link.ts';
 import { WorkerLink, type LinkThreadSpawner } from './worker-link.ts';
@@ -83,10 +84,6 @@ export class LinkController {
   private baudrate: number | null = null;
   private profileId: string | null = null;
   private streamer: JobStreamer | null = null;
-  /** The firmware prints from its SD card: state texts read `... from SD`. */
-  private sdPrinting = false;
-  /** The job streamed is a file being written to the SD card: state texts read `... send file to SD`. */
-  private sdStreaming = false;
   /** While set, PrinterStateChanged payloads queue in `heldStateEvents` (see holdStateEvents). */
   private stateEventHold: Promise<void> | null = null;
   private heldStateEvents: Array<{ state_id: ConnectionStateId; state_string: string }> = [];
@@ -276,7 +273,6 @@ export class LinkController {
     if (id === 'OPEN_SERIAL' || id === 'DETECT_SERIAL') this.errorText = '';
     if (!OPERATIONAL_STATES.has(id) && this.streamer) this.streamer.abort(this.errorText || 'Printer disconnected');
     if (was !== id) {
-      if (!OPERATIONAL_STATES.has(id)) this.sdPrinting = false;
       const changed = { state_id: id, state_string: this.stateText(id) };
       if (this.stateEventHold) this.heldStateEvents.push(changed);
       else this.deps.events.emit('PrinterStateChanged', changed);
@@ -307,14 +303,15 @@ export class LinkController {
   }
 
   private stateText(id: ConnectionStateId): string {
-    return (this.sdPrinting ? SD_STATE_TEXT[id] : this.sdStreaming ? TRANSFER_STATE_TEXT[id] : undefined) ?? STATE_TEXT[id];
+    // `… from SD` while the firmware prints from its card, `… send file to SD` while a file is written to it.
+    return stateText(id, this.lifecycle.kind);
   }
 
   /** The SD driver of the job lifecycle moves it through here (see Printer.setSdPrintState). */
   setSdPrintState(state: ConnectionStateId): void {
     if (!this.engine || !this.isOperational() || this.streamer) return;
-    this.sdPrinting = state !== 'OPERATIONAL';
-    if (!this.lifecycle.move(state === 'OPERATIONAL' ? 'IDLE' : state as JobState)) this.sdPrinting = BUSY_STATES.has(this.stateId);
+    if (state !== 'OPERATIONAL') this.lifecycle.begin('sd');
+    this.lifecycle.move(state === 'OPERATIONAL' ? 'IDLE' : state as JobState);
     this.deps.stateChanged(this.stateId);
   }
 
@@ -330,11 +327,11 @@ export class LinkController {
 
   isOperational(): boolean { return OPERATIONAL_STATES.has(this.stateId); }
   isBusy(): boolean { return BUSY_STATES.has(this.stateId); }
-  transferring(): boolean { return this.streamer !== null && this.sdStreaming; }
+  transferring(): boolean { return this.streamer !== null && this.lifecycle.kind === 'transfer'; }
 
   cancelTransfer(): boolean {
     const job = this.streamer;
-    if (!job || !this.sdStreaming) return false;
+    if (!job || this.lifecycle.kind !== 'transfer') return false;
     void job.cancel();
     return true;
   }
@@ -362,17 +359,14 @@ export class LinkController {
       progress: (pos) => listener.progress?.(pos),
       stateChanged: (s) => listener.stateChanged?.(s),
       finished: (outcome, pos, error) => {
-        if (this.streamer === streamer) {
-          this.streamer = null;
-          this.sdStreaming = false;
-        }
+        if (this.streamer === streamer) this.streamer = null;
         listener.finished(outcome, pos, error);
       },
     }, { logPositionOnPause: serial.logPositionOnPause, abortHeatupOnCancel: serial.abortHeatupOnCancel, injector: this.lineInjector, ...opts },
     { lifecycle: this.lifecycle, toolChange: (line, planned) => engine.toolChange(line, planned), hostWord: (cmd) => this.deps.hostWord?.(cmd) });
     this.streamer = streamer;
-    // Set before the first state change, so PrinterStateChanged already says what is going on.
-    this.sdStreaming = opts.transfer === true;
+    // Said before the first state change, so PrinterStateChanged already says what is going on.
+    this.lifecycle.begin(opts.transfer === true ? 'transfer' : 'print');
     streamer.start();
     return {
       get filepos() { return streamer.sentFilepos; },

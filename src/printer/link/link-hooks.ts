@@ -1,7 +1,7 @@
 // The engine's hooks for the printer, by responsibility: the terminal, the readings with their events, and what the
 // firmware asks of the job (actions, errors, resets).
 import type { EventBus } from '../../core/event-bus.ts';
-import type { ConnectionStateId } from '../../protocol/connection-state.ts';
+import type { ConnectionStateId } from '../printer-state.ts';
 import type { EngineLink } from './engine-link.ts';
 import type { EngineHooks } from '../../protocol/hooks.ts';
 import type { JobStreamer } from '../job/job-stream.ts';

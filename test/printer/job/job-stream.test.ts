@@ -6,7 +6,7 @@ import { writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../helpers.ts';
 import { fileLineSource } from '../../../src/printer/job/file-line-source.ts';
-import type { ConnectionStateId } from '../../../src/protocol/connection-state.ts';
+import type { ConnectionStateId } from '../../../src/printer/printer-state.ts';
 
 function gcode(lines: number): string {
   const out = ['; generated test file', 'G28', 'G90', 'M104 S0'];

@@ -28,6 +28,12 @@ import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import { buildApp } from './http/app.ts';
 import type { GantryApp } from './http/types.ts';
 import type { FarmPrinterView } from './http/routes/farm-printers.ts';
+import { createInjectDispatch } from './http/mqtt-dispatch.ts';
+import { MqttService } from './mqtt/mqtt-service.ts';
+import { mqttFileMetadata } from './mqtt/printer-view.ts';
+import { mqttSettings, type MqttSections } from './mqtt/settings.ts';
+import type { ConfigSlice } from './config/config-slice.ts';
+import type { Config } from './config/schema.ts';
 import { buildPrinterUnit, type PrinterUnit } from './farm/printer-unit.ts';
 import { DEFAULT_PRINTER, type PrinterFarm } from './farm/printer-farm.ts';
 
@@ -59,7 +65,8 @@ export interface FarmHostDeps {
   logFiles: LogFiles;
   mqtt: PowerMqtt;
   ports: (config: ConfigStore) => PortProvider;
-  spawnLinkThread?: LinkThreadSpawner;
+  /** The link-thread spawner of a printer, by name. */
+  spawnLinkThread?: (printer: string) => LinkThreadSpawner;
   version: string;
   /** The interface a printer's own port listens on (the main server's). */
   host: () => string;
@@ -73,9 +80,54 @@ interface ExtraPrinter {
   unit: PrinterUnit;
   push: PushService;
   app: GantryApp;
+  mqtt: MqttService;
   /** The port its own server listens on (null: only under /printer/NAME/). */
   boundPort: number | null;
   stop(): Promise<void>;
+}
+
+/**
+ * What a printer's MQTT session reads: the main config's broker and publish settings (one broker for the farm) under
+ * the printer's own base topic (`<main base>printer/NAME/`), and the printer's own uuid, name and webcam, so its Home
+ * Assistant device and unique ids are its own (an explicit unique_id/node_id of the main config gets `_NAME`).
+ */
+export function printerMqttConfig(name: string, main: ConfigStore, own: ConfigStore): ConfigSlice<MqttSections> {
+  let cache: { main: Config; own: Config; value: Pick<Config, MqttSections> } | undefined;
+  const get = (): Pick<Config, MqttSections> => {
+    const m = main.current;
+    const o = own.current;
+    if (cache?.main === m && cache.own === o) return cache.value;
+    const base = mqttSettings(m)?.base ?? m.plugins.mqtt.publish.baseTopic ?? '';
+    const ha = m.plugins.homeassistant as Record<string, unknown>;
+    const suffixed = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? `${v}_${name}` : null);
+    const plugins = {
+      ...m.plugins,
+      mqtt: { ...m.plugins.mqtt, publish: { ...m.plugins.mqtt.publish, baseTopic: `${base}printer/${name}/` }, client: { client_id: null } },
+      homeassistant: { ...ha, unique_id: suffixed(ha.unique_id), node_id: suffixed(ha.node_id), node_name: ha.node_name ? `${String(ha.node_name)} ${name}` : null },
+    } as unknown as Config['plugins'];
+    const value = Object.freeze({ plugins, server: o.server, appearance: o.appearance, webcam: o.webcam });
+    cache = { main: m, own: o, value };
+    return value;
+  };
+  return {
+    get,
+    onChange: (fn) => {
+      let before = get();
+      const changed = () => {
+        const now = get();
+        if (now !== before) {
+          const was = before;
+          before = now;
+          fn(now, was);
+        }
+      };
+      const offs = [main.onChange(changed), own.onChange(changed)];
+      return () => { for (const off of offs) off(); };
+    },
+    // The farm's MQTT settings are the main config's: saved there.
+    patch: (partial) => main.patch(partial as Record<string, unknown>).then(() => {}),
+    unset: (path) => main.unset(path).then(() => {}),
+  };
 }
 
 /** The folder of a printer's own config and data. */
@@ -112,6 +164,11 @@ export class FarmHost {
   /** The HTTP server of a printer besides `default` (what `/printer/NAME/` on the main port dispatches to). */
   server(name: string): Server | undefined {
     return this.extras.get(name)?.app.server;
+  }
+
+  /** A printer's own MQTT session (besides `default`). */
+  mqtt(name: string): MqttService | undefined {
+    return this.extras.get(name)?.mqtt;
   }
 
   /** Every printer with its HTTP port and prefix, `default` first. */
@@ -184,7 +241,8 @@ export class FarmHost {
       const port = entry.virtual ? 'VIRTUAL' : entry.serialPort ?? null;
       await config.patch({
         appearance: { name: entry.name },
-        serial: { port, ...(entry.baudrate ? { baudrate: entry.baudrate } : {}), autoconnect: port !== null },
+        // A serial device named by the farm is offered as a port even where discovery does not list it (a by-id link).
+        serial: { port, ...(entry.baudrate ? { baudrate: entry.baudrate } : {}), autoconnect: port !== null, ...(entry.serialPort ? { additionalPorts: [entry.serialPort] } : {}) },
         devel: structuredClone(d.config.current.devel) as unknown as Record<string, unknown>,
         temperature: structuredClone(d.config.current.temperature) as unknown as Record<string, unknown>,
       });
@@ -193,18 +251,18 @@ export class FarmHost {
     const events = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
     const unit = buildPrinterUnit({
       name: entry.name, config, paths, events, clock: d.clock, logger: d.logger, files: d.files, ports: d.ports,
-      ...(d.spawnLinkThread ? { spawnLinkThread: d.spawnLinkThread } : {}), mqtt: d.mqtt,
+      ...(d.spawnLinkThread ? { spawnLinkThread: d.spawnLinkThread(entry.name) } : {}), mqtt: d.mqtt,
     });
     // The push clients of this printer see its own events and the shared services' (the library, slicing, logins).
-    const pushBus = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
+    const viewBus = new EventBus((err, name, owner) => logger.error({ err, event: name, owner }, 'event listener failed'));
     const forwardOwner = `farm-push-${entry.name}`;
     const unforward = [
-      d.events.onAny(forwardOwner, (name, payload) => { if (SHARED_EVENTS.has(name)) pushBus.emit(name as EventName, payload as never); }),
-      events.onAny(forwardOwner, (name, payload) => pushBus.emit(name as EventName, payload as never)),
+      d.events.onAny(forwardOwner, (name, payload) => { if (SHARED_EVENTS.has(name)) viewBus.emit(name as EventName, payload as never); }),
+      events.onAny(forwardOwner, (name, payload) => viewBus.emit(name as EventName, payload as never)),
     ];
     const { printer, jobs, timelapse } = unit;
     const push = new PushService({
-      config, events: pushBus, access: d.access, clock: d.clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
+      config, events: viewBus, access: d.access, clock: d.clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
       timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
     });
     const unbridge = [
@@ -216,9 +274,11 @@ export class FarmHost {
       timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
     ];
     let app: GantryApp | undefined;
+    let mqtt: MqttService | undefined;
     let unitStarted = false;
     let pushStarted = false;
     const stop = async (): Promise<void> => {
+      await mqtt?.stop();
       await push.detach();
       await app?.close().catch((err: unknown) => logger.warn({ err }, 'printer HTTP server failed to close'));
       if (pushStarted) await push.stop();
@@ -242,13 +302,19 @@ export class FarmHost {
       });
       push.attach(app.server);
       await app.ready();
+      // Its own MQTT session: its base topic, its Home Assistant device; API requests over MQTT run through its app.
+      mqtt = new MqttService({
+        config: printerMqttConfig(entry.name, d.config, config), events: viewBus, clock: d.clock, logger: logger.child({ svc: 'mqtt' }),
+        version: d.version, dispatch: createInjectDispatch(app, d.access), printer: unit.mqttView, jobs: unit.jobStatus, fileMetadata: mqttFileMetadata(d.files),
+      });
+      await mqtt.start();
       let boundPort: number | null = null;
       if (entry.httpPort !== undefined && entry.httpPort !== null) {
         await app.listen({ host: d.host(), port: entry.httpPort });
         const addr = app.server.address();
         boundPort = typeof addr === 'object' && addr ? addr.port : entry.httpPort;
       }
-      const extra: ExtraPrinter = { entry, unit, push, app, boundPort, stop };
+      const extra: ExtraPrinter = { entry, unit, push, app, mqtt, boundPort, stop };
       this.extras.set(entry.name, extra);
       d.farm.add(unit);
       logger.info({ port: boundPort, dir: base }, 'printer started');

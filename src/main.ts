@@ -19,6 +19,7 @@ import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import type { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
 import type { PrinterService, PortProvider } from './printer/printer-service.ts';
 import type { LinkThreadSpawner } from './printer/link/worker-link.ts';
+import type { Worker } from 'node:worker_threads';
 import type { TimelapseService } from './timelapse/timelapse-service.ts';
 import { buildPrinterUnit } from './farm/printer-unit.ts';
 import { PrinterFarm, DEFAULT_PRINTER } from './farm/printer-farm.ts';
@@ -60,6 +61,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Overrides merged into the settings in memory and saved (tests use it to set up a scenario). */
   settings?: Record<string, unknown>;
+  /** Told of each printer link thread started, with its printer's name (tests and benches watch or end them). */
+  onLinkThread?: (printer: string, thread: Worker) => void;
 }
 
 export interface Gantry {
@@ -175,8 +178,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // Power devices' MQTT topics go through the broker session built below, with the app.
   const mqttTopics = new TopicLinkRelay();
   // The printer of this install: everything of one printer, built by one call (src/farm/printer-unit.ts).
+  const threadsOf = (name: string): LinkThreadSpawner => (opts.onLinkThread
+    ? async (init) => { const w = await spawnLinkThread(init); opts.onLinkThread?.(name, w); return w; }
+    : spawnLinkThread);
   const unit = buildPrinterUnit({
-    name: DEFAULT_PRINTER, config, paths, events, clock, logger, files, ports: portsFor, spawnLinkThread, mqtt: mqttTopics,
+    name: DEFAULT_PRINTER, config, paths, events, clock, logger, files, ports: portsFor, spawnLinkThread: threadsOf(DEFAULT_PRINTER), mqtt: mqttTopics,
   });
   farm.add(unit);
   const { printer, jobs, timelapse, journal, sdFiles } = unit;
@@ -213,7 +219,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let mainPort: number | null = null;
   const farmHost = new FarmHost({
     config, paths, events, clock, logger, farm, files, access, slicing, systemCommands, languagePacks, logFiles, mqtt: mqttTopics,
-    ports: portsFor, spawnLinkThread, version: VERSION, host: () => opts.host ?? config.current.server.host, mainPort: () => mainPort,
+    ports: portsFor, spawnLinkThread: threadsOf, version: VERSION, host: () => opts.host ?? config.current.server.host, mainPort: () => mainPort,
   });
   const unbridgeTimelapse = [
     timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),

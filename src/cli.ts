@@ -13,6 +13,7 @@ import { capHeapHeadroomAsLaunched } from './core/gc.ts';
 import { stopOnSignals } from './core/process-end.ts';
 import { findRunningServer, type ControlInfo } from './access/local-control.ts';
 import { passwordProblem } from './access/password.ts';
+import { PRINTER_USAGE } from './cli-printer.ts';
 
 // main.ts pulls in every service; headless set-up commands start much faster without it.
 const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -27,10 +28,12 @@ Usage:
   gantry user remove NAME [--basedir DIR]
   gantry user password NAME --password PW [--basedir DIR]
   gantry apikey [--regenerate] [--basedir DIR]
+${PRINTER_USAGE}
   gantry install-service [--user | --system] [--print] [--host H] [--port P] [--basedir DIR]
   gantry import-octoprint --from <octoprint basedir | backup .zip> [--basedir DIR] [--dry-run] [--merge] [--link]
 
-While a server runs on the base dir, user and apikey commands act through it (it sees changes at once).
+While a server runs on the base dir, user, apikey and printer commands act through it (it sees changes at once).
+On printer add, --basedir is the printer's own folder (default <basedir>/printers/NAME) and --server-basedir the server's.
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
@@ -130,6 +133,11 @@ async function main(argv: string[]): Promise<number> {
         'dry-run': { type: 'boolean' },
         merge: { type: 'boolean' },
         link: { type: 'boolean' },
+        'serial-port': { type: 'string' },
+        virtual: { type: 'boolean' },
+        baudrate: { type: 'string' },
+        'http-port': { type: 'string' },
+        'server-basedir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -213,6 +221,17 @@ async function main(argv: string[]): Promise<number> {
     const key = values.regenerate || !config.current.api.key ? await access.regenerateGlobalKey() : config.current.api.key;
     process.stdout.write(`${key}\n`);
     return 0;
+  }
+
+  if (cmd === 'printer') {
+    const { printerCommand } = await import('./cli-printer.ts');
+    const addsWithOwnDir = sub === 'add';
+    return printerCommand({
+      serverBaseDir: (addsWithOwnDir ? values['server-basedir'] : values.basedir) || process.env.GANTRY_BASEDIR || defaultBaseDir(),
+      sub, name, serialPort: values['serial-port'], virtual: values.virtual, baudrate: values.baudrate, httpPort: values['http-port'],
+      printerBaseDir: addsWithOwnDir ? values.basedir : undefined,
+      remoteCall, out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text),
+    });
   }
 
   if (cmd === 'install-service') {

@@ -19,6 +19,7 @@ import { bridgeAppKeys } from './push/appkeys-bridge.ts';
 import type { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
 import type { PrinterService, PortProvider } from './printer/printer-service.ts';
 import type { LinkThreadSpawner } from './printer/link/worker-link.ts';
+import type { Worker } from 'node:worker_threads';
 import type { TimelapseService } from './timelapse/timelapse-service.ts';
 import { buildPrinterUnit } from './farm/printer-unit.ts';
 import { PrinterFarm, DEFAULT_PRINTER } from './farm/printer-farm.ts';
@@ -45,7 +46,9 @@ import { MoonrakerService } from './moonraker/moonraker-service.ts';
 import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
 import { registerUi } from './moonraker/ui-static.ts';
 import { PrintQueue } from './queue/print-queue.ts';
-import { singlePrinter } from './queue/single-printer.ts';
+import { farmQueuePrinters } from './farm/farm-queue-printers.ts';
+import { FarmHost } from './main-farm.ts';
+import { mountPrinters, PRINTER_PATH } from './http/printer-mount.ts';
 import { TopicLinkRelay } from './farm/topic-relay.ts';
 
 export interface StartOptions {
@@ -58,6 +61,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Overrides merged into the settings in memory and saved (tests use it to set up a scenario). */
   settings?: Record<string, unknown>;
+  /** Told of each printer link thread started, with its printer's name (tests and benches watch or end them). */
+  onLinkThread?: (printer: string, thread: Worker) => void;
 }
 
 export interface Gantry {
@@ -74,6 +79,8 @@ export interface Gantry {
   printer: PrinterService;
   /** The printers by name (a one-printer install: `default`, which is `printer`). */
   farm: PrinterFarm;
+  /** The printers besides `default` as endpoints (config.yaml `printers`): add, remove, their servers. */
+  farmHost: FarmHost;
   /** The file library every printer prints from. */
   files: FileService;
   timelapse: TimelapseService;
@@ -171,8 +178,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   // Power devices' MQTT topics go through the broker session built below, with the app.
   const mqttTopics = new TopicLinkRelay();
   // The printer of this install: everything of one printer, built by one call (src/farm/printer-unit.ts).
+  const threadsOf = (name: string): LinkThreadSpawner => (opts.onLinkThread
+    ? async (init) => { const w = await spawnLinkThread(init); opts.onLinkThread?.(name, w); return w; }
+    : spawnLinkThread);
   const unit = buildPrinterUnit({
-    name: DEFAULT_PRINTER, config, paths, events, clock, logger, files, ports: portsFor, spawnLinkThread, mqtt: mqttTopics,
+    name: DEFAULT_PRINTER, config, paths, events, clock, logger, files, ports: portsFor, spawnLinkThread: threadsOf(DEFAULT_PRINTER), mqtt: mqttTopics,
   });
   farm.add(unit);
   const { printer, jobs, timelapse, journal, sdFiles } = unit;
@@ -186,19 +196,10 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
   const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
   const unbridgePlugins = unit.onPluginMessage((plugin, data) => push.sendPlugin(plugin, data, { permissions: ['STATUS'] }));
-  // The farm's print queue, over the default printer until a farm of printer units gives it all of them.
+  // The farm's print queue, over every printer of the farm.
   const queue = new PrintQueue({
     file: join(paths.data, 'queue.json'), events, logger: logger.child({ svc: 'queue' }),
-    printers: singlePrinter({
-      events,
-      idle: () => printer.isOperational() && jobs.isReady(),
-      print: (path) => jobs.select('local', path, { print: true }),
-      watchState: (fn) => printer.subscribe({ state: () => fn() }),
-      profile: () => {
-        const p = unit.profiles.getCurrentOrDefault();
-        return { bedX: p.volume.width, bedY: p.volume.depth, nozzleDiameter: p.extruder.nozzleDiameter };
-      },
-    }),
+    printers: farmQueuePrinters(farm),
     library: {
       describe: async (path) => {
         const f = await files.file(path);
@@ -214,6 +215,12 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const systemCommands = new SystemCommands(config.slice('server', 'system'), logger.child({ svc: 'system' }));
   const languagePacks = new LanguagePacks(paths.translations, logger.child({ svc: 'languages' }));
   const logFiles = new LogFiles(paths.logs, logStream);
+  // The printers besides `default`, each its own OctoPrint endpoint (src/main-farm.ts); the main port is known once bound.
+  let mainPort: number | null = null;
+  const farmHost = new FarmHost({
+    config, paths, events, clock, logger, farm, files, access, slicing, systemCommands, languagePacks, logFiles, mqtt: mqttTopics,
+    ports: portsFor, spawnLinkThread: threadsOf, version: VERSION, host: () => opts.host ?? config.current.server.host, mainPort: () => mainPort,
+  });
   const unbridgeTimelapse = [
     timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
     timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
@@ -256,6 +263,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
     { name: `printer ${unit.name}`, start: () => unit.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); unbridgePlugins(); await unit.stop(); } },
+    { name: 'farm printers', start: () => farmHost.start(), stop: () => farmHost.stop() },
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'queue', start: () => queue.start(), stop: () => queue.stop() },
     ...(moonraker ? [{ name: 'moonraker', start: () => moonraker.start(), stop: () => moonraker.stop() }] : []),
@@ -287,7 +295,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   let url: string;
   try {
     const ports = unit.ports;
-    app = await buildApp({ config, paths, events, access, printerProfiles: unit.profiles, slicing, slice, files, jobs, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh: unit.bedMesh, power: unit.power, layerProgress: unit.layerProgress, spools: unit.spools, queue, cancelObjects: unit.cancelObjects,
+    app = await buildApp({ config, paths, events, access, printerProfiles: unit.profiles, slicing, slice, files, jobs, sdFiles, systemCommands, languagePacks, logFiles, timelapse, printer, ports, recovery: journal, notifications, bedMesh: unit.bedMesh, power: unit.power, layerProgress: unit.layerProgress, spools: unit.spools, queue, farm: farmHost, cancelObjects: unit.cancelObjects,
       serialOptions: async () => ({ ports: await ports.listPorts(), baudrates: ports.baudrates() }), logger, version: VERSION });
     // MQTT: publishes from the event bus and printer listeners; API requests over MQTT run through the app's own routes.
     const service = new MqttService({
@@ -302,7 +310,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     app.addHook('preClose', async () => { unbridgeMqttSlicing(); await service.stop(); });
     await service.start();
     unbridgeMqttSlicing = slicing.onProgress((p) => service.slicingProgress(p));
-    push.attach(app.server, (path) => moonraker !== undefined && MoonrakerService.claims(path));
+    push.attach(app.server, (path) => path.startsWith(PRINTER_PATH) || (moonraker !== undefined && MoonrakerService.claims(path)));
     // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
     app.addHook('preClose', () => push.detach());
     if (moonraker) {
@@ -317,11 +325,16 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
         else logger.warn({ folder: ui }, 'moonraker.ui holds neither a Mainsail nor a Fluidd release');
       }
     }
+    // `/printer/NAME/…`: each printer's own server under a prefix (the default one's too); in front of everything above.
+    const main = app.server;
+    const mount = mountPrinters(main, (name) => (name === DEFAULT_PRINTER ? main : farmHost.server(name)));
+    app.addHook('preClose', () => { mount.unmount(); });
     const host = opts.host ?? config.current.server.host;
     const port = opts.port ?? config.current.server.port;
     await app.listen({ host, port });
     const addr = app.server.address();
     boundPort = typeof addr === 'object' && addr ? addr.port : port;
+    mainPort = boundPort;
     url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     // `gantry user …` / `gantry apikey` on this machine go through this server's API while it runs.
     withdrawLocalControl = await publishLocalControl(paths.base, url, access);
@@ -362,5 +375,5 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     return stopping;
   };
 
-  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles: unit.profiles, slicing, printer, timelapse, farm, files, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
+  return { app: served, url, port: boundPort, paths, config, events, access, push, printerProfiles: unit.profiles, slicing, printer, timelapse, farm, farmHost, files, mqtt: broker, moonraker, logger, stop, stopStage: () => stage };
 }

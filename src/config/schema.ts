@@ -9,6 +9,7 @@ import { BedMeshSection } from './bed-mesh-schema.ts';
 import { SerialSection } from './serial-schema.ts';
 import { PsuControlSection, LayerProgressSection } from './power-schema.ts';
 import { CancelObjectSection } from './cancelobject-schema.ts';
+import { PrintersSection } from './printers-schema.ts';
 import { bool, num, int, str, nstr, strList, obj } from './schema-fields.ts';
 
 export const ServerSection = obj({
@@ -294,6 +295,7 @@ export const Schema = Type.Object({
   plugins: Type.Object({ mqtt: MqttSection, homeassistant: HomeAssistantSection, notifications: NotificationsSection, bedmesh: BedMeshSection, psucontrol: PsuControlSection, DisplayLayerProgress: LayerProgressSection, spoolman: SpoolmanSection, cancelobject: CancelObjectSection }, { default: {}, additionalProperties: true, description: 'Plugin settings' }),
   printerParameters: obj({ defaultExtrusionLength: int(5, 'Default extrusion in mm') }),
   printerProfiles: obj({ default: nstr('Default printer profile id') }),
+  printers: PrintersSection,
   scripts: obj({
     // Not DEFAULT_GCODE_SCRIPTS: a configured record would replace the defaults whole, and a file in the scripts folder
     // must still win over a built-in default; readers merge them in instead.

@@ -7,19 +7,31 @@ import type { PrinterUnit } from './printer-unit.ts';
 /** The printer of a one-printer install, on the main port. */
 export const DEFAULT_PRINTER = 'default';
 
+/** A printer joined the farm or left it. */
+export type FarmChangeListener = (change: 'added' | 'removed', unit: PrinterUnit) => void;
+
 export class PrinterFarm implements FileUsage {
   private readonly units = new Map<string, PrinterUnit>();
+  private readonly listeners = new Set<FarmChangeListener>();
 
   add(unit: PrinterUnit): void {
     if (this.units.has(unit.name)) throw new Error(`printer ${unit.name} is already in the farm`);
     this.units.set(unit.name, unit);
+    for (const l of [...this.listeners]) l('added', unit);
   }
 
   /** Takes a printer out (the caller stops it). */
   remove(name: string): PrinterUnit | undefined {
     const unit = this.units.get(name);
     this.units.delete(name);
+    if (unit) for (const l of [...this.listeners]) l('removed', unit);
     return unit;
+  }
+
+  /** Printers joining and leaving (the queue's view of the farm follows them); returns the unsubscribe. */
+  onChange(listener: FarmChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => { this.listeners.delete(listener); };
   }
 
   get(name: string): PrinterUnit | undefined {

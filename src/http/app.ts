@@ -67,7 +67,7 @@ import type { LogFiles } from '../system/log-files.ts';
 import type { TimelapseService } from '../timelapse/timelapse-service.ts';
 import type { PrintQueue } from '../queue/print-queue.ts';
 import { registerFarmQueueRoutes } from './routes/farm-queue.ts';
-import { registerFarmPrinterRoutes } from './routes/farm-printers.ts';
+import { registerFarmPrinterRoutes, type FarmPrintersApi } from './routes/farm-printers.ts';
 
 /** Whether `text` parses as plain JSON (asked only after Fastify's parser refused it, so never on the way of a good body). */
 function isWellFormedJson(text: string): boolean {
@@ -118,6 +118,8 @@ export interface AppServices {
   spools?: SpoolService;
   /** The farm's print queue (/api/farm/queue, src/queue/). */
   queue?: PrintQueue;
+  /** The farm's printers: list, add, remove (/api/farm/printers; the main app's only). */
+  farm?: FarmPrintersApi;
   /** Cancelling one object (/api/plugin/cancelobject, src/objects/). */
   cancelObjects?: CancelObjectService;
   logger: Logger;
@@ -291,9 +293,7 @@ export async function buildApp(services: AppServices): Promise<GantryApp> {
   if (services.layerProgress) registerLayerProgressRoutes(app, { layerProgress: services.layerProgress });
   if (services.spools) registerSpoolmanRoutes(app, { spools: services.spools });
   if (services.queue) registerFarmQueueRoutes(app, { queue: services.queue });
-  if (services.jobs && services.printer) {
-    registerFarmPrinterRoutes(app, { printer: services.printer, jobRunner: services.jobs, snapshotUrl: () => config.current.webcam.snapshot || null });
-  }
+  if (services.farm) registerFarmPrinterRoutes(app, { farm: services.farm });
   if (services.cancelObjects) registerCancelObjectRoutes(app, { cancelObjects: services.cancelObjects });
 
   return app;

@@ -14,10 +14,15 @@ export { waitFor } from '../../helpers/wait.ts';
  * sequence of this folder against a server imported from OctoPrint, with the imported keys and settings.
  */
 export interface CompatTarget {
-  /** A base dir to start on (a new one per call). */
-  baseDir(t: TestContext): Promise<string>;
+  /** A base dir to start on (a new one per call); absent: a fresh one. */
+  baseDir?(t: TestContext): Promise<string>;
   /** Settings the sequences rely on that a fresh install has and the imported one may not (e.g. CORS off). */
   settings?: Record<string, unknown>;
+  /**
+   * The server the sequence talks to, made from the one started (test/farm: a farm printer's own port or its
+   * /printer/NAME/ prefix), given the sequence's own settings.
+   */
+  view?(s: TestServer, settings: Record<string, unknown>): Promise<TestServer>;
 }
 
 let target: CompatTarget | undefined;
@@ -33,7 +38,10 @@ export function onImportedServer(): boolean {
 }
 
 export async function server(t: TestContext, settings: Record<string, unknown> = {}): Promise<TestServer> {
-  if (target) return startTestServer(t, { baseDir: await target.baseDir(t), settings: { ...FAST_PRINTER, ...target.settings, ...settings } });
+  if (target) {
+    const s = await startTestServer(t, { ...(target.baseDir ? { baseDir: await target.baseDir(t) } : {}), settings: { ...FAST_PRINTER, ...target.settings, ...settings } });
+    return target.view ? target.view(s, settings) : s;
+  }
   return startTestServer(t, { settings: { ...FAST_PRINTER, ...settings } });
 }
 

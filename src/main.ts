@@ -42,8 +42,8 @@ import { publishLocalControl } from './access/local-control.ts';
 import { MqttService } from './mqtt/mqtt-service.ts';
 import { createInjectDispatch } from './http/mqtt-dispatch.ts';
 import { NotificationService } from './notifications/notification-service.ts';
-import { MoonrakerService } from './moonraker/moonraker-service.ts';
-import { registerMoonrakerRoutes } from './moonraker/http-routes.ts';
+import type { MoonrakerService } from './moonraker/moonraker-service.ts';
+import { buildMoonraker, mountMoonraker } from './moonraker/mount.ts';
 import { registerUi } from './moonraker/ui-static.ts';
 import { PrintQueue } from './queue/print-queue.ts';
 import { farmQueuePrinters } from './farm/farm-queue-printers.ts';
@@ -235,17 +235,8 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   });
 
   // Moonraker's API for Mainsail, Fluidd and other Moonraker clients, on the same services (the default printer).
-  const moonraker = config.current.moonraker.enabled ? new MoonrakerService({
-    config, events, access, printer, jobs, files, sdFiles, clock, logger: logger.child({ svc: 'moonraker' }), version: VERSION,
-    dataDir: paths.data, profile: () => unit.profiles.getCurrentOrDefault(),
-    bedMesh: unit.bedMesh, power: { service: unit.power, settings: () => config.current.plugins.psucontrol },
-    layers: () => {
-      const layer = (unit.layerProgress.values().layer ?? {}) as { total?: unknown; current?: unknown };
-      const num = (v: unknown) => (typeof v === 'number' || (typeof v === 'string' && v.trim() !== '')) && Number.isFinite(Number(v)) ? Number(v) : null;
-      return { total: num(layer.total), current: num(layer.current) };
-    },
-    spools: unit.spools,
-    objects: unit.cancelObjects,
+  const moonraker = config.current.moonraker.enabled ? buildMoonraker(unit, {
+    access, files, clock, logger, version: VERSION, queue: { service: queue, events }, system: systemCommands,
   }) : undefined;
 
   const services: Service[] = [
@@ -310,13 +301,11 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     app.addHook('preClose', async () => { unbridgeMqttSlicing(); await service.stop(); });
     await service.start();
     unbridgeMqttSlicing = slicing.onProgress((p) => service.slicingProgress(p));
-    push.attach(app.server, (path) => path.startsWith(PRINTER_PATH) || (moonraker !== undefined && MoonrakerService.claims(path)));
+    push.attach(app.server, (path) => path.startsWith(PRINTER_PATH) || (moonraker !== undefined && moonraker.owns(path)));
     // Upgraded push sockets are not closed by the HTTP server; close them first so app.close() can finish.
     app.addHook('preClose', () => push.detach());
     if (moonraker) {
-      registerMoonrakerRoutes(app, moonraker, moonraker.deps);
-      moonraker.attach(app.server);
-      app.addHook('preClose', () => moonraker.detach());
+      mountMoonraker(app, moonraker);
       const ui = config.current.moonraker.ui;
       if (ui) {
         const served = await registerUi(app, ui, config.current.moonraker.uiPath);

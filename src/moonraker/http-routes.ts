@@ -74,7 +74,8 @@ function sendError(reply: FastifyReply, err: unknown): FastifyReply {
   return reply.code(status).type('application/json').send({ error: { code: status, message } });
 }
 
-export function registerMoonrakerRoutes(app: FastifyInstance, service: MoonrakerService, deps: MoonrakerDeps): void {
+/** `prefix`: '' (the default printer, at the root) or a farm printer's path (`/printer/NAME`), before every route. */
+export function registerMoonrakerRoutes(app: FastifyInstance, service: MoonrakerService, deps: MoonrakerDeps, prefix = ''): void {
   const ctxOf = (request: FastifyRequest): CallContext => {
     const url = new URL(request.raw.url ?? '/', 'http://x');
     return { caller: service.auth.resolve(credentialsOf(request.headers, url.searchParams, request.ip)), address: request.ip };
@@ -230,10 +231,10 @@ export function registerMoonrakerRoutes(app: FastifyInstance, service: Moonraker
           { user: id.name, mayOverwrite: id.has('FILES_DELETE') || id.has('FILES_UPLOAD'), maySelect: id.has('FILES_SELECT') || id.has('PRINT'), mayPrint: id.has('PRINT') });
         if (outcome.kind !== 'file') throw new RpcError(400, 'No file to upload');
         const item = itemOf(outcome.stored);
-        return reply.code(201).header('Location', `/server/files/${GCODES}/${item.path.split('/').map(encodeURIComponent).join('/')}`)
+        return reply.code(201).header('Location', `${prefix}/server/files/${GCODES}/${item.path.split('/').map(encodeURIComponent).join('/')}`)
           .send({ item, print_started: outcome.effectivePrint, print_queued: false, action: 'create_file' });
       });
     });
-  });
+  }, { prefix });
 }
 

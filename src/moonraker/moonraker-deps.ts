@@ -14,6 +14,8 @@ import type { PrintHistoryEntry } from '../printer/job/print-history.ts';
 import type { MoonrakerBedMesh } from './bed-mesh-object.ts';
 import type { MoonrakerPower, PowerKind } from './power-devices.ts';
 import type { SpoolService } from '../spools/spool-service.ts';
+import type { MoonrakerQueue } from './job-queue.ts';
+import type { MoonrakerSystem } from './machine-methods.ts';
 
 /** The parts of the printer profile the synthetic Klipper config is made from. */
 export interface MachineProfile {
@@ -66,4 +68,8 @@ export interface MoonrakerDeps {
   tickMs?: number;
   /** Cancel-object (src/objects/): the `exclude_object` printer object and the EXCLUDE_OBJECT macro. */
   objects?: CancelObjectService;
+  /** The print queue (the `job_queue` component), the bus its events go out on, and this printer's name in it. */
+  queue?: { service: MoonrakerQueue; events: EventBus; printer: string };
+  /** System commands (machine.reboot/shutdown, server.restart, machine.services.*). */
+  system?: MoonrakerSystem;
 }

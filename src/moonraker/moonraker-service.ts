@@ -18,6 +18,8 @@ import { historyJob, historyJobById, historyList, historyTotals, jobId, type Job
 import { COMMANDS, runScript, type CommandHost, type ExtraCommand } from './klipper-commands.ts';
 import { BedMeshObject } from './bed-mesh-object.ts';
 import { PowerDevices } from './power-devices.ts';
+import { JobQueueComponent } from './job-queue.ts';
+import { MachineMethods, endstopsOf } from './machine-methods.ts';
 import { klippyState, type KlippyState } from './klippy-state.ts';
 import { ProcStats, systemInfo } from './machine-info.ts';
 import { registerSpoolmanMethods, spoolmanNotifications } from './spoolman-methods.ts';
@@ -113,6 +115,10 @@ export class MoonrakerService {
   private readonly commandHost: CommandHost;
   private readonly bedMesh: BedMeshObject | undefined;
   private readonly power: PowerDevices | undefined;
+  private readonly jobQueue: JobQueueComponent | undefined;
+  private readonly machine: MachineMethods | undefined;
+  /** The websocket's path (`/websocket`, or under a farm printer's prefix). */
+  private wsPath = WS_PATH;
 
   constructor(readonly deps: MoonrakerDeps) {
     this.auth = new MoonrakerAuth(deps.access, deps.config, deps.clock);
@@ -120,6 +126,8 @@ export class MoonrakerService {
     this.fileMethods = new FileMethods(deps.files);
     this.bedMesh = deps.bedMesh ? new BedMeshObject(deps.bedMesh) : undefined;
     this.power = deps.power ? new PowerDevices(deps.power.service, deps.power.settings) : undefined;
+    this.jobQueue = deps.queue ? new JobQueueComponent(deps.queue.service, deps.queue.printer, () => deps.clock.now() / 1000) : undefined;
+    this.machine = deps.system ? new MachineMethods(deps.system, () => this.reconnect()) : undefined;
     this.objects = new PrinterObjects(deps, this.gcode, () => this.job, deps.clock.monotonic(), this.bedMesh);
     this.klippy = klippyState(deps.printer.state()).state;
     this.commandHost = this.makeCommandHost();
@@ -159,6 +167,11 @@ export class MoonrakerService {
       if (this.power && this.deps.power?.service.configured()) this.broadcast('notify_power_changed', [this.power.device(p.isPSUOn === true)]);
     });
     events.on(this.owner, 'MetadataAnalysisFinished', (p) => { void this.metadataChanged(String(p.path)); });
+    if (this.jobQueue && this.deps.queue) {
+      const bus = this.deps.queue.events;
+      this.jobQueue.watch(bus, this.owner, (payload) => this.broadcast('notify_job_queue_changed', [payload]));
+      if (bus !== events) this.unsubscribers.push(() => bus.removeOwner(this.owner));
+    }
     if (this.deps.spools) spoolmanNotifications(events, this.owner, (m, params) => this.broadcast(m, params));
     this.unsubscribers.push(() => events.removeOwner(this.owner));
     // The ticks run only while there is something to sample or someone to tell: an idle server with no printer and
@@ -193,15 +206,21 @@ export class MoonrakerService {
 
   // ------------------------------------------------------------------ websocket
 
-  /** Serves the websocket at /websocket on the HTTP server (the push channel leaves that path to it). */
-  attach(server: HttpServer): void {
+  /** Serves the websocket at /websocket (or `<prefix>/websocket`) on the HTTP server (the push channel leaves that path to it). */
+  attach(server: HttpServer, prefix = ''): void {
     this.server = server;
+    this.wsPath = `${prefix}${WS_PATH}`;
     server.on('upgrade', this.onUpgrade);
   }
 
   /** Whether an upgrade path is this edge's (the push channel refuses the others). */
   static claims(path: string): boolean {
     return path === WS_PATH || path === `${WS_PATH}/`;
+  }
+
+  /** Whether an upgrade path is this instance's socket (a farm printer's is under its prefix). */
+  owns(path: string): boolean {
+    return path === this.wsPath || path === `${this.wsPath}/`;
   }
 
   async detach(): Promise<void> {
@@ -214,7 +233,7 @@ export class MoonrakerService {
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (!MoonrakerService.claims(url.pathname)) return;
+    if (!this.owns(url.pathname)) return;
     socket.on('error', (err) => this.deps.logger.debug({ err }, 'moonraker upgrade socket error'));
     if (!this.originAllowed(req.headers.origin, req.headers.host)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -502,6 +521,24 @@ export class MoonrakerService {
     await printer.connect({ port: c.port ?? undefined, baudrate: c.baudrate ?? undefined });
   }
 
+  /** M119 through the command queue (as /api/printer/command sends it), its lines read back as Klipper's endstop states. */
+  private async queryEndstops(): Promise<Record<string, string>> {
+    const { printer } = this.deps;
+    if (!printer.isOperational()) throw new DomainError(ErrorCodes.PRINTER_NOT_OPERATIONAL, 'Printer is not connected');
+    const lines: string[] = [];
+    const unwatch = printer.watchReplies((line) => { if (/^\s*[xyz]\d?_(min|max)\s*:/i.test(line)) lines.push(line); });
+    try {
+      printer.clientCommands(['M119']);
+      await printer.settled(SETTLE_MS);
+      // The report's lines come before its ok; the thread may hand them over in the same batch as the ok, just after.
+      for (let i = 0; i < 20 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      unwatch();
+    }
+    if (lines.length === 0) throw new RpcError(400, 'The firmware gave no endstop report to M119');
+    return endstopsOf(lines);
+  }
+
   private emergencyStop(): void {
     if (!this.deps.printer.isOperational()) throw new DomainError(ErrorCodes.PRINTER_NOT_OPERATIONAL, 'Printer is not connected');
     this.deps.printer.clientCommands(['M112']);
@@ -519,7 +556,7 @@ export class MoonrakerService {
       klippy_connected: true, klippy_state: k.state,
       components: ['klippy_connection', 'application', 'websockets', 'authorization', 'file_manager', 'database', 'data_store', 'machine',
         'proc_stats', 'history', 'webcam', 'announcements', ...(this.power && this.deps.power?.service.configured() ? ['power'] : []),
-        ...(this.deps.spools?.enabled() ? ['spoolman'] : [])],
+        ...(this.deps.spools?.enabled() ? ['spoolman'] : []), ...(this.jobQueue ? ['job_queue'] : [])],
       failed_components: [], registered_directories: ROOTS, warnings: [], websocket_count: this.connections.size,
       moonraker_version: MOONRAKER_VERSION, missing_klippy_requirements: [], api_version: API_VERSION, api_version_string: API_VERSION.join('.'),
     };
@@ -594,7 +631,12 @@ export class MoonrakerService {
       if (!cam) throw new RpcError(404, 'Webcam not found');
       return { webcam: cam };
     });
-    this.add('machine.system_info', 'STATUS', () => systemInfo(config.current.server.uuid ?? 'gantry'));
+    this.add('machine.system_info', 'STATUS', async () => {
+      const info = await systemInfo(config.current.server.uuid ?? 'gantry');
+      const m = this.machine;
+      if (m && isPlain(info.system_info)) Object.assign(info.system_info, { available_services: m.services(), service_state: m.serviceState(printer.isOperational()) });
+      return info;
+    });
     this.add('machine.proc_stats', 'STATUS', () => this.procStats.full(this.connections.size));
 
     // database
@@ -628,6 +670,9 @@ export class MoonrakerService {
     this.add('printer.gcode.help', 'STATUS', () => ({ ...Object.fromEntries(COMMANDS.map((c) => [c.name, c.help])),
       ...Object.fromEntries([...this.commandHost.extra ?? []].map(([name, c]) => [name, c.help])) }));
     this.power?.register((name, need, run) => this.add(name, need, run));
+    this.jobQueue?.register((name, need, run) => this.add(name, need, (p, ctx) => run(p, ctx.caller.identity.name ?? null)));
+    this.machine?.register((name, need, run) => this.add(name, need, run));
+    this.add('printer.query_endstops.status', 'CONTROL', () => this.queryEndstops());
     this.add('printer.print.start', 'PRINT', async (p, ctx) => {
       if (typeof p.filename !== 'string' || !p.filename) throw badParam('filename is needed');
       await jobs.select('local', p.filename.replace(/^\/+/, ''), { print: true, user: user(ctx) });

@@ -70,6 +70,13 @@ export const motionHandlers: HandlerTable = {
       fw.send(`X:${p.x.toFixed(2)} Y:${p.y.toFixed(2)} Z:${p.z.toFixed(2)} E:${p.e.toFixed(2)} Count X:${Math.round(p.x * 80)} Y:${Math.round(p.y * 80)} Z:${Math.round(p.z * 400)}`);
     },
   },
+  M119: {
+    description: 'Report the endstops (Marlin layout): a min endstop is triggered while its axis is at 0',
+    run: (fw) => {
+      fw.send('Reporting endstop status');
+      for (const a of ['x', 'y', 'z'] as const) fw.send(`${a}_min: ${fw.state.pos[a] <= 0 ? 'TRIGGERED' : 'open'}`);
+    },
+  },
   M400: { description: 'Wait until every queued move has finished', run: (fw) => fw.planner.drained() },
   M410: { description: 'Quick stop: discard queued moves (emergency parser)', run: (fw) => fw.planner.clear() },
   M220: {

@@ -60,7 +60,7 @@ function run(groups, concurrency) {
     // Node 20 bounds each test file's process by --test-timeout as a whole (Node 24: each test in it): a group is
     // several files, up to ≈ 140 s of them on a loaded 2-core machine (with 12 groups, 160–180 s: a fresh clone's
     // first run timed out at 180 s).
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', WATCHDOG, '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...entries], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', WATCHDOG, '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...entries], {
       stdio: ['inherit', 'pipe', 'inherit'],
       env: { ...process.env, TMPDIR: RUN_TMP },
     });
@@ -138,7 +138,7 @@ function makeGroups(list, count) {
 const groups = process.env.TEST_ISOLATE === '1' ? files.map((f) => [f]) : makeGroups(files, Number(process.env.TEST_GROUPS ?? 18));
 const first = await run(groups, concurrency);
 if (first.code === 0 || process.env.TEST_RETRY === '0') process.exit(first.code);
-if (first.failed.length === 0 || first.failed.length > 5) {
+if (first.failed.length === 0 || first.failed.length > 20) {
   console.log(`# ${first.failed.length || 'no'} failing test files identified: not retrying`);
   process.exit(first.code);
 }

@@ -87,8 +87,6 @@ export type { JobOutcome, JobStreamListener, JobStreamOptions } from './job/job-
 export interface JobStream {
   /** Bytes of the file consumed so far. */
   readonly filepos: number;
-  /** Bytes of the file written to the wire (less what a link thread still holds); `filepos` when not known. */
-  readonly sentFilepos?: number;
   /** Lines sent and not yet acknowledged (recovery journal). */
   readonly linesInFlight?: number;
   /** Byte offset after the file line `back` command lines before the last one sent; null when not known (recovery journal). */

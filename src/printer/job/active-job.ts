@@ -4,7 +4,7 @@ import type { EventPosition, JobEventPayload } from '../../core/events.ts';
 import type { JobState } from './job-lifecycle.ts';
 import type { JobProgressSnapshot, SelectedFile } from './job-types.ts';
 import type { ProgressEstimator } from './progress-estimator.ts';
-import { SdJob } from './sd-job.ts';
+import type { SdJob } from './sd-job.ts';
 import type { JobStream, Position } from '../types.ts';
 
 /** The running job (host-streamed or SD); its state is the stream's (the job lifecycle). */
@@ -64,8 +64,7 @@ export function payload(job: { file: SelectedFile; owner: string | null }, user?
 /** Progress at `printTime` seconds; the live stream's position is finer than the last progress report. */
 export function progressOf(job: ActiveJob, printTime: number, live: boolean): JobProgressSnapshot {
   if (live && job.stream) {
-    // A host-streamed job's lines handed to a link thread are not on the wire yet: progress is what was written.
-    job.filepos = Math.max(job.filepos, job.stream instanceof SdJob ? job.stream.filepos : job.stream.sentFilepos ?? job.stream.filepos);
+    job.filepos = Math.max(job.filepos, job.stream.filepos);
     job.estimator.advance(job.filepos, printTime);
   }
   const left = job.estimator.timeLeft(job.filepos, printTime);

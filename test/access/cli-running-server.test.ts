@@ -2,26 +2,14 @@
 // through it (its local control file), so the key printed works and user changes apply at once and persist.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { access as exists, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { CONTROL_FILE } from '../../src/access/local-control.ts';
+import { runGantry } from '../helpers/gantry-cli.ts';
 
-const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
-
-function gantry(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const gantry = runGantry;
 
 const login = (url: string, user: string, pass: string) => fetch(`${url}/api/login`, {
   method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ user, pass }),

@@ -2,26 +2,14 @@
 // runs what they added; with a server running they act through its /api/farm/printers, which applies at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startTestServer } from '../helpers/server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { runGantry } from '../helpers/gantry-cli.ts';
 
-const BIN = new URL('../../bin/gantry.js', import.meta.url).pathname;
-
-function gantry(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GANTRY_BASEDIR: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const gantry = runGantry;
 
 const saved = async (base: string) => ((parse(await readFile(join(base, 'config.yaml'), 'utf8')) as { printers?: Array<{ name: string }> }).printers ?? []).map((p) => p.name);
 

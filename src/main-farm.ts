@@ -135,6 +135,39 @@ export function printerBaseDir(mainBase: string, entry: PrinterEntry): string {
   return resolve(mainBase, entry.basedir ?? join('printers', entry.name));
 }
 
+/** What a printer's push channel is fed from besides its bus: the shared services and the printer's own unit. */
+export interface PrinterPushShared {
+  config: ConfigStore;
+  events: EventBus;
+  access: AccessService;
+  clock: Clock;
+  logger: Logger;
+  slicing: SlicingService;
+  files: FileService;
+}
+
+/**
+ * A printer's push channel with the bridges into it (app keys, slicing and analysis progress, the unit's plugin
+ * messages, timelapse); `unbridge` detaches them all. The default printer and every farm printer are built by it.
+ */
+export function printerPush(unit: PrinterUnit, d: PrinterPushShared): { push: PushService; unbridge(): void } {
+  const { timelapse } = unit;
+  const push = new PushService({
+    config: d.config.slice('server', 'temperature', 'api'), configHash: () => d.config.hash(), events: d.events, access: d.access, clock: d.clock,
+    printer: unit.printer, jobs: unit.jobStatus, logger: d.logger.child({ svc: 'push' }),
+    timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
+  });
+  const bridges = [
+    bridgeAppKeys(d.access.appKeys, push),
+    d.slicing.onProgress((p) => push.slicingProgress(p)),
+    d.files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] })),
+    unit.onPluginMessage((plugin, data) => push.sendPlugin(plugin, data, { permissions: ['STATUS'] })),
+    timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
+    timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
+  ];
+  return { push, unbridge: () => { for (const off of bridges.splice(0)) off(); } };
+}
+
 export class FarmHost {
   private readonly extras = new Map<string, ExtraPrinter>();
   /** Adds and removes one at a time: each reads and writes the `printers` list. */
@@ -261,18 +294,7 @@ export class FarmHost {
       events.onAny(forwardOwner, (name, payload) => viewBus.emit(name as EventName, payload as never)),
     ];
     const { printer, jobs, timelapse } = unit;
-    const push = new PushService({
-      config: config.slice('server', 'temperature', 'api'), configHash: () => config.hash(), events: viewBus, access: d.access, clock: d.clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
-      timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
-    });
-    const unbridge = [
-      bridgeAppKeys(d.access.appKeys, push),
-      d.slicing.onProgress((p) => push.slicingProgress(p)),
-      d.files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] })),
-      unit.onPluginMessage((plugin, data) => push.sendPlugin(plugin, data, { permissions: ['STATUS'] })),
-      timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
-      timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
-    ];
+    const { push, unbridge: unbridgePush } = printerPush(unit, { config, events: viewBus, access: d.access, clock: d.clock, logger, slicing: d.slicing, files: d.files });
     let app: GantryApp | undefined;
     let mqtt: MqttService | undefined;
     let unitStarted = false;
@@ -282,7 +304,7 @@ export class FarmHost {
       await push.detach();
       await app?.close().catch((err: unknown) => logger.warn({ err }, 'printer HTTP server failed to close'));
       if (pushStarted) await push.stop();
-      for (const u of unbridge) u();
+      unbridgePush();
       for (const u of unforward) u();
       if (unitStarted) await unit.stop();
     };

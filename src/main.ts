@@ -14,8 +14,7 @@ import { buildApp } from './http/app.ts';
 import { FileService } from './files/file-service.ts';
 import { AnalysisQueue } from './files/analysis/queue.ts';
 import type { GcodeAnalysis } from './files/analysis/types.ts';
-import { PushService } from './push/push-service.ts';
-import { bridgeAppKeys } from './push/appkeys-bridge.ts';
+import type { PushService } from './push/push-service.ts';
 import type { PrinterProfiles } from './printer/profiles/printer-profiles.ts';
 import type { PrinterService, PortProvider } from './printer/printer-service.ts';
 import type { LinkThreadSpawner } from './printer/link/worker-link.ts';
@@ -47,7 +46,7 @@ import { buildMoonraker, mountMoonraker } from './moonraker/mount.ts';
 import { registerUi } from './moonraker/ui-static.ts';
 import { PrintQueue } from './queue/print-queue.ts';
 import { farmQueuePrinters } from './farm/farm-queue-printers.ts';
-import { FarmHost } from './main-farm.ts';
+import { FarmHost, printerPush } from './main-farm.ts';
 import { mountPrinters, PRINTER_PATH } from './http/printer-mount.ts';
 import { TopicLinkRelay } from './farm/topic-relay.ts';
 
@@ -188,14 +187,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const { printer, jobs, timelapse, journal, sdFiles } = unit;
 
   let mqtt: MqttService | undefined;
-  const push = new PushService({
-    config: config.slice('server', 'temperature', 'api'), configHash: () => config.hash(), events, access, clock, printer, jobs: unit.jobStatus, logger: logger.child({ svc: 'push' }),
-    timelapse: { config: () => timelapse.pushPayload(), rendering: () => timelapse.rendering() },
-  });
-  const unbridgeAppKeys = bridgeAppKeys(access.appKeys, push);
-  const unbridgeSlicing = slicing.onProgress((p) => push.slicingProgress(p));
-  const unbridgeAnalysis = files.onAnalysisProgress((p) => push.sendPlugin('gantry', { type: 'analysisProgress', ...p }, { permissions: ['FILES_LIST'] }));
-  const unbridgePlugins = unit.onPluginMessage((plugin, data) => push.sendPlugin(plugin, data, { permissions: ['STATUS'] }));
+  const { push, unbridge: unbridgePush } = printerPush(unit, { config, events, access, clock, logger, slicing, files });
   // The farm's print queue, over every printer of the farm.
   const queue = new PrintQueue({
     file: join(paths.data, 'queue.json'), events, logger: logger.child({ svc: 'queue' }),
@@ -221,10 +213,6 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
     config, paths, events, clock, logger, farm, files, access, slicing, systemCommands, languagePacks, logFiles, mqtt: mqttTopics,
     ports: portsFor, spawnLinkThread: threadsOf, version: VERSION, host: () => opts.host ?? config.current.server.host, mainPort: () => mainPort,
   });
-  const unbridgeTimelapse = [
-    timelapse.onConfig(() => push.timelapseConfig(timelapse.pushPayload())),
-    timelapse.onRenderProgress((progress) => push.renderProgress(progress)),
-  ];
   // Shared by the farm; they read the default printer's job.
   const notifications = new NotificationService({
     config: config.slice('plugins', 'appearance', 'webcam'), events, clock, logger: logger.child({ svc: 'notifications' }),
@@ -242,7 +230,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
   const services: Service[] = [
     { name: 'systemCommands', start: () => systemCommands.start(), stop: () => systemCommands.stop() },
     { name: 'access', start: () => access.start(), stop: () => access.stop() },
-    { name: 'push', start: () => push.start(), stop: async () => { unbridgeAppKeys(); unbridgeSlicing(); unbridgeAnalysis(); await push.stop(); } },
+    { name: 'push', start: () => push.start(), stop: async () => { unbridgePush(); await push.stop(); } },
     { name: 'slicing', start: async () => {
       // Uploads accept the model formats of the slicers that are installed; a changed binary path is probed again.
       const registerModelTypes = () => { for (const ext of slicing.modelExtensions()) fileTypes.register({ typePath: ['model', ext], extensions: [ext] }); };
@@ -253,7 +241,7 @@ export async function startGantry(opts: StartOptions): Promise<Gantry> {
       });
     }, stop: () => slicing.stop() },
     { name: 'files', start: async () => { analysisQueue.start(); await files.start(); }, stop: async () => { await files.stop(); await analysisQueue.stop(); } },
-    { name: `printer ${unit.name}`, start: () => unit.start(), stop: async () => { for (const u of unbridgeTimelapse) u(); unbridgePlugins(); await unit.stop(); } },
+    { name: `printer ${unit.name}`, start: () => unit.start(), stop: () => unit.stop() },
     { name: 'farm printers', start: () => farmHost.start(), stop: () => farmHost.stop() },
     { name: 'notifications', start: () => notifications.start(), stop: () => notifications.stop() },
     { name: 'queue', start: () => queue.start(), stop: () => queue.stop() },

@@ -36,7 +36,7 @@ test('setup wizard: a fresh install to a connected printer', { skip: needs('chro
 
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  page.setDefaultTimeout(30_000);
+  page.setDefaultTimeout(40_000);
   const errors = watchErrors(page);
   const step = stepper(t, page, 'setup-');
   const wizard = page.getByRole('dialog', { name: 'Set up Gantry' });

@@ -67,12 +67,20 @@ function run(groups, concurrency) {
     let tail = '';
     const failed = new Set();
     let inFailure = false;
+    let lastFile = null;
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
       const lines = (tail + chunk.toString()).split('\n');
       tail = lines.pop() ?? '';
       for (const line of lines) {
         const trimmed = line.trimStart();
+        const top = /^(?:not )?ok \d+ - (\S+\.test\.ts)$/.exec(line);
+        if (top) lastFile = top[1];
+        const took = /^  duration_ms: ([\d.]+)/.exec(line);
+        if (took && lastFile) {
+          measured[lastFile] = Math.round(Number(took[1]) / 100) / 10;
+          lastFile = null;
+        }
         if (/^not ok \d+ - /.test(trimmed)) {
           inFailure = true;
           // A file-level failure names the file itself (its suite in a group), a group's failure its entry.
@@ -95,24 +103,18 @@ function run(groups, concurrency) {
   });
 }
 
-// The longest files start first, so the run does not end with one of them alone on a core while the rest is done
-// (ordered by their time in a grouped run on 2 cores, 2026-11; then folders whose files are slow on the whole).
-const SLOW_FIRST = ['test/e2e/runtime/install', 'test/import/compat-sequences', 'test/push/channel', 'test/printer/job/firmware-actions',
-  'test/access/cli.test', 'test/e2e/ui/second-generation', 'test/e2e/ui/status-files-graph', 'test/e2e/ui/failures-explained',
-  'test/objects/cancel-object-print', 'test/spools/spoolman-print', 'test/http/settings', 'test/printer/job/job-stream', 'test/recovery/resume-at', 'test/access/login.test',
-  'test/import/import-safety', 'test/http/fuzz', 'test/timelapse/timelapse.test', 'test/mqtt/broker-life', 'test/files/files-api',
-  'test/printer/job/job-api', 'test/files/analysis/machine-limits', 'test/e2e/ui/', 'test/e2e/', 'test/system/languages', 'test/event-actions/',
-  'test/recovery/', 'test/import/', 'test/mqtt/', 'test/timelapse/', 'test/access/', 'test/printer/', 'test/slicing/', 'test/files/',
-  'test/transports/'];
-const rank = (f) => {
-  const i = SLOW_FIRST.findIndex((p) => f.includes(p));
-  return i === -1 ? SLOW_FIRST.length : i;
-};
+// Each file's time in a whole run (seconds, scripts/test-times.json, from a full run on 2 cores; TEST_TIMES=PATH writes
+// the table with this run's times of files that ran in a group of several to PATH): the groups are filled longest file first into the group with the least time so far, and the
+// longest groups start first, so the run does not end with one slow group alone on the cores while the rest is done.
+// A file not in the table counts as the table's median.
+const TIMES = JSON.parse(readFileSync(join(import.meta.dirname, 'test-times.json'), 'utf8'));
+const known = Object.values(TIMES).sort((x, y) => x - y);
+const typical = known.length ? known[Math.floor(known.length / 2)] : 5;
+const timeOf = (f) => TIMES[f] ?? typical;
 
 const filters = process.argv.slice(2);
 let files = [...walk('src'), ...walk('test')].sort();
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
-files = files.map((f, i) => [rank(f), i, f]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , f]) => f);
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
@@ -126,17 +128,27 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '6';
  * in a shared process those modules would already be loaded, so it gets a process of its own.
  */
 const importsTests = (f) => /(?:import\(|from )\s*['"][^'"]+\.test\.ts['"]/.test(readFileSync(f, 'utf8'));
-/** Dealt out back and forth (1..n, n..1, ...), so the slow files (first in the list) spread evenly over the groups. */
+/** Longest file first into the group with the least time so far; the groups then ordered longest first. */
 function makeGroups(list, count) {
   const alone = list.filter(importsTests);
-  const shared = list.filter((f) => !alone.includes(f));
+  const shared = list.filter((f) => !alone.includes(f)).sort((x, y) => timeOf(y) - timeOf(x) || (x < y ? -1 : 1));
   const n = Math.min(count, shared.length);
-  const groups = Array.from({ length: n }, () => []);
-  shared.forEach((f, i) => groups[Math.floor(i / n) % 2 === 0 ? i % n : n - 1 - (i % n)].push(f));
-  return [...alone.map((f) => [f]), ...groups];
+  const groups = Array.from({ length: n }, () => ({ files: [], time: 0 }));
+  for (const f of shared) {
+    const least = groups.reduce((m, g) => (g.time < m.time ? g : m));
+    least.files.push(f);
+    least.time += timeOf(f);
+  }
+  return [...alone.map((f) => ({ files: [f], time: timeOf(f) })), ...groups]
+    .sort((x, y) => y.time - x.time).map((g) => g.files);
 }
 const groups = process.env.TEST_ISOLATE === '1' ? files.map((f) => [f]) : makeGroups(files, Number(process.env.TEST_GROUPS ?? 18));
+const measured = {};
 const first = await run(groups, concurrency);
+if (process.env.TEST_TIMES) {
+  const sorted = Object.fromEntries(Object.entries({ ...TIMES, ...measured }).sort(([x], [y]) => (x < y ? -1 : 1)));
+  writeFileSync(process.env.TEST_TIMES, JSON.stringify(sorted, null, 0).replace(/,"/g, ',\n"').replace('{', '{\n').replace(/}$/, '\n}') + '\n');
+}
 if (first.code === 0 || process.env.TEST_RETRY === '0') process.exit(first.code);
 if (first.failed.length === 0 || first.failed.length > 20) {
   console.log(`# ${first.failed.length || 'no'} failing test files identified: not retrying`);

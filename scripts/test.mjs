@@ -76,7 +76,7 @@ function run(groups, concurrency) {
         const trimmed = line.trimStart();
         const top = /^(?:not )?ok \d+ - (\S+\.test\.ts)$/.exec(line);
         if (top) lastFile = top[1];
-        const took = /^  duration_ms: ([\d.]+)/.exec(line);
+        const took = /^ {2}duration_ms: ([\d.]+)/.exec(line);
         if (took && lastFile) {
           measured[lastFile] = Math.round(Number(took[1]) / 100) / 10;
           lastFile = null;
@@ -103,9 +103,10 @@ function run(groups, concurrency) {
   });
 }
 
-// Each file's time in a whole run (seconds, scripts/test-times.json, from a full run on 2 cores; TEST_TIMES=PATH writes
-// the table with this run's times of files that ran in a group of several to PATH): the groups are filled longest file first into the group with the least time so far, and the
-// longest groups start first, so the run does not end with one slow group alone on the cores while the rest is done.
+// Each file's time in a whole run (seconds, scripts/test-times.json, from a full run on 2 cores; TEST_TIMES=PATH
+// writes the table with this run's times, of files run in a group of several, to PATH): the groups are filled longest
+// file first into the group with the least time so far, and the longest groups start first, so the run does not end
+// with one slow group alone on the cores while the rest is done.
 // A file not in the table counts as the table's median.
 const TIMES = JSON.parse(readFileSync(join(import.meta.dirname, 'test-times.json'), 'utf8'));
 const known = Object.values(TIMES).sort((x, y) => x - y);

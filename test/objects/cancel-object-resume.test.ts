@@ -2,8 +2,8 @@
 // through a pty, the middle object cancelled mid-print, the cable pulled (fakefw killed, its device node gone), then
 // back: once without a reset (Gantry reconnects and goes on by itself, no recovery script), once after a reset (the
 // recovery API's resume, the recovery script first). Nothing of the cancelled object is extruded after the return, the
-// other objects' lines after it all arrive, the journal held the cancelled id, the history names the object, and
-// progress reaches 100 %.
+// other objects' lines after it all arrive, E stays continuous, the journal held the cancelled id, the history names
+// the object, and progress reaches 100 %.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rename, rm, unlink } from 'node:fs/promises';
@@ -116,6 +116,47 @@ function checkAfter(received: string[], lines: FileLine[], id: number, fromLine:
   assert.equal(j, expected.length, `the file's other lines after the resume, in order (${j} of ${expected.length}; next ${expected[j]})`);
 }
 
+/**
+ * E stays continuous across the cut and every skip after it: following the printer's E through what both firmwares
+ * received (absolute E), no extruding move steps E by more than the file's largest step, nor backwards.
+ */
+function checkE(before: string[], after: string[], lines: FileLine[]): void {
+  let abs = true;
+  let prev = 0;
+  let maxStep = 0;
+  for (const { cmd } of lines) {
+    if (cmd === 'M83') abs = false;
+    if (cmd === 'M82') abs = true;
+    const g92 = /^G92 .*E(-?[\d.]+)/.exec(cmd);
+    if (g92) prev = Number(g92[1]);
+    const e = /^G[01] .*E(-?[\d.]+)/.exec(cmd);
+    if (e && abs) {
+      if (extrudes(cmd)) maxStep = Math.max(maxStep, Number(e[1]) - prev);
+      prev = Number(e[1]);
+    }
+  }
+  assert.ok(maxStep > 0, 'an absolute-E file');
+  let printer = 0;
+  abs = true;
+  let checked = 0;
+  for (const c of [...before, ...after].map(command).filter(kept)) {
+    if (c === 'M83') abs = false;
+    if (c === 'M82') abs = true;
+    const g92 = /^G92 .*E(-?[\d.]+)/.exec(c);
+    if (g92) printer = Number(g92[1]);
+    const e = /^G[01] .*E(-?[\d.]+)/.exec(c);
+    if (!e) continue;
+    const v = Number(e[1]);
+    const step = abs ? v - printer : v;
+    if (extrudes(c)) {
+      checked++;
+      assert.ok(step >= -1e-6 && step <= maxStep + 1e-6, `E step ${step} at ${c} (the file's largest is ${maxStep})`);
+    }
+    printer = abs ? v : printer + v;
+  }
+  assert.ok(checked > 500, `${checked} extrusions checked`);
+}
+
 async function historyEntries(s: TestServer): Promise<Json[]> {
   return JSON.parse(await readFile(join(s.baseDir, 'data', 'print-history.json'), 'utf8')) as Json[];
 }
@@ -129,6 +170,7 @@ test('cancelled object, cable pulled mid-print, back without a reset: the print 
     assert.equal(recovered.payload.automatic, true);
     await waitFor('PrintDone', () => rec.names().includes('PrintDone') || undefined, 120_000);
     checkAfter(fw2.received, lines, id, recovered.payload.line);
+    checkE(fw.received, fw2.received, lines);
     const job = await (await s.api('/api/job')).json() as Json;
     assert.equal(job.progress.completion, 100);
     const history = await waitFor('both prints in the history', async () => {
@@ -156,6 +198,8 @@ test('cancelled object, cable pulled, printer reset: the recovery resume runs th
     const got = fw2.received.map(command).filter(kept);
     assert.ok(got.includes('G28 X Y'), 'the recovery script ran');
     checkAfter(fw2.received, lines, id, resumed.line);
+    // The reset board starts from the recovery script's G92 E: only what it received counts.
+    checkE([], fw2.received, lines);
     const history = await waitFor('both prints in the history', async () => {
       const h = await historyEntries(s).catch(() => []);
       return h.length >= 2 ? h : undefined;

@@ -15,6 +15,7 @@ import type { LinkThreadSpawner } from '../printer/link/worker-link.ts';
 import { JobRunner } from '../printer/job/job-runner.ts';
 import { PrintHistory } from '../printer/job/print-history.ts';
 import { sdTransfer } from '../printer/job/sd-transfer.ts';
+import { fileLineSource } from '../printer/job/file-line-source.ts';
 import { PrinterProfiles } from '../printer/profiles/printer-profiles.ts';
 import { FirmwareLimits } from '../printer/readings/firmware-limits.ts';
 import { printerAnalysisOptions } from '../printer/profiles/analysis-options.ts';
@@ -131,6 +132,8 @@ export class PrinterUnit implements FileUsage {
       },
       files, temperatures: () => printer.temperatures(), events, logger: logger.child({ svc: 'recovery' }),
       now: () => clock.now() / 1000, dataDir: paths.data, scripts, config: config.slice('recovery'),
+      // Cancel-object is built below: reached through this unit.
+      objects: { cancelled: () => this.cancelObjects.cancelledIds(), restore: (path, ids, o) => this.cancelObjects.restore(path, ids, o) },
     });
     const journal = this.journal;
     this.jobs = new JobRunner({
@@ -205,6 +208,7 @@ export class PrinterUnit implements FileUsage {
       cancelPrint: () => jobs.command('cancel'),
       filepos: () => jobs.snapshot().progress?.filepos ?? null,
       push: (data) => pushPlugin('cancelobject', data),
+      fileLines: (path) => fileLinesOf(files, path),
     });
     // Bed Level Visualizer's UI gets the mesh as the plugin pushes it.
     this.unwatch.push(this.bedMesh.onMesh((m, bed) => pushPlugin('bedlevelvisualizer', { mesh: visualizerCells(m), bed: visualizerBed(bed) })));
@@ -286,6 +290,11 @@ export class PrinterUnit implements FileUsage {
   replaced(origin: Origin, path: string): void {
     this.jobs.replaced(origin, path);
   }
+}
+
+/** A stored file's lines from its start, in batches with the byte offset after each line (cancel-object reads them). */
+async function* fileLinesOf(files: FileService, path: string): AsyncGenerator<{ lines: string[]; ends: number[] }> {
+  yield* fileLineSource(await files.absolutePath(path));
 }
 
 /** Builds one printer unit (not started). A farm is several calls of this with the same shared services. */

@@ -36,6 +36,12 @@ export interface UploadDeps {
   sdFiles?: SdCardFiles;
   jobs?: UploadJobs;
   logger: Logger;
+  /**
+   * Asked before an upload that asks to print is stored (power control's turnOnWhenApiUploadPrint: the supply on,
+   * the printer connected), so the print can start. A failure is logged: the file is still stored, and printed
+   * only if the printer is ready anyway.
+   */
+  beforeUploadPrint?: () => Promise<void>;
 }
 
 export type UploadOutcome =
@@ -79,6 +85,9 @@ export async function acceptUpload(deps: UploadDeps, location: 'local' | 'sdcard
   } catch (err) {
     await sink.discard();
     throw err;
+  }
+  if (truthy(fields.get('print')) && by.mayPrint && deps.beforeUploadPrint) {
+    await deps.beforeUploadPrint().catch((err: unknown) => deps.logger.warn({ err }, 'power on for an upload to print failed'));
   }
   const stored = await files.storeUpload(sink, {
     folder: fields.get('path') || undefined,

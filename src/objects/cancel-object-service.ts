@@ -4,19 +4,27 @@
 import type { EventBus } from '../core/event-bus.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Config } from '../config/schema.ts';
-import { ObjectSkipFilter } from './skip-filter.ts';
+import { ObjectSkipFilter, type SkipFilterState } from './skip-filter.ts';
 import type { FileObject } from './object-outlines.ts';
+import { ObjectLabels } from './object-labels.ts';
 
 /**
  * The job streamer's filter as it takes it (printer/job/job-stream.ts's JobLineFilter, structurally: objects/ may not
  * import printer/): a function of each file line, and the same filter for a link thread to run.
  */
 export interface LinkLineFilter {
-  plan(): { before: string[]; after: string[]; cancelled: number[] };
+  plan(): { before: string[]; after: string[]; cancelled: number[]; state?: SkipFilterState };
   observe(line: string, end: number): void;
   route(cancel: ((id: number) => void) | null): void;
 }
-export type JobLineFilter = ((line: string, end: number) => readonly string[]) & { readonly inLink?: LinkLineFilter };
+export type JobLineFilter = ((line: string, end: number) => readonly string[]) & {
+  readonly inLink?: LinkLineFilter;
+  /** The byte spans of the file that cancelled objects leave out (progress and time left count them out). */
+  readonly skipped?: () => readonly (readonly [number, number])[];
+};
+
+/** Batches of a file's lines from its start, each with the byte offset after every line (file-line-source.ts). */
+export type FileLines = (path: string) => AsyncIterable<{ lines: string[]; ends: number[] }>;
 
 export type CancelObjectSettings = Config['plugins']['cancelobject'];
 
@@ -40,6 +48,12 @@ export interface CancelObjectDeps {
   events: EventBus;
   push: (data: Record<string, unknown>) => void;
   logger: Logger;
+  /**
+   * Reads the file's lines: a print resumed part way has its filter fed the lines before the offset (so it knows
+   * the ids and which object it is in), and a cancel looks up the byte spans of the object. Absent: a resumed print
+   * gets no filter, and progress counts the skipped lines as done.
+   */
+  fileLines?: FileLines;
 }
 
 const OWNER = 'cancelobject';
@@ -61,12 +75,23 @@ interface Live {
   changes: Array<[number, number]>;
   /** Ids sent to the firmware as M486 P (firmware mode). */
   firmware: Set<number>;
+  /**
+   * The byte spans the cancelled objects leave out of this print (from where each was cancelled, or the resume
+   * offset, to the end of the file), a new array at each change; `spans` the objects' spans in the file, read once.
+   */
+  skipped: Array<[number, number]>;
+  spans: Promise<Map<number, Array<[number, number]>>> | null;
+  /** Where the print started (the resume offset). */
+  offset: number;
 }
 
 export class CancelObjectService {
   private live: Live | null = null;
   /** The names cancelled in the print that ended last (asked for its history entry, which may come after the event). */
   private lastCancelled: string[] = [];
+  private lastCancelledIds: number[] = [];
+  /** Recovery: the objects an interrupted print had cancelled, for its resume (see restore). */
+  private restoring: { path: string; ids: number[]; scripted: boolean } | null = null;
   private loading: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: CancelObjectDeps) {}
@@ -95,7 +120,7 @@ export class CancelObjectService {
     for (const o of found ?? []) objects.set(o.id, { name: o.name, polygon: o.polygon, min: o.min, max: o.max });
     // The same file again (selected anew, analysed again): the state a running print's filter holds stays.
     if (prev !== null) prev.objects = objects;
-    else this.live = { path, objects, cancelled: new Set(), filter: null, route: null, printing: false, active: -1, firmware: new Set(), changes: [] };
+    else this.live = { path, objects, cancelled: new Set(), filter: null, route: null, printing: false, active: -1, firmware: new Set(), changes: [], skipped: [], spans: null, offset: 0 };
     this.pushList();
   }
 
@@ -111,7 +136,10 @@ export class CancelObjectService {
   private ended(): void {
     const live = this.live;
     if (live === null) return;
-    if (live.printing) this.lastCancelled = this.names(live.cancelled);
+    if (live.printing) {
+      this.lastCancelled = this.names(live.cancelled);
+      this.lastCancelledIds = [...live.cancelled].sort((a, b) => a - b);
+    }
     // The list stays for the selected file, fresh for its next print.
     live.printing = false;
     live.filter = null;
@@ -119,6 +147,8 @@ export class CancelObjectService {
     live.cancelled = new Set();
     live.firmware = new Set();
     live.active = -1;
+    live.skipped = [];
+    live.spans = null;
     this.deps.push({ navBarActive: 'None' });
   }
 
@@ -209,6 +239,7 @@ export class CancelObjectService {
       this.deps.commands([`M486 P${index}`]);
     } else if (live.route !== null) live.route(id);
     else live.filter?.cancel(id);
+    if (live.printing) this.countOut(live, id, Math.max(live.offset, this.deps.filepos?.() ?? live.offset));
     const after = this.list();
     this.deps.events.emit('plugin_cancelobject_object_cancelled', { object_cancelled: after.find((e) => e.id === id) });
     this.deps.push({ objects: after });
@@ -221,34 +252,67 @@ export class CancelObjectService {
     return live !== null && live.printing ? this.names(live.cancelled) : this.lastCancelled;
   }
 
+  /** Ids of the objects cancelled in the running print, or in the one that ended last (the recovery journal). */
+  cancelledIds(): number[] {
+    const live = this.live;
+    return live !== null && live.printing ? [...live.cancelled].sort((a, b) => a - b) : this.lastCancelledIds;
+  }
+
+  /**
+   * Recovery: the interrupted print of `path` had these objects cancelled; its resume (the next filter asked for that
+   * file) skips them again. `scripted`: the recovery script put the printer where the file is at the resume offset
+   * (else, after a reconnect without a reset, the printer is where the lines sent before the cut left it).
+   */
+  restore(path: string, ids: number[], o: { scripted: boolean }): void {
+    this.restoring = ids.length > 0 ? { path, ids: [...ids], scripted: o.scripted } : null;
+  }
+
   private names(ids: Set<number>): string[] {
     const entries = this.list();
     return [...ids].sort((a, b) => a - b).map((id) => entries.find((e) => e.id === id)?.object ?? String(id));
   }
 
   /**
-   * The streamer's filter for a print of `path` from byte `offset`. Null when the file labels no objects or the print
-   * resumes part way (the labels before the offset are not read, so the ids would not match).
+   * The streamer's filter for a print of `path` from byte `offset`, null when the file labels no objects. A print
+   * resumed part way (recovery) has the filter fed the file's lines before the offset first, so the ids and the
+   * object it is in are known, and the objects the interrupted print had cancelled (restore) are skipped again.
    */
-  lineFilter(path: string, offset: number): JobLineFilter | null {
+  async lineFilter(path: string, offset: number): Promise<JobLineFilter | null> {
+    await this.loading;
+    const restore = this.restoring !== null && this.restoring.path === path ? this.restoring : null;
+    this.restoring = null;
     const live = this.live;
-    if (live === null || live.path !== path || offset !== 0 || live.objects.size === 0) return null;
+    if (live === null || live.path !== path || live.objects.size === 0) return null;
+    const fileLines = this.deps.fileLines;
+    if (offset > 0 && fileLines === undefined) return null;
+    for (const id of restore?.ids ?? []) live.cancelled.add(id);
     const s = this.deps.config.get().plugins.cancelobject;
     const firmware = s.gantry.firmwareM486;
     const opts = { before: list(s.beforegcode), after: list(s.aftergcode) };
-    const filter = new ObjectSkipFilter(opts);
+    const state = offset > 0 ? await this.stateAt(fileLines!, path, offset, firmware ? [] : [...live.cancelled], opts, restore?.scripted ?? true) : undefined;
+    if (this.live !== live) return null;
+    const filter = new ObjectSkipFilter(opts, state);
     live.filter = filter;
     live.route = null;
     live.printing = true;
     this.lastCancelled = [];
+    this.lastCancelledIds = [];
     live.active = -1;
     live.changes = [];
+    live.offset = offset;
+    live.skipped = [];
+    live.spans = null;
+    if (filter.currentObject >= 0) {
+      live.changes.push([offset, filter.currentObject]);
+      this.activeChanged(live, filter.currentObject);
+    }
+    for (const id of live.cancelled) this.countOut(live, id, offset);
     const pending = [...live.cancelled];
     let started = false;
     // Where a link thread filters (the firmware skips nothing then): the same labels followed here, the skip there.
-    let current = -1;
+    let current = filter.currentObject;
     const inLink: LinkLineFilter | undefined = firmware ? undefined : {
-      plan: () => ({ ...opts, cancelled: [...live.cancelled] }),
+      plan: () => ({ ...opts, cancelled: [...live.cancelled], ...(state !== undefined ? { state } : {}) }),
       observe: (line, end) => {
         const ev = filter.labels.feed(line);
         if (ev === null || ev.kind === 'define') return;
@@ -276,7 +340,47 @@ export class CancelObjectService {
       if (firmware && filter.labels.m486Index(cur) !== undefined && pending.length > 0) this.flushFirmware(live, filter, pending);
       return out;
     };
-    return Object.assign(fn, { inLink });
+    return Object.assign(fn, { inLink, skipped: () => live.skipped });
+  }
+
+  /**
+   * The filter's state at byte `offset`, from the file's lines before it, with `cancelled` skipped from the start (a
+   * section of one of them before the offset is entered and left as the print had). `scripted`: the printer is where
+   * the file is at the offset (the recovery script put it there), so a skip under way there starts from that point.
+   */
+  private async stateAt(fileLines: FileLines, path: string, offset: number, cancelled: number[], opts: { before: string[]; after: string[] },
+    scripted: boolean): Promise<SkipFilterState> {
+    const pre = new ObjectSkipFilter(opts);
+    for (const id of cancelled) pre.cancel(id);
+    read: for await (const { lines, ends } of fileLines(path)) {
+      for (let i = 0; i < lines.length; i++) {
+        if (ends[i] > offset) break read;
+        pre.filter(lines[i]);
+      }
+    }
+    const state = pre.snapshot();
+    if (scripted) state.at = { ...state.file };
+    return state;
+  }
+
+  /**
+   * Counts a cancelled object's bytes out of what the print has left: its spans in the file from `from` on (the file
+   * is read once per print, at the first cancel).
+   */
+  private countOut(live: Live, id: number, from: number): void {
+    const fileLines = this.deps.fileLines;
+    if (fileLines === undefined) return;
+    live.spans ??= objectSpans(fileLines, live.path).catch((err: unknown) => {
+      this.deps.logger.warn({ err, path: live.path }, 'cancel object: the file could not be read for its objects\' spans; progress counts them as printed');
+      return new Map();
+    });
+    void live.spans.then((spans) => {
+      if (!live.printing || !live.cancelled.has(id)) return;
+      const add: Array<[number, number]> = [];
+      for (const [a, b] of spans.get(id) ?? []) if (b > from) add.push([Math.max(a, from), b]);
+      if (add.length === 0) return;
+      live.skipped = mergeSpans([...live.skipped, ...add]);
+    });
   }
 
   /** Firmware mode: objects cancelled before their M486 index was known are sent as M486 P now. */
@@ -298,4 +402,44 @@ export class CancelObjectService {
     this.deps.push({ navBarActive: entry?.object ?? 'None' });
     this.deps.events.emit('plugin_cancelobject_current_object', { current_object: entry ?? null });
   }
+}
+
+/** Each object's byte spans in the file: from its start label's line to the line that ends it (ascending). */
+async function objectSpans(fileLines: FileLines, path: string): Promise<Map<number, Array<[number, number]>>> {
+  const labels = new ObjectLabels();
+  const out = new Map<number, Array<[number, number]>>();
+  let current = -1;
+  let since = 0;
+  let start = 0;
+  const close = (at: number) => {
+    if (current < 0) return;
+    let spans = out.get(current);
+    if (spans === undefined) out.set(current, spans = []);
+    spans.push([since, at]);
+  };
+  for await (const { lines, ends } of fileLines(path)) {
+    for (let i = 0; i < lines.length; i++) {
+      const ev = labels.feed(lines[i]);
+      if (ev !== null && ev.kind !== 'define') {
+        close(start);
+        current = ev.kind === 'start' ? ev.id : -1;
+        since = start;
+      }
+      start = ends[i];
+    }
+  }
+  close(start);
+  return out;
+}
+
+/** Sorted spans, overlapping ones joined. */
+function mergeSpans(spans: Array<[number, number]>): Array<[number, number]> {
+  spans.sort((a, b) => a[0] - b[0]);
+  const out: Array<[number, number]> = [];
+  for (const [a, b] of spans) {
+    const last = out.at(-1);
+    if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
 }

@@ -49,6 +49,8 @@ export interface PowerServiceDeps {
 
 const OWNER = 'power';
 /** How often the idle rule looks (PSU Control polls the temperatures every 5 s while waiting too). */
+/** How long an upload to print waits, once switched on, for the printer to become operational. */
+const UPLOAD_CONNECT_WAIT_MS = 60_000;
 const IDLE_TICK_MS = 5000;
 
 export type OffReason = 'api' | 'idle' | 'gcode' | 'error';
@@ -157,6 +159,29 @@ export class PowerService {
     await sleep(100 + s.postOnDelay * 1000);
     if (port && port !== 'AUTO' && port !== 'VIRTUAL') await this.deps.waitForPort?.(port, 15_000);
     await this.poll();
+  }
+
+  /**
+   * turnOnWhenApiUploadPrint (plugins.md §1.3): an upload asking to print switches the supply on first, gives the
+   * board postOnDelay, connects (with the configured port, waiting for it to appear) and waits for Operational, so
+   * the print the upload asked for can start. Nothing when the setting is off; errors are the device's (502).
+   */
+  async beforeUploadPrint(): Promise<void> {
+    const s = this.settings();
+    if (!s.turnOnWhenApiUploadPrint) return;
+    await this.poll();
+    if (!this.on) {
+      await this.switchTo(true);
+      await sleep(100 + s.postOnDelay * 1000);
+      await this.poll();
+    }
+    const printer = this.deps.printer;
+    if (printer.isOperational()) return;
+    if (printer.connection().state === 'Closed') await this.connectAfterPower();
+    // The board answers its first M105/M115 within the connection timeouts; the upload waits for it, bounded.
+    const until = Date.now() + UPLOAD_CONNECT_WAIT_MS;
+    while (!printer.isOperational() && Date.now() < until && printer.connection().state !== 'Closed') await sleep(100);
+    if (!printer.isOperational()) this.deps.logger.warn('power: switched on for an upload to print, but the printer did not become operational; the file is stored, not printed');
   }
 
   private async connectAfterPower(): Promise<void> {

@@ -44,6 +44,8 @@ export interface JournalRecord {
   error?: string;
   /** The numbered lines last written before the link dropped, to continue after a reconnect without a reset. */
   link?: LinkTail;
+  /** Ids of the objects cancelled in the print (src/objects/): its resume skips them again. */
+  cancelledObjects?: number[];
   /** What the automatic reconnect found (see auto-reconnect.ts). */
   reconnect?: { time: number; outcome: 'reset' | 'unsure' | 'continued'; reason: string };
 }
@@ -72,6 +74,11 @@ export interface PrintJournalDeps {
   intervalMs?: number;
   /** How often the stream's position is looked at. */
   tickMs?: number;
+  /**
+   * Cancel-object (src/objects/): the ids cancelled in the running print (or the one that just ended), and the way to
+   * hand them to the resumed print (`scripted`: the recovery script runs first; else a reconnect goes on as it was).
+   */
+  objects?: { cancelled(): number[]; restore(path: string, ids: number[], o: { scripted: boolean }): void };
   /** The `recovery` config slice (`config.slice('recovery')`), read live (wins over the three above). */
   config?: { get(): { recovery: { journal: boolean; journalInterval: number; journalTick: number; plannerDepth: number } } };
 }

@@ -64,6 +64,8 @@ export class PrintJournal {
     ev.on(OWNER, 'PrinterReset', () => { this.pendingCause ??= 'printer-reset'; });
     // Power control cut the supply mid-print (src/power/): that is the cause, whatever the link reports after it.
     ev.on(OWNER, 'plugin_psucontrol_power_cut', () => { this.pendingCause = 'power-off'; });
+    // A cancelled object is on disk at once: a host crash right after must not print it again on resume.
+    ev.on(OWNER, 'plugin_cancelobject_object_cancelled', () => this.objectCancelled());
     ev.on(OWNER, 'Disconnecting', () => { this.pendingCause ??= 'disconnected'; });
     ev.on(OWNER, 'Error', (p) => { this.pendingCause ??= (p as { reason?: string }).reason === 'connection' ? 'port-vanished' : 'printer-halted'; });
     if (this.record) this.announce(this.record);
@@ -173,7 +175,21 @@ export class PrintJournal {
     await this.io;
   }
 
+  private objectCancelled(): void {
+    const rec = this.record;
+    if (!rec || rec.status !== 'printing' || !this.live) return;
+    this.noteObjects(rec);
+    this.persist(rec);
+  }
+
+  private noteObjects(rec: JournalRecord): void {
+    const ids = this.deps.objects?.cancelled() ?? [];
+    if (ids.length > 0) rec.cancelledObjects = ids;
+    else delete rec.cancelledObjects;
+  }
+
   private fill(rec: JournalRecord): void {
+    this.noteObjects(rec);
     const s = this.exec;
     rec.time = this.deps.now();
     rec.executed = { filepos: s.filepos, line: s.line };
@@ -214,6 +230,7 @@ export class PrintJournal {
     if (!rec || rec.status !== 'printing') return { cause, filepos: null, line: null };
     rec.status = 'interrupted';
     rec.cause = cause;
+    this.noteObjects(rec);
     if (error) rec.error = error;
     const tail = live ? linkTail(live) : null;
     if (tail) rec.link = tail;
@@ -283,6 +300,7 @@ export class PrintJournal {
     const lines = await renderRecoveryScript(this.deps.scripts, recoveryContext(state, rec.temperatures));
     this.resumeState = { ...state, tools: { ...state.tools } };
     const line = state.line + 1;
+    this.deps.objects?.restore(rec.path, rec.cancelledObjects ?? [], { scripted: true });
     await this.deps.jobs.startRecovered(rec.path, offset, lines, user);
     this.deps.events.emit('PrintRecovered', { origin: rec.origin, path: rec.path, line, filepos: offset, ...(user ? { user } : {}) });
     return { line, filepos: offset };
@@ -331,6 +349,7 @@ export class PrintJournal {
     this.resumeState = { ...state, tools: { ...state.tools } };
     const line = state.line + 1;
     rec.reconnect = { time: this.deps.now(), outcome: 'continued', reason: `the printer kept its line counter (${firmwareLine})` };
+    this.deps.objects?.restore(rec.path, rec.cancelledObjects ?? [], { scripted: false });
     await this.deps.jobs.startRecovered(rec.path, offset, [], null);
     this.deps.events.emit('PrintRecovered', { origin: rec.origin, path: rec.path, line, filepos: offset, automatic: true });
     return { continued: true, reason: rec.reconnect.reason, line };

@@ -7,30 +7,16 @@
 // firmware M486 layout with "firmware handles M486" on: M486 P<index> is sent and every file line goes out.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor, stateText } from '../printer/helpers.ts';
 import { uploadFile, recorder, type Json } from '../printer/job/helpers.ts';
-import { cubeStl } from '../helpers/stl.ts';
+import { fileLines, slicePlate } from './plate.ts';
 import { needs } from '../helpers/tools.ts';
 import { command, isLinkChatter, startLoggedFw, type LoggedFw } from '../recovery/fakefw.ts';
 import { ObjectLabels } from '../../src/objects/object-labels.ts';
-
-const run = promisify(execFile);
-
-/** Three 8 mm cubes on one plate, PrusaSlicer's `; printing object` labels (its "OctoPrint" label mode). */
-async function slicePlate(dir: string): Promise<string> {
-  const stl = join(dir, 'cube.stl');
-  await writeFile(stl, cubeStl(8));
-  const out = join(dir, 'plate.gcode');
-  await run('prusa-slicer', ['--export-gcode', '--gcode-label-objects', '--layer-height', '0.3', '--fill-density', '10%', '--perimeters', '1',
-    '--skirts', '0', '--duplicate', '3', '-o', out, stl], { timeout: 120_000 });
-  return readFile(out, 'utf8');
-}
 
 /**
  * The same plate in PrusaSlicer's firmware label mode (plugins.md §2.6; the installed 2.5 has only the comment mode):
@@ -46,22 +32,6 @@ function toM486(gcode: string): string {
   const header = labels.names.flatMap((name, id) => [`M486 S${id}`, `M486 A${name.replace(/\s+/g, '_')}`]).concat('M486 S-1');
   const first = body.findIndex((l) => /^M486 S0$/.test(l));
   return [...body.slice(0, first), ...header, ...body.slice(first)].join('\n');
-}
-
-interface FileLine { cmd: string; object: number; move: boolean }
-
-/** The file's command lines with the object each belongs to (-1 outside any). */
-function fileLines(gcode: string): FileLine[] {
-  const labels = new ObjectLabels();
-  let object = -1;
-  const out: FileLine[] = [];
-  for (const raw of gcode.split('\n')) {
-    const ev = labels.feed(raw.trim());
-    if (ev !== null && ev.kind !== 'define') object = ev.kind === 'start' ? ev.id : -1;
-    const cmd = raw.replace(/;.*/, '').trim();
-    if (cmd !== '') out.push({ cmd, object, move: /^G[0-3](?![0-9])/.test(cmd) });
-  }
-  return out;
 }
 
 async function rig(t: TestContext, settings: Record<string, unknown> = {}, linkThread: 'worker' | 'main' = 'worker'): Promise<{ s: TestServer; fw: LoggedFw }> {

@@ -118,7 +118,8 @@ export function registerUploadRoute(app: GantryApp, deps: FilesRouteDeps): void 
 
 async function handleForm(request: FastifyRequest, reply: FastifyReply, deps: FilesRouteDeps, location: 'local' | 'sdcard', form: ParsedForm) {
   const id = request.identity;
-  const outcome = await acceptUpload({ ...deps, logger: request.log }, location, form,
+  const power = deps.power;
+  const outcome = await acceptUpload({ ...deps, logger: request.log, ...(power ? { beforeUploadPrint: () => power.beforeUploadPrint() } : {}) }, location, form,
     { user: id.name, mayOverwrite: id.has('FILES_DELETE'), maySelect: id.has('FILES_SELECT'), mayPrint: id.has('PRINT') });
   const base = externalBase(request);
   if (outcome.kind === 'folder') {

@@ -30,6 +30,8 @@ export interface FilesRouteDeps {
   sdFiles?: SdCardFiles;
   /** Slicing of model files; without it `slice` answers "no slicer available". */
   slice?: SliceHook;
+  /** Power control: an upload asking to print switches on and connects first (turnOnWhenApiUploadPrint). */
+  power?: { beforeUploadPrint(): Promise<void> };
 }
 
 

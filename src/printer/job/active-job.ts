@@ -3,7 +3,7 @@
 import type { EventPosition, JobEventPayload } from '../../core/events.ts';
 import type { JobState } from './job-lifecycle.ts';
 import type { JobProgressSnapshot, SelectedFile } from './job-types.ts';
-import type { ProgressEstimator } from './progress-estimator.ts';
+import type { ProgressEstimator, SkippedSpans } from './progress-estimator.ts';
 import type { SdJob } from './sd-job.ts';
 import type { JobStream, Position } from '../types.ts';
 
@@ -32,6 +32,8 @@ export interface ActiveJob {
    * afterPrintCancelled script is queued (restart waits for it).
    */
   cancelled?: Promise<void>;
+  /** The file's spans the print leaves out (cancelled objects, from the job's line filter). */
+  skipped?: () => SkippedSpans;
   /** Set when the stream ends: resolves once history, statistics and the last Print* event are done. */
   finished?: Promise<void>;
 }
@@ -67,10 +69,12 @@ export function progressOf(job: ActiveJob, printTime: number, live: boolean): Jo
     job.filepos = Math.max(job.filepos, job.stream.filepos);
     job.estimator.advance(job.filepos, printTime);
   }
+  if (job.skipped) job.estimator.setSkipped(job.skipped());
   const left = job.estimator.timeLeft(job.filepos, printTime);
   const size = job.file.size ?? 0;
   return {
-    completion: size > 0 ? Math.min(100, (job.filepos / size) * 100) : null,
+    // Bytes, as OctoPrint counts; a cancelled object's bytes are counted out of the job (progress-estimator.ts).
+    completion: size > 0 ? Math.min(100, job.estimator.byteFraction(job.filepos) * 100) : null,
     filepos: job.filepos,
     printTime: Math.round(printTime),
     printTimeLeft: left.seconds,

@@ -15,7 +15,7 @@ export interface DriverDeps {
   printer: Printer;
   files: FileService;
   config?: { get(): { serial: JobSerialSettings } };
-  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null | Promise<JobLineFilter | null>;
 }
 
 /**
@@ -37,7 +37,8 @@ export async function openDriver(deps: DriverDeps, job: ActiveJob, listener: Job
   job.file.size = (await stat(abs)).size;
   job.positionOnCancel = deps.config?.get().serial.logPositionOnCancel ?? false;
   const onCancel = job.positionOnCancel ? ['M400', 'M114'] : [];
-  const lineFilter = deps.lineFilter?.(job.file.path, offset) ?? null;
+  const lineFilter = (await deps.lineFilter?.(job.file.path, offset)) ?? null;
+  if (lineFilter?.skipped) job.skipped = lineFilter.skipped;
   const stream = deps.printer.streamJob(watchM73(fileLineSource(abs, offset), job.estimator), listener, { prologue, epilogue, onCancel, lineFilter });
   job.filepos = offset;
   return stream;

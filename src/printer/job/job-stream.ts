@@ -32,7 +32,11 @@ export interface LineInsertion {
  * to drop it, or `[line]` (the same string) to keep it. Progress still moves by the file line's bytes. With `inLink`,
  * a link that filters in its thread (StreamLink.skipObjects) runs the filter there instead.
  */
-export type JobLineFilter = ((line: string, end: number) => readonly string[]) & { readonly inLink?: LinkLineFilter };
+export type JobLineFilter = ((line: string, end: number) => readonly string[]) & {
+  readonly inLink?: LinkLineFilter;
+  /** The byte spans of the file the filter leaves out (cancelled objects): progress and time left count them out. */
+  readonly skipped?: () => readonly (readonly [number, number])[];
+};
 
 /**
  * The same filter run by the link where its engine takes the lines (a link thread holds up to STREAM_HIGH lines

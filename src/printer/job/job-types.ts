@@ -112,7 +112,7 @@ export interface JobRunnerDeps {
   /** What the print history records besides the job's own fields (the spools of the print, src/spools/). */
   historyExtras?: () => Pick<PrintHistoryEntry, 'spools'>;
   /** A filter for the lines of a local print starting at `offset` (cancel-object, src/objects), or null. */
-  lineFilter?: (path: string, offset: number) => JobLineFilter | null;
+  lineFilter?: (path: string, offset: number) => JobLineFilter | null | Promise<JobLineFilter | null>;
   /** Names of the objects cancelled in the print that is ending (its history entry). */
   cancelledObjects?: () => string[];
 }

@@ -44,8 +44,15 @@ export function parseM73(line: string): { percent?: number; remainingMin?: numbe
   return { percent: p ? Number(p[1]) : undefined, remainingMin: r ? Number(r[1]) : undefined };
 }
 
+/** Byte spans of the file left out of the print (cancelled objects), ascending, not overlapping. */
+export type SkippedSpans = readonly (readonly [number, number])[];
+
 export class ProgressEstimator {
   private readonly marks: M73Mark[] = [];
+  /** The spans left out, their bytes, and their planned seconds (from the timeline; 0 without one). */
+  private skipped: SkippedSpans = [];
+  private skippedBytes = 0;
+  private skippedPlanned = 0;
   private m73: { percent?: number; remainingMin?: number; atPrintTime: number } | undefined;
   /**
    * Set once an M73 line promised far more time than the file holds: the lines describe another file (a truncated or
@@ -80,10 +87,45 @@ export class ProgressEstimator {
     if (i) this.marks.splice(0, i);
   }
 
-  /** Fraction 0..1 of the job done: the slicer's own percentage if the file reports it, else bytes. */
+  /**
+   * The file's spans the print leaves out (a cancelled object's lines are dropped): their bytes and planned time
+   * count out of the job, so progress moves over what is printed and the time left loses the object's rest.
+   */
+  setSkipped(spans: SkippedSpans): void {
+    if (spans === this.skipped) return;
+    this.skipped = spans;
+    this.skippedBytes = 0;
+    this.skippedPlanned = 0;
+    for (const [a, b] of spans) {
+      this.skippedBytes += b - a;
+      const t0 = this.plannedAt(a);
+      const t1 = this.plannedAt(b);
+      if (t0 !== undefined && t1 !== undefined) this.skippedPlanned += t1 - t0;
+    }
+  }
+
+  /** Of the skipped spans, the part before `filepos`, measured by `at` (bytes: the identity). */
+  private skippedBefore(filepos: number, at: (pos: number) => number): number {
+    let sum = 0;
+    for (const [a, b] of this.skipped) {
+      if (a >= filepos) break;
+      sum += at(Math.min(b, filepos)) - at(a);
+    }
+    return sum;
+  }
+
+  /** Share 0..1 of the file's bytes to print that are done at `filepos` (the skipped spans counted out). */
+  byteFraction(filepos: number): number {
+    const size = this.input.size - this.skippedBytes;
+    if (!(size > 0)) return this.input.size > 0 && filepos >= this.input.size ? 1 : 0;
+    const done = filepos - (this.skippedBytes > 0 ? this.skippedBefore(filepos, (p) => p) : 0);
+    return Math.min(1, Math.max(0, done / size));
+  }
+
+  /** Fraction 0..1 of the job done: the slicer's own percentage if the file reports it (and nothing is skipped), else bytes. */
   fraction(filepos: number): number {
-    if (this.m73?.percent !== undefined) return Math.min(1, this.m73.percent / 100);
-    return this.input.size > 0 ? Math.min(1, filepos / this.input.size) : 0;
+    if (this.m73?.percent !== undefined && this.skippedBytes === 0) return Math.min(1, this.m73.percent / 100);
+    return this.byteFraction(filepos);
   }
 
   timeLeft(filepos: number, printTime: number): TimeLeft {
@@ -91,11 +133,13 @@ export class ProgressEstimator {
     if (this.input.size > 0 && filepos >= this.input.size) return { seconds: 0, origin: null };
     if (this.m73?.remainingMin !== undefined) {
       // The slicer's remaining time, counted down since the line was reached.
-      const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime);
+      // The slicer counted the skipped objects' rest in; the analysis' planned time of it comes off.
+      const skippedAhead = this.skippedPlanned > 0 ? this.skippedPlanned - this.skippedBefore(filepos, (p) => this.plannedAt(p) ?? 0) : 0;
+      const left = this.m73.remainingMin * 60 - (printTime - this.m73.atPrintTime) - skippedAhead;
       return { seconds: Math.max(0, Math.round(left)), origin: 'estimate' };
     }
-    const p = this.m73?.percent !== undefined ? this.fraction(filepos) : this.plannedFraction(filepos) ?? this.fraction(filepos);
-    const prior = this.input.averageTime ?? this.input.analysisTime ?? null;
+    const p = this.m73?.percent !== undefined && this.skippedBytes === 0 ? this.fraction(filepos) : this.plannedFraction(filepos) ?? this.fraction(filepos);
+    const prior = this.prior();
     // Bytes say little until a few percent are done and some time has passed (heat-up moves no bytes).
     const linearTotal = p > 0.005 && printTime > 5 ? printTime / p : null;
     if (prior === null || prior <= 0) {
@@ -121,16 +165,50 @@ export class ProgressEstimator {
     return remaining <= 2 * planned * (1 - done) + 120;
   }
 
-  /** Share of the planned print time done at `filepos` (interpolated in the timeline), or undefined without one. */
+  /**
+   * The print's expected duration: the average of earlier prints or the analysis, less the skipped spans' share
+   * (their planned seconds when the timeline has them, else their share of the bytes).
+   */
+  private prior(): number | null {
+    const whole = this.input.averageTime ?? this.input.analysisTime ?? null;
+    if (whole === null || this.skippedBytes === 0) return whole;
+    const total = this.plannedTotal();
+    const share = total !== undefined && this.skippedPlanned > 0 ? this.skippedPlanned / total : this.input.size > 0 ? this.skippedBytes / this.input.size : 0;
+    return whole * Math.max(0, 1 - share);
+  }
+
+  private plannedTotal(): number | undefined {
+    const tl = this.input.timeline;
+    if (!tl || tl.length === 0) return undefined;
+    const total = tl[tl.length - 1][1];
+    return total > 0 ? total : undefined;
+  }
+
+  /**
+   * Share of the planned print time done at `filepos` (interpolated in the timeline), or undefined without one; the
+   * skipped spans' planned time is counted out.
+   */
   private plannedFraction(filepos: number): number | undefined {
+    const total = this.plannedTotal();
+    const t = this.plannedAt(filepos);
+    if (total === undefined || t === undefined) return undefined;
+    if (this.skippedPlanned <= 0) return Math.min(1, Math.max(0, t / total));
+    const left = total - this.skippedPlanned;
+    if (!(left > 0)) return 1;
+    const done = t - this.skippedBefore(filepos, (p) => this.plannedAt(p) ?? 0);
+    return Math.min(1, Math.max(0, done / left));
+  }
+
+  /** The planned seconds at `filepos` (interpolated in the timeline), or undefined without one. */
+  private plannedAt(filepos: number): number | undefined {
     const tl = this.input.timeline;
     if (!tl || tl.length === 0) return undefined;
     const total = tl[tl.length - 1][1];
     if (!(total > 0)) return undefined;
     let lo = 0;
     let hi = tl.length - 1;
-    if (filepos >= tl[hi][0]) return 1;
-    if (filepos <= tl[0][0]) return (tl[0][0] > 0 ? (filepos / tl[0][0]) * tl[0][1] : tl[0][1]) / total;
+    if (filepos >= tl[hi][0]) return total;
+    if (filepos <= tl[0][0]) return tl[0][0] > 0 ? (filepos / tl[0][0]) * tl[0][1] : tl[0][1];
     // The last sample at or before filepos, then linear between it and the next.
     while (hi - lo > 1) {
       const mid = (lo + hi) >> 1;
@@ -139,8 +217,7 @@ export class ProgressEstimator {
     }
     const [o0, t0] = tl[lo];
     const [o1, t1] = tl[hi];
-    const t = o1 > o0 ? t0 + ((filepos - o0) / (o1 - o0)) * (t1 - t0) : t0;
-    return Math.min(1, Math.max(0, t / total));
+    return o1 > o0 ? t0 + ((filepos - o0) / (o1 - o0)) * (t1 - t0) : t0;
   }
 
   private priorOrigin(): TimeLeftOrigin | null {

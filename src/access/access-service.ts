@@ -92,6 +92,11 @@ export class AccessService {
     return this.config.get().accessControl.enabled;
   }
 
+  /** The global API key (the server's, shared by every printer of a farm), or null when none is set. */
+  globalKey(): string | null {
+    return this.config.get().api.key ?? null;
+  }
+
   async start(): Promise<void> {
     await this.users.load();
     await this.appKeys.start();

@@ -60,6 +60,25 @@ test('a farm of printers: own ports, /printer/NAME/ prefixes, shared library and
   assert.equal(twoSettings.appearance.name, 'two');
   assert.ok(twoSettings.plugins.discovery.upnpUuid && twoSettings.plugins.discovery.upnpUuid !== mainSettings.plugins.discovery.upnpUuid);
 
+  // The global API key shown by every printer's settings is the farm's, the one its access checks (the printer's own
+  // config.yaml has none); a regenerated key shows on every printer at once, and the old one stops working everywhere.
+  type KeyOf = { api: { key: string | null } };
+  const keyVia = async (get: (p: string) => Promise<Response>) => (await json<KeyOf>(await get('/api/settings'))).api.key;
+  const prefixApi = (path: string) => server.api(`/printer/two${path}`);
+  assert.equal(await keyVia((p) => server.api(p)), server.apiKey);
+  assert.equal(await keyVia(ownApi), server.apiKey);
+  assert.equal(await keyVia(prefixApi), server.apiKey);
+  const regenerated = await json<{ apikey: string }>(await ownApi('/api/settings/apikey', { method: 'POST' }));
+  assert.notEqual(regenerated.apikey, server.apiKey);
+  const withNew = (path: string) => fetch(own + path, { headers: { 'X-Api-Key': regenerated.apikey } });
+  assert.equal(await keyVia(withNew), regenerated.apikey);
+  assert.equal(await keyVia((p) => server.api(p, { key: regenerated.apikey })), regenerated.apikey);
+  assert.equal(await keyVia((p) => server.api(`/printer/two${p}`, { key: regenerated.apikey })), regenerated.apikey);
+  assert.equal((await ownApi('/api/job')).status, 403);
+  // Back to the key the rest of the test (and the server helper) uses; the config is the main one's.
+  await server.config.patch({ api: { key: server.apiKey } });
+  assert.equal(await keyVia(ownApi), server.apiKey);
+
   // An app key paired through one printer's endpoint works on every printer.
   const alice = await userWithKey(server, 'alice', { groups: ['admins', 'users'] });
   const req = await json<{ app_token: string }>(await ownApi('/plugin/appkeys/request', {

@@ -40,13 +40,18 @@ export function configSerialOptions(config: Config): SerialOptions {
   return { ports, baudrates };
 }
 
-interface TreeInputs { config: Config; options: SerialOptions; scripts: Record<string, string>; view: string }
+interface TreeInputs { config: Config; options: SerialOptions; scripts: Record<string, string>; view: string; key: string | null }
 
 export interface SettingsDeps {
   config: ConfigStore;
   paths: Paths;
   events: EventBus;
   serialOptions?: SerialOptionsProvider;
+  /**
+   * Where the global API key is read: the access service's (on a farm printer, the server's key that access checks,
+   * not the printer's own config.yaml). Absent: the config's.
+   */
+  access?: { globalKey(): string | null };
 }
 
 
@@ -101,15 +106,16 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
       return configSerialOptions(config.current);
     });
     const id = request.identity;
-    return { config: config.current, options, scripts: await folderScripts.get(),
+    const c = config.current;
+    return { config: c, options, scripts: await folderScripts.get(), key: deps.access ? deps.access.globalKey() : c.api.key ?? null,
       view: `${id.has('ADMIN') ? 1 : 0}${id.has('SETTINGS') ? 1 : 0}${id.has('WEBCAM') ? 1 : 0}` };
   }
 
   async function tree(request: FastifyRequest, given?: TreeInputs): Promise<Plain> {
-    const { config: c, options, scripts: fromFolder } = given ?? await inputs(request);
+    const { config: c, options, scripts: fromFolder, key } = given ?? await inputs(request);
     const out = fieldsToApi(c);
     const isAdmin = request.identity.has('ADMIN');
-    setPath(out, ['api', 'key'], isAdmin ? c.api.key : 'n/a');
+    setPath(out, ['api', 'key'], isAdmin ? key : 'n/a');
 
     for (const [api, path] of Object.entries(folderPaths(c, paths))) setPath(out, ['folder', api], path);
 
@@ -156,7 +162,7 @@ export function registerSettingsRoutes(app: GantryApp, deps: SettingsDeps): void
   app.get('/api/settings', { config: { access: 'SETTINGS_READ' }, schema: { response: ReadReply } }, async (request, reply) => {
     const from = await inputs(request);
     let answer = answers.get(from.view);
-    if (!answer || answer.from.config !== from.config || answer.from.options !== from.options || answer.from.scripts !== from.scripts) {
+    if (!answer || answer.from.config !== from.config || answer.from.options !== from.options || answer.from.scripts !== from.scripts || answer.from.key !== from.key) {
       const body = JSON.stringify(await tree(request, from));
       answer = { from, body, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
       answers.set(from.view, answer);

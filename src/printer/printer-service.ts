@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.ts';
 import { realTimers, type Timers } from '../protocol/settings.ts';
 import type { EnqueueOptions } from '../protocol/engine.ts';
 import type { LineInjector } from './job/job-stream.ts';
+import type { JobMoves } from './job/job-lifecycle.ts';
 import { LinkController, type PortProvider, type ProfileSource } from './link/link-controller.ts';
 import type { LinkThreadSpawner } from './link/worker-link.ts';
 import type { LinkThreadInit } from './link/link-messages.ts';
@@ -18,7 +19,7 @@ import { conflict } from '../core/errors.ts';
 import { commandCode } from '../gcode/line.ts';
 import { ToolChangeScripts } from './link/tool-change-scripts.ts';
 import type {
-  ConnectOptions, ConnectionSnapshot, ConnectionStateId, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
+  ConnectOptions, ConnectionSnapshot, JobLineSource, JobStream, JobStreamListener, JobStreamOptions, LinkProfile, Position,
   FirmwareJobAction, Printer, PrinterListener, PrinterStateSnapshot, ResendStats, SdFileEntry, TemperatureHistoryEntry, TemperatureSnapshot,
 } from './types.ts';
 
@@ -186,7 +187,7 @@ export class PrinterService implements Printer {
     return this.link.state(this.deps.config.get().feature.sdSupport && this.readings.sdReady);
   }
 
-  setSdPrintState(state: ConnectionStateId): void { this.link.setSdPrintState(state); }
+  beginSdJob(): JobMoves { return this.link.beginSdJob(); }
   connection(): ConnectionSnapshot { return this.link.connection(this.deps.profiles.getDefault().id); }
   isOperational(): boolean { return this.link.isOperational(); }
   isBusy(): boolean { return this.link.isBusy(); }

@@ -1,7 +1,7 @@
 // Public interface of the printer service: what routes, the push channel and the job runner may rely on (kept stable).
 import type { ConnectionStateId, StateFlags } from './printer-state.ts';
 import type { EnqueueOptions } from '../protocol/engine.ts';
-import type { JobState } from './job/job-lifecycle.ts';
+import type { JobMoves, JobState } from './job/job-lifecycle.ts';
 import type { JobLineSource } from './job/job-line-cursor.ts';
 import type { JobOutcome, JobStreamListener, JobStreamOptions } from './job/job-stream.ts';
 
@@ -198,11 +198,12 @@ export interface Printer {
   watchReplies(watch: (line: string) => void): () => void;
 
   /**
-   * For a print the firmware runs from its SD card (the job runner drives it with M23/M24/M27): moves the printer
-   * state (STARTING, PRINTING, PAUSED, CANCELLING, FINISHING, OPERATIONAL...) with the `... from SD` texts. Ignored
-   * while not operational.
+   * The job lifecycle for a print the firmware runs from its SD card (printer/job/sd-job.ts drives it with
+   * M23/M24/M27): the link's one lifecycle, said to be of kind `sd`, so the printer's state (STARTING, PRINTING,
+   * PAUSED, CANCELLING, FINISHING, back to OPERATIONAL) and its `… from SD` texts follow the driver's moves. Throws
+   * notOperational, or conflict while a job runs.
    */
-  setSdPrintState?(state: ConnectionStateId): void;
+  beginSdJob(): JobMoves;
   /**
    * PrinterStateChanged events wait until `reported` settles (5 s at most): a job's owner reports its end (history,
    * statistics, PrintFailed) before the link announces Operational. The state itself changes at once.

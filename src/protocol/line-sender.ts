@@ -7,6 +7,7 @@ import { WireWriter } from './wire-writer.ts';
 import { commandCode, frameLine, param, stripComment, toolNumber } from '../gcode/line.ts';
 import { NO_RULES, type LineRules } from './line-rules.ts';
 import type { ReplyAcks } from './reply-handler.ts';
+import type { SupervisedSender, TimeoutRemedy } from './link-supervisor.ts';
 
 /** How a command joins the queue: `poll`, a temperature poll; `once`, not again while the same command waits unsent. */
 export interface EnqueueOptions { poll?: boolean; once?: boolean }
@@ -76,7 +77,7 @@ export interface SenderSnapshot extends WindowSnapshot {
   linesSent: number;
 }
 
-export class LineSender implements ReplyAcks {
+export class LineSender implements ReplyAcks, SupervisedSender {
   readonly acks: AckTracker;
   readonly wire: WireWriter;
   private nextNumber = 1;
@@ -122,6 +123,8 @@ export class LineSender implements ReplyAcks {
   get strayOks(): number { return this.acks.strayOks; }
   get resendRequests(): number { return this.acks.resendRequests; }
   get transport(): LineTransport | null { return this.wire.attached; }
+  get attached(): boolean { return this.wire.attached !== null; }
+  get longRunning(): boolean { return (this.acks.activeFlags & FLAG_LONG) !== 0; }
   get linesInFlight(): number { return this.acks.count; }
   get sentCount(): number { return this.linesSent; }
   get next(): number { return this.nextNumber; }
@@ -191,6 +194,37 @@ export class LineSender implements ReplyAcks {
   writeNow(cmd: string): void {
     this.wire.write(cmd);
     this.acks.record(-1, cmd, true, 0, this.wire.epoch, false);
+  }
+
+  /** The connect handshake's hello as line 0, at once: it resets the firmware's numbering (no ok is awaited for it). */
+  writeHello(command: string): void {
+    this.wire.write(frameLine(0, command));
+  }
+
+  /**
+   * A communication timeout (the link supervisor decides one came): a held resend goes out, a heat-up's silence is
+   * forgiven once, a long command is waited for; while printing, an M105 probe outside the window decides whether an
+   * ok was lost (AckTracker.ok; a probe still unanswered means neither reply is coming, so what was in flight up to it
+   * is taken as acknowledged), and when idle, whatever was in flight is given up.
+   */
+  recoverFromTimeout(): TimeoutRemedy {
+    const acks = this.acks;
+    if (acks.holding) {
+      acks.endHold();
+      return 'resend';
+    }
+    if (acks.clearHeating()) return 'heating';
+    if (this.longRunning) return 'long';
+    if (this.jobActive) {
+      // Granting a credit now would leave one line too many in flight for the rest of the print if the ok was late.
+      acks.dropThroughProbe();
+      this.sendProbe();
+      this.pump();
+      return 'probe';
+    }
+    if (!acks.dropAll()) return 'none';
+    this.pump();
+    return 'dropped';
   }
 
   /** M112 twice (unnumbered, then numbered) and heaters off, ahead of everything. */

@@ -1,9 +1,7 @@
 // Watches the link: the connect handshake (hellos, `start`), communication timeouts, probes and temperature polling.
 import { HeaterTargets } from './heater-targets.ts';
 import type { EngineSettings, Timers } from './settings.ts';
-import { FLAG_LONG } from './send-window.ts';
-import type { LineSender } from './line-sender.ts';
-import { frameLine } from '../gcode/line.ts';
+import type { EnqueueOptions } from './line-sender.ts';
 
 /** The engine side the supervisor calls into. */
 export interface SupervisorHost {
@@ -14,6 +12,38 @@ export interface SupervisorHost {
   giveUp(): void;
   fail(text: string, reason: string): void;
   message(text: string): void;
+}
+
+/** What the sender did about a communication timeout (LineSender.recoverFromTimeout), so the supervisor can say it. */
+export type TimeoutRemedy =
+  /** A resend was held waiting for the firmware: the requested line goes out now. */
+  | 'resend'
+  /** A heat-up's silence: expected once, the next timeout counts. */
+  | 'heating'
+  /** A long-running command (G28, M400 …) is in flight: keep waiting. */
+  | 'long'
+  /** Printing: an M105 probe outside the window decides whether the ok was lost or late. */
+  | 'probe'
+  /** Idle: what was in flight is given up. */
+  | 'dropped'
+  /** Nothing was in flight. */
+  | 'none';
+
+/** The sender as the supervisor sees it (LineSender implements it): whether the link is open, what is in flight, the
+ * hello, the temperature poll and the timeout's remedy — never its window or its writer. */
+export interface SupervisedSender {
+  /** A transport is attached (the link is open). */
+  readonly attached: boolean;
+  readonly jobActive: boolean;
+  /** Lines written and not yet acknowledged. */
+  readonly linesInFlight: number;
+  /** A long-running command is in flight: its silence is expected (no ok-lost timeout, no temperature poll). */
+  readonly longRunning: boolean;
+  enqueue(cmd: string, opts?: EnqueueOptions): void;
+  /** The handshake's hello, written at once as line 0 (outside the queue and the window). */
+  writeHello(command: string): void;
+  /** A communication timeout: the sender's remedy for what is in flight. */
+  recoverFromTimeout(): TimeoutRemedy;
 }
 
 export class LinkSupervisor {
@@ -34,7 +64,7 @@ export class LinkSupervisor {
   /** The heaters' targets as the replies and commands tell them (polls come faster while idle and one is set). */
   readonly targets = new HeaterTargets();
 
-  constructor(private readonly settings: () => EngineSettings, private readonly timers: Timers, private readonly sender: LineSender,
+  constructor(private readonly settings: () => EngineSettings, private readonly timers: Timers, private readonly sender: SupervisedSender,
     private readonly host: SupervisorHost) {}
 
   /** A new link (or a reset one): handshake and timeout counters start over. */
@@ -75,7 +105,7 @@ export class LinkSupervisor {
 
   sendHello(): void {
     this.hellosSent++;
-    this.sender.wire.write(frameLine(0, this.settings().helloCommand));
+    this.sender.writeHello(this.settings().helloCommand);
   }
 
   lineReceived(): void {
@@ -120,9 +150,9 @@ export class LinkSupervisor {
     if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
     this.tickTimer = this.timers.setTimeout(() => {
       this.tickTimer = null;
-      if (!this.sender.transport) return;
+      if (!this.sender.attached) return;
       this.tick();
-      if (this.sender.transport) this.schedule();
+      if (this.sender.attached) this.schedule();
     }, 250);
   }
 
@@ -141,50 +171,36 @@ export class LinkSupervisor {
       return;
     }
     if (!this.host.operational()) return;
-    const acks = this.sender.acks;
+    const sender = this.sender;
     const timeout = this.communicationTimeoutMs();
     const silent = now - this.lastRxAt >= timeout;
-    const okLost = this.sender.jobActive && acks.count > 0 && (acks.activeFlags & FLAG_LONG) === 0 && now - this.lastOkAt >= timeout;
+    const okLost = sender.jobActive && sender.linesInFlight > 0 && !sender.longRunning && now - this.lastOkAt >= timeout;
     if (silent || okLost) {
       this.lastRxAt = this.lastOkAt = now;
       this.timedOut();
-      if (!this.sender.transport) return;
+      if (!sender.attached) return;
     }
-    if (!this.autoreportTemp && (acks.activeFlags & FLAG_LONG) === 0 && now - this.lastPollAt >= this.pollInterval() * 1000) {
+    if (!this.autoreportTemp && !sender.longRunning && now - this.lastPollAt >= this.pollInterval() * 1000) {
       this.lastPollAt = now;
       this.sender.enqueue('M105', { poll: true });
     }
   }
 
   private timedOut(): void {
-    const acks = this.sender.acks;
     const jobActive = this.sender.jobActive;
     this.consecutiveTimeouts++;
     const limits = this.settings().maxCommunicationTimeouts;
-    const long = (acks.activeFlags & FLAG_LONG) !== 0;
-    const limit = long ? limits.long : jobActive ? limits.printing : limits.idle;
+    const limit = this.sender.longRunning ? limits.long : jobActive ? limits.printing : limits.idle;
     if (limit > 0 && this.consecutiveTimeouts > limit) {
       this.host.fail('Too many consecutive timeouts, printer still connected and alive?', 'timeout');
       return;
     }
-    if (acks.holding) {
-      this.host.message('Communication timeout during an active resend, resending requested line');
-      acks.endHold();
-    } else if (acks.clearHeating()) {
-      // a heat-up's silence: the next timeout counts
-    } else if (long) {
-      // long-running command: keep waiting
-    } else if (jobActive) {
+    const remedy = this.sender.recoverFromTimeout();
+    if (remedy === 'resend') this.host.message('Communication timeout during an active resend, resending requested line');
+    else if (remedy === 'probe') {
       this.host.message('Communication timeout while printing, trying to trigger response from printer');
-      // The ok may be lost or only late: granting a credit now would leave one line too many in flight for the rest
-      // of the print if it was late. An M105 outside the window decides (AckTracker.ok). A probe still unanswered
-      // means neither reply is coming: what was in flight up to it is taken as acknowledged.
-      acks.dropThroughProbe();
+      // The probe is this interval's temperature poll.
       this.lastPollAt = this.timers.now();
-      this.sender.sendProbe();
-      this.sender.pump();
-    } else if (acks.dropAll()) {
-      this.sender.pump();
     }
   }
 }

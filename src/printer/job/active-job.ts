@@ -81,10 +81,3 @@ export function progressOf(job: ActiveJob, printTime: number, live: boolean): Jo
     printTimeLeftOrigin: left.origin,
   };
 }
-
-/** State text for an SD job: the link's state does not show it all, so it reports its own. */
-export function sdStateText(job: ActiveJob, printerState: { id: string; text: string }): string {
-  if (printerState.id === 'FINISHING') return printerState.text;
-  const s = jobState(job);
-  return s === 'PAUSED' ? 'Paused' : s === 'CANCELLING' ? 'Cancelling' : s === 'PAUSING' ? 'Pausing' : 'Printing from SD';
-}

@@ -47,7 +47,19 @@ export function displayState(link: ConnectionStateId, job: JobState): Connection
   return link === 'OPERATIONAL' && job !== 'IDLE' ? job : link;
 }
 
-export class JobLifecycle {
+/**
+ * The one lifecycle as a job's driver moves it (JobLifecycle is one). The link owns the instance; the streamer and the
+ * SD driver are handed it, so the printer's state and its texts follow from the same moves.
+ */
+export interface JobMoves {
+  readonly state: JobState;
+  readonly kind: JobKind | null;
+  move(to: JobState): boolean;
+  end(): void;
+  reset(): void;
+}
+
+export class JobLifecycle implements JobMoves {
   private current: JobState = 'IDLE';
   private kindOf: JobKind | null = null;
 

@@ -13,7 +13,7 @@ import { ProgressEstimator } from './progress-estimator.ts';
 import { averagePrintTime, describeFile, fileStatistics, jobDocument } from './job-files.ts';
 import type { PrintHistoryEntry } from './print-history.ts';
 import { SdJob } from './sd-job.ts';
-import { IDLE_PROGRESS, NULL_POSITION, isPaused, jobState, payload, printTimeMs, progressOf, sdStateText, type ActiveJob } from './active-job.ts';
+import { IDLE_PROGRESS, NULL_POSITION, isPaused, jobState, payload, printTimeMs, progressOf, type ActiveJob } from './active-job.ts';
 import { emitEnd, recordEnd } from './job-end.ts';
 import { openDriver } from './job-driver.ts';
 import { jobScript, scriptContext } from './job-scripts.ts';
@@ -389,9 +389,8 @@ export class JobRunner implements JobControl, FileUsage {
     return jobDocument(file, this.stats, this.job?.owner ?? file?.user ?? null, this.lastProgress);
   }
 
-  /** State text for the job: SD jobs are not visible in the link's state, so they report their own. */
+  /** State text for the job: the printer's, whose one job lifecycle every driver (streamed or SD) moves. */
   stateText(): string {
-    const job = this.job;
-    return job?.stream instanceof SdJob ? sdStateText(job, this.deps.printer.state()) : this.deps.printer.state().text;
+    return this.deps.printer.state().text;
   }
 }

@@ -1,10 +1,11 @@
 // A print the firmware runs from its own SD card: M23/M24 to start, M25 (+ M400/M114 for the position) to pause, M24
 // to resume, M25 + M26 S0 to cancel; progress from polled M27 replies (`SD printing byte p/t`) and the end from
 // `Done printing file`.
-// Seen from the link it is plain command traffic: this driver moves its own job lifecycle (the one table of
-// job-lifecycle.ts) and mirrors every move to the printer's state.
+// Seen from the link it is plain command traffic; the job's state is the link's one job lifecycle
+// (job-lifecycle.ts), handed over by Printer.beginSdJob and moved from here, so the printer's state and its texts
+// (`… from SD`) are the driver's moves.
 import type { JobOutcome, Printer } from '../types.ts';
-import { JobLifecycle, type JobState } from './job-lifecycle.ts';
+import type { JobMoves, JobState } from './job-lifecycle.ts';
 
 interface Listener {
   progress?(filepos: number): void;
@@ -37,11 +38,8 @@ export class SdJob {
   size = 0;
   readonly done: Promise<JobOutcome>;
   private resolveDone!: (o: JobOutcome) => void;
-  private readonly lifecycle = new JobLifecycle((state) => {
-    // The link shows the firmware's own print too (GET /api/printer flags), so clients polling it see it move.
-    this.printer.setSdPrintState?.(state === 'IDLE' ? 'OPERATIONAL' : state);
-    if (state !== 'IDLE') this.listener.stateChanged?.(state);
-  });
+  /** The link's job lifecycle, said to be an SD print (Printer.beginSdJob: throws while not operational or busy). */
+  private readonly lifecycle: JobMoves;
   private ended = false;
   private poll: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -50,9 +48,11 @@ export class SdJob {
   constructor(private readonly printer: Printer, private readonly name: string, private readonly listener: Listener,
     private readonly opts: SdJobOptions) {
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
+    this.lifecycle = printer.beginSdJob();
   }
 
-  get state(): JobState { return this.lifecycle.state; }
+  /** ENDED once finished: the lifecycle may carry the next job by then. */
+  get state(): JobState | 'ENDED' { return this.ended ? 'ENDED' : this.lifecycle.state; }
 
   start(): void {
     const unsubscribe = this.printer.subscribe({
@@ -61,7 +61,7 @@ export class SdJob {
     const stopWatching = this.printer.watchReplies((line) => this.onReply(line));
     this.unsubscribe = () => { unsubscribe(); stopWatching(); };
     this.printer.commands([...(this.opts.prologue ?? []), `M23 /${this.name}`, 'M24']);
-    this.lifecycle.move('PRINTING');
+    this.move('PRINTING');
     this.poll = setInterval(() => {
       if (this.state === 'PRINTING' && this.printer.isOperational()) this.printer.commands(['M27']);
     }, Math.max(200, this.opts.pollSeconds * 1000));
@@ -98,10 +98,10 @@ export class SdJob {
     const state = this.state;
     if (this.ended || (state !== 'PRINTING' && state !== 'PAUSING' && state !== 'PAUSED')) return;
     // Done while pausing or paused: the firmware finished anyway (Finishing is reached through Printing).
-    if (state !== 'PRINTING') this.lifecycle.move(state === 'PAUSING' ? 'RESUMING' : 'PRINTING');
-    this.lifecycle.move('PRINTING');
+    if (state !== 'PRINTING') this.move(state === 'PAUSING' ? 'RESUMING' : 'PRINTING');
+    this.move('PRINTING');
     if (this.size > 0) this.filepos = this.size;
-    this.lifecycle.move('FINISHING');
+    this.move('FINISHING');
     if (this.printer.isOperational()) {
       this.printer.commands(['M400', ...(this.opts.epilogue ?? [])]);
       await this.printer.settled(this.opts.finishWaitMs ?? 60_000);
@@ -113,13 +113,13 @@ export class SdJob {
     if (this.ended || this.state !== 'PRINTING') return;
     if (!byFirmware) {
       // Pausing first, so the M114 answer is reported as the pause position (PositionUpdate reason "pause").
-      this.lifecycle.move('PAUSING');
+      this.move('PAUSING');
       this.printer.commands(this.opts.logPositionOnPause ? ['M25', 'M400', 'M114'] : ['M25']);
       await this.printer.settled(this.opts.logPositionOnPause ? this.opts.positionLogWaitMs : 5000);
       // A resume or cancel that came in meanwhile wins.
       if (this.ended || this.lifecycle.state !== 'PAUSING') return;
     }
-    this.lifecycle.move('PAUSED');
+    this.move('PAUSED');
   }
 
   resume(byFirmware = false): void {
@@ -128,8 +128,8 @@ export class SdJob {
     this.notPrinting = 0;
     this.printer.commands(byFirmware ? ['M27'] : ['M24', 'M27']);
     // From Pausing through Resuming (the table has no shortcut), from Paused straight back.
-    if (state === 'PAUSING') this.lifecycle.move('RESUMING');
-    this.lifecycle.move('PRINTING');
+    if (state === 'PAUSING') this.move('RESUMING');
+    this.move('PRINTING');
   }
 
   cancel(): Promise<JobOutcome> {
@@ -143,7 +143,7 @@ export class SdJob {
   private end(outcome: JobOutcome, error?: string): void {
     if (this.ended) return;
     const state = this.state;
-    if (outcome !== 'error' && (state === 'PAUSED' || state === 'PAUSING')) this.lifecycle.move('CANCELLING');
+    if (outcome !== 'error' && (state === 'PAUSED' || state === 'PAUSING')) this.move('CANCELLING');
     this.ended = true;
     if (this.poll) clearInterval(this.poll);
     this.unsubscribe?.();
@@ -151,9 +151,16 @@ export class SdJob {
       // The owner reports the end (PrintDone, PrintCancelled) before the link says Operational, as OctoPrint does.
       this.listener.finished(outcome, this.filepos, error);
     } finally {
-      if (outcome !== 'error') this.lifecycle.end();
-      else this.lifecycle.reset();
+      // Only while the lifecycle is still this job's (a link that went down has reset it already). An error with the
+      // link up ("open failed") is announced too: the link's state must leave Printing.
+      if (this.lifecycle.kind === 'sd') this.lifecycle.end();
       this.resolveDone(outcome);
     }
+  }
+
+  /** The owner hears a real move (the link refuses moves while it is not operational). */
+  private move(to: Exclude<JobState, 'IDLE'>): void {
+    const was = this.lifecycle.state;
+    if (this.lifecycle.move(to) && was !== to) this.listener.stateChanged?.(to);
   }
 }

@@ -11,7 +11,7 @@ import type { LinkStateId } from '../../protocol/connection-state.ts';
 import { STATE_TEXT, stateFlags, BUSY_STATES, LINK_ACTIVE_STATES, OPERATIONAL_STATES, type ConnectionStateId } from '../printer-state.ts';
 import { engineSettingsFrom, planConnection, type ConnectPlan } from './link-settings.ts';
 import { JobStreamer, type LineInjector } from '../job/job-stream.ts';
-import { JobLifecycle, displayState, stateText, type JobState } from '../job/job-lifecycle.ts';
+import { JobLifecycle, displayState, stateText, type JobMoves } from '../job/job-lifecycle.ts';
 import type { LineRulesEvents, ToolChangeLines } from './printer-line-rules.ts';
 import type { EngineLink, LinkOptions } from './engine-link.ts';
 import { WorkerLink, type LinkThreadSpawner } from './worker-link.ts';
@@ -307,12 +307,15 @@ export class LinkController {
     return stateText(id, this.lifecycle.kind);
   }
 
-  /** The SD driver of the job lifecycle moves it through here (see Printer.setSdPrintState). */
-  setSdPrintState(state: ConnectionStateId): void {
-    if (!this.engine || !this.isOperational() || this.streamer) return;
-    if (state !== 'OPERATIONAL') this.lifecycle.begin('sd');
-    this.lifecycle.move(state === 'OPERATIONAL' ? 'IDLE' : state as JobState);
-    this.deps.stateChanged(this.stateId);
+  /**
+   * The one job lifecycle for a print the firmware runs from its SD card (sd-job.ts moves it): said to be of kind
+   * `sd`, so the state and its texts (`… from SD`) follow from the driver's moves.
+   */
+  beginSdJob(): JobMoves {
+    this.link();
+    if (this.streamer || this.isBusy()) throw conflict('Printer is already printing');
+    this.lifecycle.begin('sd');
+    return this.lifecycle;
   }
 
   connection(defaultProfile: string): ConnectionSnapshot {

@@ -6,6 +6,7 @@ import { writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectedServer, waitFor } from '../helpers.ts';
 import { fileLineSource } from '../../../src/printer/job/file-line-source.ts';
+import { SdJob } from '../../../src/printer/job/sd-job.ts';
 import type { ConnectionStateId } from '../../../src/printer/printer-state.ts';
 
 function gcode(lines: number): string {
@@ -91,18 +92,34 @@ test('an SD print driven by the job runner shows the "from SD" state texts', asy
   const s = await connectedServer(t);
   const texts: string[] = [];
   s.events.on('test', 'PrinterStateChanged', (p) => texts.push(p.state_string));
-  s.printer.setSdPrintState('STARTING');
-  s.printer.setSdPrintState('PRINTING');
+  // The SD driver's handle on the link's one lifecycle: a second job is refused while it runs.
+  const sd = s.printer.beginSdJob();
+  sd.move('STARTING');
+  sd.move('PRINTING');
+  assert.throws(() => s.printer.beginSdJob(), /already printing/);
   assert.equal(s.printer.state().text, 'Printing from SD');
   assert.equal(s.printer.state().flags.printing, true);
   const r = await s.api('/api/printer/printhead', { method: 'POST', json: { command: 'jog', x: 1 } });
   assert.equal(r.status, 409);
-  s.printer.setSdPrintState('PAUSED');
+  sd.move('PAUSED');
   assert.equal(s.printer.state().text, 'Paused');
-  s.printer.setSdPrintState('PRINTING');
-  s.printer.setSdPrintState('OPERATIONAL');
+  sd.move('PRINTING');
+  sd.end();
   assert.equal(s.printer.state().text, 'Operational');
   assert.deepEqual(texts, ['Starting print from SD', 'Printing from SD', 'Paused', 'Printing from SD', 'Operational']);
+
+  // The SD driver itself on that lifecycle: a file the card does not have ends the job with the firmware's error, and
+  // the printer's state leaves Printing (the driver's end is the link's, not a copy of it).
+  const ended: Array<{ outcome: string; error?: string }> = [];
+  const job = new SdJob(s.printer, 'no-such-file.gco', { finished: (outcome, _pos, error) => ended.push({ outcome, error }) },
+    { pollSeconds: 1, logPositionOnPause: false, positionLogWaitMs: 1000 });
+  job.start();
+  assert.equal(s.printer.state().text, 'Printing from SD');
+  assert.equal(await job.done, 'error');
+  assert.match(ended[0]?.error ?? '', /open failed/);
+  assert.equal(job.state, 'ENDED');
+  assert.equal(s.printer.state().text, 'Operational');
+  assert.equal(texts.at(-1), 'Operational');
 });
 
 for (const [name, settings, flow] of [

@@ -15,7 +15,7 @@ import { waitFor, stateText } from '../printer/helpers.ts';
 import { uploadFile, recorder, type Json } from '../printer/job/helpers.ts';
 import { fileLines, slicePlate } from './plate.ts';
 import { needs } from '../helpers/tools.ts';
-import { command, isLinkChatter, startLoggedFw, type LoggedFw } from '../recovery/fakefw.ts';
+import { command, isLinkChatter, fakeFwPrinter, type LoggedFw } from '../recovery/fakefw.ts';
 import { ObjectLabels } from '../../src/objects/object-labels.ts';
 
 /**
@@ -35,14 +35,8 @@ function toM486(gcode: string): string {
 }
 
 async function rig(t: TestContext, settings: Record<string, unknown> = {}, linkThread: 'worker' | 'main' = 'worker'): Promise<{ s: TestServer; fw: LoggedFw }> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-cancelobject-'));
-  const port = join(dir, 'ttyUSB-printer');
   // -d: 1 ms a line, so the print still runs when the object is cancelled.
-  const fw = await startLoggedFw(port, ['-d', '1000']);
-  t.after(async () => {
-    await fw.kill();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { port, fw } = await fakeFwPrinter(t, 'gantry-cancelobject-', ['-d', '1000']);
   const s = await startTestServer(t, { settings: { serial: { additionalPorts: [port], log: false, linkThread }, ...settings } });
   const r = await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port, baudrate: 115200 } });
   assert.equal(r.status, 204);

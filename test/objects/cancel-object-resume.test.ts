@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor, stateText } from '../printer/helpers.ts';
 import { uploadFile, recorder, type Json } from '../printer/job/helpers.ts';
 import { needs } from '../helpers/tools.ts';
-import { command, isLinkChatter, setLineCounter, startLoggedFw, type LoggedFw } from '../recovery/fakefw.ts';
+import { command, isLinkChatter, fakeFwPrinter, setLineCounter, startLoggedFw, type LoggedFw } from '../recovery/fakefw.ts';
 import { journalOnDisk } from '../recovery/helpers.ts';
 import { fileLines, slicePlate, type FileLine } from './plate.ts';
 
@@ -35,14 +35,8 @@ function platePrint(): Promise<string> {
 }
 
 async function rig(t: TestContext): Promise<{ s: TestServer; dir: string; port: string; fw: LoggedFw }> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-cancel-resume-'));
-  const port = join(dir, 'ttyUSB-printer');
   // -d: 2 ms a line, so the print still runs when the cable is pulled.
-  const fw = await startLoggedFw(port, ['-d', '2000']);
-  t.after(async () => {
-    await fw.kill();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { dir, port, fw } = await fakeFwPrinter(t, 'gantry-cancel-resume-', ['-d', '2000']);
   const s = await startTestServer(t, {
     settings: { serial: { additionalPorts: [port], log: false }, recovery: { reconnectDelay: 0.2, reconnectMaxDelay: 0.4, probeTimeout: 2 } },
   });

@@ -1,6 +1,10 @@
 // fakefw (../shared/bench/fakefw.c) on its own pty with every received line logged (-v), for the reconnect tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { buildTool } from '../transports/bench-tools.ts';
 
 export interface LoggedFw {
@@ -40,6 +44,18 @@ export async function startLoggedFw(link: string, args: string[] = []): Promise<
       await exited;
     },
   };
+}
+
+/** fakefw on a pty linked as `ttyUSB-printer` in a temporary folder of its own; both go when the test ends. */
+export async function fakeFwPrinter(t: TestContext, prefix: string, args: string[] = []): Promise<{ dir: string; port: string; fw: LoggedFw }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const port = join(dir, 'ttyUSB-printer');
+  const fw = await startLoggedFw(port, args);
+  t.after(async () => {
+    await fw.kill();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { dir, port, fw };
 }
 
 /**

@@ -3,27 +3,20 @@
 // the firmware exactly once; when the counter cannot be placed, nothing is sent and the offer says why.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rename, rm, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { waitFor, stateText } from '../printer/helpers.ts';
 import { uploadFile, recorder, type Json } from '../printer/job/helpers.ts';
 import { layeredGcode } from './helpers.ts';
-import { command, isLinkChatter, setLineCounter, startLoggedFw, type LoggedFw } from './fakefw.ts';
+import { command, isLinkChatter, fakeFwPrinter, setLineCounter, startLoggedFw, type LoggedFw } from './fakefw.ts';
 
 const fileCommands = (gcode: string): string[] => gcode.split('\n').map((l) => l.replace(/;.*/, '').trim()).filter(Boolean);
 const fileLinesIn = (received: string[]): string[] => received.map(command).filter((c) => c !== '' && !isLinkChatter(c));
 
 async function rig(t: TestContext, serial: Record<string, unknown> = {}): Promise<{ s: TestServer; dir: string; port: string; fw: LoggedFw }> {
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-reconnect-'));
-  const port = join(dir, 'ttyUSB-printer');
   // -d: 2 ms a line, so the print is still running when the cable is pulled.
-  const fw = await startLoggedFw(port, ['-d', '2000']);
-  t.after(async () => {
-    await fw.kill();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { dir, port, fw } = await fakeFwPrinter(t, 'gantry-reconnect-', ['-d', '2000']);
   const s = await startTestServer(t, {
     settings: { serial: { additionalPorts: [port], log: false, ...serial }, recovery: { reconnectDelay: 0.2, reconnectMaxDelay: 0.4, probeTimeout: 2 } },
   });

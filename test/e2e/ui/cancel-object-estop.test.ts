@@ -3,14 +3,11 @@
 // header's E-stop, confirmed, puts M112 on the printer's wire and the state shown is the server's (not "Printing").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
 import { waitFor } from '../../printer/helpers.ts';
 import { uploadFile, recorder, type Json } from '../../printer/job/helpers.ts';
-import { command, startLoggedFw } from '../../recovery/fakefw.ts';
+import { command, fakeFwPrinter } from '../../recovery/fakefw.ts';
 import { launchBrowser, logIn, screenshot, watchErrors } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 
@@ -37,14 +34,8 @@ test('UI: cancel an object from the list (confirmed), then the emergency stop in
   { skip: needs('chromium') }, async (t) => {
     const launching = launchBrowser(t);
     await buildWeb({ ifStale: true });
-    const dir = await mkdtemp(join(tmpdir(), 'gantry-ui-estop-'));
-    const port = join(dir, 'ttyUSB-printer');
     // -d: 4 ms a line, so the print runs for minutes unless stopped.
-    const fw = await startLoggedFw(port, ['-d', '4000']);
-    t.after(async () => {
-      await fw.kill();
-      await rm(dir, { recursive: true, force: true });
-    });
+    const { port, fw } = await fakeFwPrinter(t, 'gantry-ui-estop-', ['-d', '4000']);
     const s = await startTestServer(t, { settings: { serial: { additionalPorts: [port], log: false } } });
     await s.access.users.addUser({ name: 'olga', password: 'pw-olga-12345', groups: ['admins', 'users'] });
     assert.equal((await s.api('/api/connection', { method: 'POST', json: { command: 'connect', port, baudrate: 115200 } })).status, 204);

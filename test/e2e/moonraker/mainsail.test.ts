@@ -27,6 +27,15 @@ async function withThumbnails(): Promise<string> {
   return [...lines.slice(0, 2), block(48, 48, SMALL_PNG), block(300, 300, LARGE_PNG), ...lines.slice(2)].join('\n');
 }
 
+/**
+ * The first *visible* element with this text: Mainsail keeps copies of some texts in hidden parts (menus, tooltips,
+ * the other layout), and which copy comes first in the page depends on timing, so a plain first() can wait on a hidden
+ * one for ever.
+ */
+function visibleText(page: Page, text: string | RegExp) {
+  return page.getByText(text).filter({ visible: true }).first();
+}
+
 /** Mainsail's error dialogs (connection failed, Klippy errors) are v-dialogs with these words. */
 async function noErrorDialog(page: Page): Promise<void> {
   const dialogs = await page.locator('.v-dialog--active').allInnerTexts();
@@ -47,14 +56,15 @@ test('Mainsail drives a print on the virtual printer through the Moonraker edge'
 
   const browser = await launching;
   const page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
-  page.setDefaultTimeout(45_000);
+  // Generous: on a loaded CI machine Mainsail's first load and each websocket round trip are slow, not wrong.
+  page.setDefaultTimeout(90_000);
   const errors = watchErrors(page);
   t.after(() => screenshot(page, 'mainsail-last').catch(() => {}));
 
   // Dashboard: served at / from the release folder, talking to this host.
   await page.goto(server.url + '/');
-  await page.getByText('Heater Bed').first().waitFor();
-  await page.getByText('Standby').first().waitFor();
+  await visibleText(page, 'Heater Bed').waitFor();
+  await visibleText(page, 'Standby').waitFor();
   await noErrorDialog(page);
 
   // A target set in the temperature panel reaches the printer, and the shown temperature moves.
@@ -90,7 +100,8 @@ test('Mainsail drives a print on the virtual printer through the Moonraker edge'
   await page.locator('.v-dialog--active').getByRole('button', { name: /print/i }).click();
   await waitFor('printing', () => server.printer.state().flags.printing);
   await page.locator('a[href="/"]').first().click();
-  await page.getByText(/Printing/).first().waitFor();
+  await page.waitForURL((u) => u.pathname === '/');
+  await visibleText(page, /Printing/).waitFor();
   // The status panel's header reads `<n>% Printing`; the number advances with the print.
   const percent = async () => Number(/(\d+)% Printing/.exec(await page.locator('.panel-toolbar', { hasText: '% Printing' }).first().innerText().catch(() => ''))?.[1] ?? -1);
   const first = await waitFor('a progress figure', async () => { const p = await percent(); return p >= 0 ? p + 1 : undefined; }) - 1;
@@ -104,7 +115,7 @@ test('Mainsail drives a print on the virtual printer through the Moonraker edge'
   const button = (d: string) => panel.locator(`button:has(path[d^="${d}"])`).first();
   await button('M14,19H18V5H14').click();
   await waitFor('paused at the printer', () => server.printer.state().flags.paused, { timeoutMs: 30_000 });
-  await page.getByText(/Paused/).first().waitFor();
+  await visibleText(page, /Paused/).waitFor();
   await button('M8,5.14V19.14').click();
   await waitFor('printing again', () => server.printer.state().id === 'PRINTING', { timeoutMs: 30_000 });
   await page.locator('.panel-toolbar', { hasText: '% Printing' }).first().waitFor();
@@ -116,7 +127,7 @@ test('Mainsail drives a print on the virtual printer through the Moonraker edge'
   const confirm = page.locator('.v-dialog--active').getByRole('button', { name: /cancel print|yes|ok/i });
   if (await confirm.count().catch(() => 0)) await confirm.first().click();
   await waitFor('cancelled', () => !server.printer.state().flags.printing && !server.printer.state().flags.paused, { timeoutMs: 30_000 });
-  await page.getByText(/Cancelled/i).first().waitFor();
+  await visibleText(page, /Cancelled/i).waitFor();
 
   // History lists it.
   await page.locator('a[href="/history"]').first().click();

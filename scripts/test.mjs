@@ -2,7 +2,8 @@
 // Usage: npm test [-- path-or-substring ...]   (arguments narrow the set of files)
 // Files run in TEST_GROUPS groups (18), several to a process (scripts/test-group.mjs), TEST_CONCURRENCY (6) processes
 // at a time: that spares each file the ~1.6 s of CPU a process spends loading tsx and the src tree. TEST_ISOLATE=1
-// gives every file its own process, as before; TEST_CPU=1 prints the CPU time of each file run in a group.
+// gives every file its own process, as before; TEST_CPU=1 prints the CPU time of each file run in a group;
+// TEST_LIST_GROUPS=1 prints the groups and runs nothing.
 // Files that fail are run once more, alone (TEST_RETRY=0 turns that off): on a loaded 2-core machine a timing-bound
 // end-to-end test can miss once; a test that really fails fails again, and every retried file is named in the output.
 // A test process still alive 30 s after its last test (TEST_EXIT_GRACE_MS) fails, naming what keeps it alive
@@ -129,21 +130,39 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '6';
  * in a shared process those modules would already be loaded, so it gets a process of its own.
  */
 const importsTests = (f) => /(?:import\(|from )\s*['"][^'"]+\.test\.ts['"]/.test(readFileSync(f, 'utf8'));
-/** Longest file first into the group with the least time so far; the groups then ordered longest first. */
-function makeGroups(list, count) {
-  const alone = list.filter(importsTests);
-  const shared = list.filter((f) => !alone.includes(f)).sort((x, y) => timeOf(y) - timeOf(x) || (x < y ? -1 : 1));
-  const n = Math.min(count, shared.length);
-  const groups = Array.from({ length: n }, () => ({ files: [], time: 0 }));
-  for (const f of shared) {
+/**
+ * A file that drives Chromium: each such file runs a browser beside its server, the heaviest load in the suite. They
+ * share TEST_BROWSER_GROUPS (3) groups of their own, so at most that many browsers run at once, whatever the order:
+ * with the longest groups first, the six longest files (all browser tests) used to start together, and on the slower
+ * CI machine their pages then timed out.
+ */
+const drivesBrowser = (f) => /\b(?:launchBrowser|openPage)\(/.test(readFileSync(f, 'utf8'));
+/** Longest file first into the group with the least time so far. */
+function pack(list, count) {
+  const sorted = [...list].sort((x, y) => timeOf(y) - timeOf(x) || (x < y ? -1 : 1));
+  const groups = Array.from({ length: Math.min(count, sorted.length) }, () => ({ files: [], time: 0 }));
+  for (const f of sorted) {
     const least = groups.reduce((m, g) => (g.time < m.time ? g : m));
     least.files.push(f);
     least.time += timeOf(f);
   }
-  return [...alone.map((f) => ({ files: [f], time: timeOf(f) })), ...groups]
+  return groups;
+}
+/** The groups (browser files in their own few), ordered longest first. */
+function makeGroups(list, count) {
+  const alone = list.filter(importsTests);
+  const browser = list.filter((f) => !alone.includes(f) && drivesBrowser(f));
+  const shared = list.filter((f) => !alone.includes(f) && !browser.includes(f));
+  const browserGroups = Number(process.env.TEST_BROWSER_GROUPS ?? 3);
+  return [...alone.map((f) => ({ files: [f], time: timeOf(f) })), ...pack(browser, browserGroups), ...pack(shared, Math.max(1, count - browserGroups))]
     .sort((x, y) => y.time - x.time).map((g) => g.files);
 }
 const groups = process.env.TEST_ISOLATE === '1' ? files.map((f) => [f]) : makeGroups(files, Number(process.env.TEST_GROUPS ?? 18));
+if (process.env.TEST_LIST_GROUPS === '1') {
+  // The plan only (each group's files and their expected seconds), to see how a run will be packed.
+  for (const g of groups) console.log(`${Math.round(g.reduce((t, f) => t + timeOf(f), 0))} s: ${g.join(' ')}`);
+  process.exit(0);
+}
 const measured = {};
 const first = await run(groups, concurrency);
 if (process.env.TEST_TIMES) {

@@ -14,10 +14,11 @@ const BENCHMARKS = [
   'recovery-journal.ts',
   'library.ts',
   'busy-heap.ts',
+  'moonraker-clients.ts',
 ];
 
-/** Long attack runs: only when named (`npm run bench -- fuzz`, `npm run bench -- memory-load`). */
-const ON_REQUEST = ['fuzz.ts', 'memory-load.ts'];
+/** Long runs (attacks, the plugin and timelapse pairs): only when named (`npm run bench -- fuzz`, `-- plugins-stream`). */
+const ON_REQUEST = ['fuzz.ts', 'memory-load.ts', 'plugins-stream.ts', 'timelapse.ts'];
 
 const wanted = process.argv.slice(2);
 let failed = 0;

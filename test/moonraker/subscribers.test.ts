@@ -1,5 +1,6 @@
 // Ten subscribed clients while printing: each follows the print (printing → complete), one snapshot per tick is shared
-// by all of them, and the print streams about as fast as with none (ratio asserted loosely: the machine is shared).
+// by all of them. How fast the print streams with them against none is a figure for a quiet machine:
+// bench/moonraker-clients.ts (here it is only printed, since the suite shares the cores).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -21,7 +22,7 @@ async function timedPrint(server: TestServer): Promise<number> {
   return performance.now() - started;
 }
 
-test('10 subscribed clients while printing: all follow it, one snapshot per tick, streaming close to none', async (t) => {
+test('10 subscribed clients while printing: all follow it, one snapshot per tick', async (t) => {
   const server = await connectedServer(t, { gcodeAnalysis: { runAt: 'never' } });
   const form = new FormData();
   form.append('file', new Blob([await readFile(FILE)]), 'benchy.gcode');
@@ -51,7 +52,4 @@ test('10 subscribed clients while printing: all follow it, one snapshot per tick
   });
   const ratio = alone / loaded;
   t.diagnostic(`print alone ${Math.round(alone)} ms, with 10 subscribed clients ${Math.round(loaded)} ms: streaming ratio ${ratio.toFixed(2)} (shared machine)`);
-  // Only a pathological slowdown fails here (a snapshot per client, a tick per line): the figure itself is for a quiet
-  // machine and a bench, since beside the rest of the suite the two prints share the cores with other tests (0.73 seen).
-  assert.ok(ratio >= 0.5, `streaming ratio ${ratio.toFixed(2)}`);
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, openTab, screenshot, stepper, until, waitForNumber, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, until, waitForNumber, watchErrors, resizeTo } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { SMALL_GCODE } from '../../helpers/shared-data.ts';
 import { fileListSteps } from './control-panel-files.ts';
@@ -306,7 +306,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('works on a phone-sized screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+    await resizeTo(page, 390, 844);
     await openTab(page, 'Temperature');
     await stateText(page).waitFor();
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
@@ -324,7 +324,7 @@ test('control panel: login, connect, temperatures, upload, print, pause/resume/c
   });
 
   await step('a read-only user sees the printer but not the controls they may not use', async () => {
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await resizeTo(page, 1280, 900);
     // The remember-me cookie of the previous user must not log anyone back in after a logout.
     await page.getByLabel('User name').fill(VIEWER);
     await page.getByLabel('Password').fill(PASSWORD);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { buildWeb } from '../../../web/build.ts';
-import { launchBrowser, openTab, screenshot, stepper, until, waitForFocus, waitForNumber, watchErrors } from './browser.ts';
+import { launchBrowser, openTab, screenshot, stepper, until, waitForFocus, waitForNumber, watchErrors, resizeTo } from './browser.ts';
 import { needs } from '../../helpers/tools.ts';
 import { uploadFile } from '../../printer/job/helpers.ts';
 import { cubeStl } from '../../helpers/stl.ts';
@@ -276,7 +276,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
       }
       await screenshot(page, `page-${name.toLowerCase()}-desktop`);
     }
-    await page.setViewportSize({ width: 390, height: 844 });
+    await resizeTo(page, 390, 844);
     for (const name of PAGES) {
       await openTab(page, name);
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
@@ -305,7 +305,7 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     const small = await page.evaluate<string[]>(`[...document.querySelectorAll('header button, header a, .bottom-bar button, .file .actions button, .buttons button')]
       .filter((el) => el.offsetParent !== null && el.getBoundingClientRect().height < 44).map((el) => el.textContent + ' ' + el.getBoundingClientRect().height)`);
     assert.deepEqual(small, [], 'tap targets at least 44 px high');
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await resizeTo(page, 1280, 800);
   });
 
   await step('a locked-out login says for how long', async () => {

@@ -60,4 +60,10 @@ addEventListener('popstate', () => {
 const NARROW = '(max-width: 820px)';
 const query = matchMedia(NARROW);
 export const narrow = signal(query.matches);
-query.addEventListener('change', (e) => { narrow.value = e.matches; });
+// Taken once the width has settled: a full-page capture (and some window managers' resizes) passes through a narrow
+// width for an instant, and switching layouts draws the page anew, dropping what it held (a selection, an open dialog).
+let settling: ReturnType<typeof setTimeout> | undefined;
+query.addEventListener('change', () => {
+  clearTimeout(settling);
+  settling = setTimeout(() => { narrow.value = query.matches; }, 200);
+});

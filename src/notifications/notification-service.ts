@@ -284,8 +284,12 @@ export class NotificationService {
     const step = this.settings().progressStep;
     const p = this.deps.progress();
     if (step <= 0 || !p || p.completion === null) return;
-    const reached = Math.floor(p.completion / step) * step;
-    if (reached <= this.lastStep || reached >= 100) return;
+    // The highest step below 100 % (100 % is the print's own PrintDone): a poll that finds the print already at its
+    // end (a short print, or progress counted by the lines handed to the link ahead of the printer) still tells the
+    // step it crossed instead of none.
+    const top = Math.ceil(100 / step) * step - step;
+    const reached = Math.min(Math.floor(p.completion / step) * step, top);
+    if (reached <= this.lastStep) return;
     this.lastStep = reached;
     const left = p.printTimeLeft === null ? 'unknown time' : formatDuration(p.printTimeLeft);
     void this.dispatch('PrintProgress', { ...this.printPayload, progress: reached }, { progress: String(reached), left });

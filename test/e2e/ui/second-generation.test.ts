@@ -74,20 +74,13 @@ test('web UI, second generation', { skip: needs('chromium', 'shared-data') }, as
     assert.equal(await row.getByRole('button', { name: /^(Print|Load)$/ }).count(), 0);
     await row.locator('button.name').click();
     assert.equal(await row.getByText('pending').count(), 0);
+    await row.getByRole('button', { name: 'Slice…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Slice' });
-    // Under a loaded suite the Files page has once been drawn anew while the dialog was open (the dialog and the row's
-    // details were gone in the failure's picture; not reproduced alone, noted for the UI): open it again then.
-    let shot = false;
-    await until('the slice started from the dialog', async () => {
-      if (!(await dialog.count())) await row.getByRole('button', { name: 'Slice…' }).click();
-      if (!(await dialog.getByLabel('Profile').waitFor({ timeout: 20_000 }).then(() => true, () => false))) return false;
-      if (!(await dialog.getByLabel('Save as').fill('cube-sliced.gcode', { timeout: 5_000 }).then(() => true, () => false))) return false;
-      if (!shot) { await screenshot(page, 'gen2-slice-dialog'); shot = true; }
-      const slice = dialog.getByRole('button', { name: 'Slice', exact: true });
-      if (!(await slice.count())) return false;
-      await slice.click({ timeout: 5_000 }).catch(() => undefined);
-      return (await dialog.getByRole('progressbar', { name: 'Slicing progress' }).count()) > 0 || !(await dialog.count());
-    }, 120_000);
+    await dialog.getByLabel('Profile').waitFor();
+    await dialog.getByLabel('Save as').fill('cube-sliced.gcode');
+    // (A full-page capture here once closed the dialog: the layout switched for an instant; web/src/lib/pages.ts.)
+    await screenshot(page, 'gen2-slice-dialog');
+    await dialog.getByRole('button', { name: 'Slice', exact: true }).click();
     // PrusaSlicer on a loaded 2-core machine: seconds alone, up to a minute or two beside the other suites.
     await dialog.waitFor({ state: 'detached', timeout: 150_000 });
     await files.locator('li[data-file="cube-sliced.gcode"]').waitFor({ timeout: 60_000 });

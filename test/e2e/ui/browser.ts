@@ -109,10 +109,6 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
 }
 
 /**
- * Opens one of the pages by its exact name: a tab on a wide screen; on a phone a button of the bottom bar, or an item
- * of its "More" menu.
- */
-/**
  * Resizes the page and waits for the UI's layout to follow (the phone layout, with its bottom bar, at 820 px and less):
  * the UI takes a width once it has settled, so a click right after a resize could aim at the other layout.
  */
@@ -121,6 +117,10 @@ export async function resizeTo(page: Page, width: number, height: number): Promi
   await page.getByTestId('bottom-bar').waitFor({ state: width <= 820 ? 'visible' : 'hidden' });
 }
 
+/**
+ * Opens one of the pages by its exact name: a tab on a wide screen; on a phone a button of the bottom bar, or an item
+ * of its "More" menu.
+ */
 export async function openTab(page: Page, name: string): Promise<void> {
   const bar = page.getByTestId('bottom-bar');
   if (await bar.isVisible()) {
